@@ -1,0 +1,95 @@
+// SPEC §4.2: the catalogue, whole, one entry, or ordered and limited. Rendered answers are cached per
+// catalogue version (the hot path is a map lookup) and carry an ETag.
+import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import { errors } from '../domain/errors.js';
+import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { CONTENT_TYPE, list, render, type Doc, type Fields } from '../http/document.js';
+import { ORDERS, type Order } from '../services/catalogue-cache.js';
+
+export function serviceFields(e: CatalogueEntry): Fields {
+  return {
+    svcId: e.svcId,
+    svcName: e.svcName,
+    svcURL: e.svcURL,
+    svcLeftURL: e.svcLeftURL,
+    svcRightURL: e.svcRightURL,
+    svcMobileURL: e.svcMobileURL,
+    svcIphoneURL: e.svcIphoneURL,
+    svcFavicon: e.svcFavicon,
+    svcIcon: e.svcIcon,
+    svcIphoneIcon: e.svcIphoneIcon,
+  };
+}
+
+const entrySchema = Type.Object(
+  Object.fromEntries(
+    ['svcId', 'svcName', 'svcURL', 'svcLeftURL', 'svcRightURL', 'svcMobileURL', 'svcIphoneURL', 'svcFavicon', 'svcIcon', 'svcIphoneIcon'].map((f) => [f, Type.String()]),
+  ),
+);
+
+const isOrder = (s: string): s is Order => (ORDERS as readonly string[]).includes(s);
+
+function parseLimit(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) throw errors.invalidRequest('limit must be an integer from 1 to 1000');
+  return Number(raw);
+}
+
+type Request = { svcId: string } | { order: Order; limit: number | undefined };
+
+function parseRequest(params: Readonly<Record<string, string>>): Request {
+  const first = params.order ?? params.order_or_svcId;
+  if (first === undefined) return { order: 'alphanumeric', limit: undefined };
+  if (params.limit !== undefined) {
+    if (!isOrder(first)) throw errors.invalidRequest(`order must be one of ${ORDERS.join(', ')}; a svcId cannot be combined with a limit`);
+    return { order: first, limit: parseLimit(params.limit) };
+  }
+  return isOrder(first) ? { order: first, limit: undefined } : { svcId: first };
+}
+
+const rendered = new Map<string, { body: string; etag: string }>();
+
+export const serviceDetails: ApiOperation = {
+  operationId: 'service_details',
+  summary: 'The catalogue of supported services',
+  description:
+    'All services (default order `alphanumeric`), one service by id, or ordered by `popularity` (opted-in users with the service), `alphanumeric` (by name), or `combined` (the ten most popular, then the rest by name), optionally limited (1–1000).',
+  paths: ['/api/service_details/:api_key', '/api/service_details/:api_key/:order_or_svcId', '/api/service_details/:api_key/:order/:limit'],
+  tokenRequired: false,
+  response: Type.Object({ services: Type.Array(entrySchema) }),
+  raw: true,
+  async handler({ ctx, params, request, reply }): Promise<Doc> {
+    const req = parseRequest(params);
+    const format = formatOf(request);
+    let key: string;
+    let build: () => Doc;
+    if ('svcId' in req) {
+      const snap = await ctx.catalogue.get();
+      const entry = snap.byId.get(req.svcId);
+      if (!entry) throw errors.serviceNotFound();
+      key = `one:${req.svcId}:${format}:${snap.version}`;
+      build = () => ({ root: 'services', list: list('service', [serviceFields(entry)]) });
+    } else {
+      const { list: ordered, stamp } = await ctx.catalogue.ordered(req.order);
+      key = `${req.order}:${req.limit ?? 'all'}:${format}:${stamp}`;
+      const chosen = req.limit === undefined ? ordered : ordered.slice(0, req.limit);
+      build = () => ({ root: 'services', list: list('service', chosen.map(serviceFields)) });
+    }
+    let hit = rendered.get(key);
+    if (!hit) {
+      const body = render(build(), format);
+      hit = { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
+      if (rendered.size > 5000) rendered.clear();
+      rendered.set(key, hit);
+    }
+    reply.header('ETag', hit.etag).header('Cache-Control', 'public, max-age=60').header('Vary', 'Accept');
+    if (request.headers['if-none-match'] === hit.etag) {
+      await reply.code(304).send();
+    } else {
+      await reply.type(CONTENT_TYPE[format]).send(hit.body);
+    }
+    return { root: 'services', text: '' };
+  },
+};

@@ -1,0 +1,79 @@
+// The whole HTTP application as one Fastify instance. server.ts only starts it; tests build the same
+// app and talk to it through HTTP (app.inject or a real port).
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { AppContext } from './context.js';
+import { ApiError } from './domain/errors.js';
+import { installErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { createMetrics } from './http/metrics.js';
+import { redactUrl, SECRET_FIELDS } from './http/redact.js';
+import { registerOpenApi } from './http/openapi.js';
+import { registerApi } from './api/index.js';
+import { registerOps } from './ops/routes.js';
+
+export interface AppOptions {
+  /** Where JSON log lines go (tests read them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+  errorRenderers?: ErrorRenderers;
+}
+
+export const API_VERSION = '1';
+export const BODY_LIMIT = 64 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    kind?: RouteKind;
+  }
+}
+
+export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const metrics = createMetrics();
+  const app = Fastify({
+    logger: {
+      level: ctx.config.logLevel,
+      ...(options.logStream ? { stream: options.logStream } : {}),
+      serializers: {
+        // Never the body, headers or the raw URL: those can hold secrets or e-mail addresses.
+        req: (req: { method: string; url: string; ip?: string; id?: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    },
+    bodyLimit: BODY_LIMIT,
+    // A number means "trust this many hops", which Fastify accepts though its types omit it.
+    trustProxy: ctx.config.trustProxy as boolean | string,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+
+  await app.register(formbody);
+  await registerOpenApi(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', String(request.id));
+    reply.header('X-Content-Type-Options', 'nosniff');
+    if (request.url.startsWith('/api/')) {
+      reply.header('X-Idsvc-Api-Version', API_VERSION);
+      const q = request.query as Record<string, unknown>;
+      const leaked = SECRET_FIELDS.find((f) => q && Object.prototype.hasOwnProperty.call(q, f));
+      // The value is neither echoed nor logged; the request stops here.
+      if (leaked) throw new ApiError('credentials_in_query', `${leaked} must be sent in the POST body, never in the URL`);
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    metrics.duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+  });
+
+  installErrorHandling(app, options.errorRenderers ?? {});
+  registerOps(app, ctx, metrics);
+  registerApi(app, ctx);
+  return app;
+}

@@ -1,0 +1,115 @@
+// Builds a user's profile URL from a catalogue entry. Kept free of Node imports so the widget can
+// bundle the same code and show exactly the URL the server will answer with.
+//
+// Encoding policy (the identifier is user input and must never change which site the URL points at):
+// - path position (the usual case): encodeURIComponent, then `@`, `:` and `+` are put back. RFC 3986
+//   allows all three raw in a path segment, and handles such as `@neil` or `neil+x` read better
+//   raw. Already left raw by encodeURIComponent: `A-Z a-z 0-9 - _ . ! ~ * ' ( )`. So `/`, `?`, `#`,
+//   `\`, `%`, spaces and non-ASCII are escaped and cannot leave the segment.
+// - query or fragment position (`?id={}`): as above but `+` stays `%2B`, because form decoding on
+//   the site would read a raw `+` as a space.
+// - host position (`https://{}.tumblr.com/`): percent-escapes are not allowed in a host name, so
+//   the identifier must already be dot-separated labels of `A-Z a-z 0-9 _ -`; anything else gives "".
+// - `.` and `..` give "": URL parsers resolve them (even as `%2E`) as dot-segments, which would
+//   point at a different page of the site.
+// - A template that already ends in `@` (`https://medium.com/@{}`) drops one leading `@` from the
+//   identifier, so `@neil` does not become `/@@neil`.
+// The result is always "" or a URL that parses as http(s): callers may render it as a link as is.
+
+export const URL_BUILDERS = ['mastodon'] as const;
+export type UrlBuilder = (typeof URL_BUILDERS)[number];
+
+export function isUrlBuilder(value: unknown): value is UrlBuilder {
+  return typeof value === 'string' && (URL_BUILDERS as readonly string[]).includes(value);
+}
+
+export interface ProfileUrlTemplate {
+  svcLeftURL: string;
+  svcRightURL: string;
+  /** Typed as string so rows read from storage need no cast; an unknown builder builds "". */
+  urlBuilder: string | null;
+}
+
+export function buildProfileUrl(entry: ProfileUrlTemplate, usrSvcId: string): string {
+  if (entry.urlBuilder !== null) {
+    return isUrlBuilder(entry.urlBuilder) ? BUILDERS[entry.urlBuilder](usrSvcId) : '';
+  }
+  // A service without a template (e.g. added by an operator for a service with no public pages).
+  if (entry.svcLeftURL === '') return '';
+
+  let id = usrSvcId;
+  if (entry.svcLeftURL.endsWith('@') && id.startsWith('@')) id = id.slice(1);
+  if (id === '' || id === '.' || id === '..') return '';
+
+  const encoded = encodeForPosition(id, positionOf(entry.svcLeftURL));
+  if (encoded === null) return '';
+  return asHttpUrl(entry.svcLeftURL + encoded + entry.svcRightURL);
+}
+
+type Position = 'host' | 'path' | 'query';
+
+function positionOf(left: string): Position {
+  if (left.includes('?') || left.includes('#')) return 'query';
+  const afterScheme = left.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  return afterScheme.includes('/') ? 'path' : 'host';
+}
+
+const HOST_IDENTIFIER = /^[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*$/;
+
+function encodeForPosition(id: string, position: Position): string | null {
+  if (position === 'host') return HOST_IDENTIFIER.test(id) ? id : null;
+  let encoded: string;
+  try {
+    encoded = encodeURIComponent(id);
+  } catch {
+    return null; // a lone surrogate: not a string any site could have issued
+  }
+  encoded = encoded.replace(/%40/g, '@').replace(/%3A/g, ':');
+  return position === 'path' ? encoded.replace(/%2B/g, '+') : encoded;
+}
+
+function asHttpUrl(candidate: string): string {
+  try {
+    const url = new URL(candidate);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? candidate : '';
+  } catch {
+    return '';
+  }
+}
+
+// Mastodon handles name their instance, so the URL cannot come from a fixed template.
+const MASTODON_HANDLE = /^@?([A-Za-z0-9_]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})$/;
+
+const BUILDERS: Record<UrlBuilder, (usrSvcId: string) => string> = {
+  mastodon(usrSvcId) {
+    const match = MASTODON_HANDLE.exec(usrSvcId.trim());
+    if (!match) return '';
+    const [, user = '', instance = ''] = match;
+    return asHttpUrl(`https://${instance.toLowerCase()}/@${user}`);
+  },
+};
+
+const compiledPatterns = new Map<string, RegExp | null>();
+
+/**
+ * Whether an identifier fits the service's pattern. A missing pattern accepts anything. The
+ * patterns come from Sherlock, which applies them with Python's `re.search`: unanchored patterns
+ * match anywhere, which is also what `RegExp.prototype.test` does. They are compiled without flags:
+ * some (e.g. `[a-zA-Z0-9-_]`) are syntax errors under the `u` flag. A pattern that does not compile
+ * (the file format rejects those, so only a corrupted row) accepts anything rather than blocking users.
+ */
+export function matchesPattern(regexCheck: string | null, usrSvcId: string): boolean {
+  if (regexCheck === null) return true;
+  let pattern = compiledPatterns.get(regexCheck);
+  if (pattern === undefined) {
+    try {
+      pattern = new RegExp(regexCheck);
+    } catch {
+      pattern = null;
+    }
+    // Patterns come from the catalogue, so this stays small; the cap only guards against misuse.
+    if (compiledPatterns.size >= 5000) compiledPatterns.clear();
+    compiledPatterns.set(regexCheck, pattern);
+  }
+  return pattern === null ? true : pattern.test(usrSvcId);
+}

@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { parseCatalogueFile, serialiseCatalogue, type CatalogueEntry } from '../catalogue/catalogue-file.js';
+import { listCatalogue, setServiceDisabled, upsertServices } from '../repositories/catalogue.js';
+import { CliError, print } from './output.js';
+import { withContext, type GlobalOpts } from './run.js';
+
+const SETTABLE: Record<string, keyof CatalogueEntry> = {
+  name: 'svcName',
+  url: 'svcURL',
+  'left-url': 'svcLeftURL',
+  'right-url': 'svcRightURL',
+  'mobile-url': 'svcMobileURL',
+  'iphone-url': 'svcIphoneURL',
+  favicon: 'svcFavicon',
+  icon: 'svcIcon',
+  'iphone-icon': 'svcIphoneIcon',
+  pattern: 'regexCheck',
+};
+
+export function catalogueCommands(program: Command, globals: () => GlobalOpts): void {
+  const cat = program.command('catalogue').description('the catalogue of supported services');
+
+  cat
+    .command('import <file>')
+    .description('add or replace services from a catalogue file (the format `export --json` writes)')
+    .action(async (file: string) =>
+      withContext(globals(), async (ctx, out) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(fs.readFileSync(file, 'utf8'));
+        } catch (e) {
+          throw new CliError(`cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        let entries: CatalogueEntry[];
+        try {
+          entries = parseCatalogueFile(json);
+        } catch (e) {
+          throw new CliError(e instanceof Error ? e.message : String(e));
+        }
+        const r = await upsertServices(ctx.db.kysely, entries, ctx.clock.now());
+        print(out, r, () => `imported ${entries.length} services: ${r.added} added, ${r.updated} updated`);
+      }),
+    );
+
+  cat
+    .command('export [file]')
+    .description('write the whole catalogue (disabled services included) in the import format')
+    .action(async (file: string | undefined) =>
+      withContext(globals(), async (ctx) => {
+        const text = serialiseCatalogue(await listCatalogue(ctx.db.kysely, true));
+        if (file) fs.writeFileSync(file, text);
+        else process.stdout.write(text);
+      }),
+    );
+
+  cat.command('list').action(async () =>
+    withContext(globals(), async (ctx, out) => {
+      const all = await listCatalogue(ctx.db.kysely, true);
+      print(out, all, () => all.map((e) => `${e.svcId.padEnd(24)} ${e.disabled ? '[disabled] ' : ''}${e.svcName}  ${e.svcLeftURL}{id}${e.svcRightURL}`).join('\n'));
+    }),
+  );
+
+  const set = cat.command('set <svcId>').description('change fields of a service, or add a new one (--name and --left-url needed then)');
+  for (const flag of Object.keys(SETTABLE)) set.option(`--${flag} <value>`);
+  set.option('--enable', 'enable a disabled service');
+  set.action(async (svcId: string, o: Record<string, string | boolean | undefined>) =>
+    withContext(globals(), async (ctx, out) => {
+      const all = await listCatalogue(ctx.db.kysely, true);
+      const current = all.find((e) => e.svcId === svcId);
+      const draft: Record<string, unknown> = current
+        ? { ...current }
+        : { svcId, svcName: '', svcURL: '', svcLeftURL: '', svcRightURL: '', svcMobileURL: '', svcIphoneURL: '', svcFavicon: '', svcIcon: '', svcIphoneIcon: '', regexCheck: null, urlBuilder: null, disabled: false };
+      for (const [flag, field] of Object.entries(SETTABLE)) {
+        const key = flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+        const v = o[key];
+        if (typeof v === 'string') draft[field] = field === 'regexCheck' && v === '' ? null : v;
+      }
+      if (o.enable) draft.disabled = false;
+      let entry: CatalogueEntry;
+      try {
+        [entry] = parseCatalogueFile({ format: 'idsvc-catalogue/1', services: [draft] }) as [CatalogueEntry];
+      } catch (e) {
+        throw new CliError(e instanceof Error ? e.message : String(e));
+      }
+      await upsertServices(ctx.db.kysely, [entry], ctx.clock.now());
+      print(out, entry, () => `${current ? 'updated' : 'added'} ${svcId}`);
+    }),
+  );
+
+  cat
+    .command('disable <svcId>')
+    .description('hide a service from the catalogue and from answers; its entries are kept')
+    .option('--enable', 'undo: enable it again')
+    .action(async (svcId: string, o: { enable?: boolean }) =>
+      withContext(globals(), async (ctx, out) => {
+        const ok = await setServiceDisabled(ctx.db.kysely, svcId, !o.enable, ctx.clock.now());
+        if (!ok) throw new CliError(`no service ${svcId}`);
+        print(out, { svcId, disabled: !o.enable }, () => `${svcId} ${o.enable ? 'enabled' : 'disabled'}`);
+      }),
+    );
+}

@@ -1,0 +1,165 @@
+import type { Command } from 'commander';
+import type { PartnerRow } from '../db/schema.js';
+import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, updatePartner, type PartnerSettings } from '../repositories/partners.js';
+import { CliError, print } from './output.js';
+import { withContext, type GlobalOpts } from './run.js';
+
+export function partnerView(p: PartnerRow) {
+  return {
+    id: p.id,
+    name: p.name,
+    api_key: p.api_key,
+    trusted: p.trusted === 1,
+    suspended: p.suspended === 1,
+    legacy_open_reads: p.legacy_open_reads === 1,
+    origins: allowedOrigins(p),
+    webhook_url: p.webhook_url,
+    webhook_disabled: p.webhook_disabled === 1,
+    rate_limit_per_minute: p.rate_limit_per_minute,
+    created_at: new Date(p.created_at).toISOString(),
+  };
+}
+
+function partnerText(p: PartnerRow): string {
+  const v = partnerView(p);
+  return Object.entries(v)
+    .map(([k, x]) => `${k.padEnd(22)} ${Array.isArray(x) ? x.join(', ') || '(any)' : String(x)}`)
+    .join('\n');
+}
+
+function checkUrl(u: string, what: string): string {
+  try {
+    const parsed = new URL(u);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+    return what === 'origin' ? parsed.origin : parsed.toString();
+  } catch {
+    throw new CliError(`${what} must be an http(s) URL: ${u}`);
+  }
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function partnerCommands(program: Command, globals: () => GlobalOpts): void {
+  const partner = program.command('partner').description('manage partner applications and their keys');
+
+  partner
+    .command('create')
+    .requiredOption('--name <name>', 'display name')
+    .option('--trusted', 'may see usrSvcId of every entry')
+    .option('--origin <url>', 'allowed browser origin (repeatable)', collect)
+    .option('--webhook <url>', 'webhook endpoint for change events')
+    .option('--legacy-open-reads', 'UNSAFE: serve the private view on the api_key alone, as the original service did')
+    .action(async (o: { name: string; trusted?: boolean; origin?: string[]; webhook?: string; legacyOpenReads?: boolean }) =>
+      withContext(globals(), async (ctx, out) => {
+        const created = await createPartner(
+          ctx.db.kysely,
+          {
+            name: o.name,
+            trusted: o.trusted ?? false,
+            origins: (o.origin ?? []).map((u) => checkUrl(u, 'origin')),
+            webhookUrl: o.webhook ? checkUrl(o.webhook, 'webhook') : null,
+            legacyOpenReads: o.legacyOpenReads ?? false,
+          },
+          ctx.clock.now(),
+        );
+        print(out, { api_key: created.apiKey, api_token: created.apiToken, webhook_secret: created.partner.webhook_secret, id: created.partner.id }, () =>
+          [
+            `partner ${created.partner.id} "${o.name}" created`,
+            `api_key    ${created.apiKey}`,
+            `api_token  ${created.apiToken}   (shown once: store it now)`,
+            ...(created.partner.webhook_secret ? [`webhook_secret ${created.partner.webhook_secret}`] : []),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  partner.command('list').action(async () =>
+    withContext(globals(), async (ctx, out) => {
+      const all = await listPartners(ctx.db.kysely);
+      print(out, all.map(partnerView), () =>
+        all.length === 0 ? '(no partners)' : all.map((p) => `${String(p.id).padStart(4)}  ${p.api_key}  ${p.suspended ? 'SUSPENDED ' : ''}${p.trusted ? 'trusted ' : ''}${p.name}`).join('\n'),
+      );
+    }),
+  );
+
+  const find = async (ctx: Parameters<Parameters<typeof withContext>[1]>[0], key: string) => {
+    const p = await findPartner(ctx.db.kysely, key);
+    if (!p) throw new CliError(`no partner with api_key or id ${key}`);
+    return p;
+  };
+
+  partner.command('show <key>').action(async (key: string) =>
+    withContext(globals(), async (ctx, out) => {
+      const p = await find(ctx, key);
+      print(out, partnerView(p), () => partnerText(p));
+    }),
+  );
+
+  partner
+    .command('rotate-token <key>')
+    .description('issue a new api_token; the old one keeps working for the grace period')
+    .option('--grace <seconds>', 'grace period for the old token (default TOKEN_GRACE_SECONDS, 24 h)')
+    .action(async (key: string, o: { grace?: string }) =>
+      withContext(globals(), async (ctx, out) => {
+        const p = await find(ctx, key);
+        const grace = o.grace === undefined ? ctx.config.tokenGraceSeconds : Number(o.grace);
+        if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
+        const token = await rotatePartnerToken(ctx.db.kysely, p.id, grace, ctx.clock.now());
+        print(out, { api_key: p.api_key, api_token: token, previous_token_valid_seconds: grace }, () =>
+          `new api_token  ${token}   (shown once)\nthe previous token stays valid for ${grace} s`,
+        );
+      }),
+    );
+
+  for (const [name, suspended] of [
+    ['suspend', true],
+    ['resume', false],
+  ] as const) {
+    partner.command(`${name} <key>`).action(async (key: string) =>
+      withContext(globals(), async (ctx, out) => {
+        const p = await updatePartner(ctx.db.kysely, (await find(ctx, key)).id, { suspended }, ctx.clock.now());
+        print(out, partnerView(p), () => `partner ${p.id} ${suspended ? 'suspended' : 'resumed'}`);
+      }),
+    );
+  }
+
+  partner
+    .command('set <key>')
+    .option('--name <name>')
+    .option('--trusted <on|off>')
+    .option('--legacy-open-reads <on|off>')
+    .option('--origin <url>', 'allowed origin (repeatable; replaces the list)', collect)
+    .option('--any-origin', 'clear the allowed-origin list')
+    .option('--webhook <url>', 'webhook endpoint ("none" removes it)')
+    .option('--rate-limit <n>', 'requests per minute for this api_key ("default" clears the override)')
+    .action(
+      async (
+        key: string,
+        o: { name?: string; trusted?: string; legacyOpenReads?: string; origin?: string[]; anyOrigin?: boolean; webhook?: string; rateLimit?: string },
+      ) =>
+        withContext(globals(), async (ctx, out) => {
+          const onOff = (v: string | undefined, flag: string) => {
+            if (v === undefined) return undefined;
+            if (v === 'on' || v === 'true') return true;
+            if (v === 'off' || v === 'false') return false;
+            throw new CliError(`${flag} takes on or off`);
+          };
+          const settings: PartnerSettings = {};
+          if (o.name !== undefined) settings.name = o.name;
+          const trusted = onOff(o.trusted, '--trusted');
+          if (trusted !== undefined) settings.trusted = trusted;
+          const legacy = onOff(o.legacyOpenReads, '--legacy-open-reads');
+          if (legacy !== undefined) settings.legacyOpenReads = legacy;
+          if (o.anyOrigin) settings.origins = [];
+          if (o.origin) settings.origins = o.origin.map((u) => checkUrl(u, 'origin'));
+          if (o.webhook !== undefined) settings.webhookUrl = o.webhook === 'none' ? null : checkUrl(o.webhook, 'webhook');
+          if (o.rateLimit !== undefined) {
+            if (o.rateLimit === 'default') settings.rateLimitPerMinute = null;
+            else if (/^\d+$/.test(o.rateLimit) && Number(o.rateLimit) > 0) settings.rateLimitPerMinute = Number(o.rateLimit);
+            else throw new CliError('--rate-limit takes a positive whole number or "default"');
+          }
+          const p = await updatePartner(ctx.db.kysely, (await find(ctx, key)).id, settings, ctx.clock.now());
+          print(out, partnerView(p), () => partnerText(p));
+        }),
+    );
+}

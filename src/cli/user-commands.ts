@@ -1,0 +1,133 @@
+import type { Command } from 'commander';
+import type { UserRow } from '../db/schema.js';
+import { isValidEmail, isValidUserId } from '../domain/identifiers.js';
+import { hashPassword, passwordProblem } from '../domain/passwords.js';
+import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
+import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
+import { deleteAccount, setOptIn } from '../services/accounts.js';
+import { CliError, print, readStdin } from './output.js';
+import { withContext, type GlobalOpts } from './run.js';
+
+export function userView(u: UserRow) {
+  const profile: Record<string, string | null> = {};
+  for (const [field, column] of PROFILE_FIELDS) profile[field] = u[column];
+  return {
+    userId: u.user_id,
+    email: u.email,
+    opted_in: u.opted_in === 1,
+    pro: u.pro === 1,
+    discoverable: u.discoverable === 1,
+    profile,
+    public_fields: parsePublicFields(u.public_fields),
+    created_at: new Date(u.created_at).toISOString(),
+  };
+}
+
+function userText(u: UserRow): string {
+  const v = userView(u);
+  const lines = [`userId       ${v.userId}`, `email        ${v.email}`, `opted_in     ${v.opted_in}`, `pro          ${v.pro}`, `discoverable ${v.discoverable}`];
+  for (const [k, val] of Object.entries(v.profile)) if (val) lines.push(`${k.padEnd(12)} ${val}${v.public_fields.includes(k as ProfileField) ? '  (public)' : ''}`);
+  return lines.join('\n');
+}
+
+export function userCommands(program: Command, globals: () => GlobalOpts): void {
+  const user = program.command('user').description('manage user accounts (the site does this for users themselves)');
+
+  user
+    .command('create')
+    .description('create an account; the password is read from standard input')
+    .requiredOption('--email <address>')
+    .requiredOption('--user-id <userId>', 'public id, [a-z0-9_]{3,30}')
+    .option('--opt-in', 'the user consents to be shown to partners')
+    .action(async (o: { email: string; userId: string; optIn?: boolean }) =>
+      withContext(globals(), async (ctx, out) => {
+        if (!isValidEmail(o.email)) throw new CliError('--email is not a valid e-mail address');
+        if (!isValidUserId(o.userId)) throw new CliError('--user-id must be 3–30 characters of a-z, 0-9 and _, and not 32 or 64 hex digits');
+        const password = await readStdin();
+        const problem = passwordProblem(password);
+        if (problem) throw new CliError(`password ${problem}`);
+        try {
+          const u = await createUser(ctx.db.kysely, { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false }, ctx.clock.now());
+          print(out, userView(u), () => `user ${u.user_id} created${u.opted_in ? ' (opted in)' : ''}`);
+        } catch (e) {
+          if (e instanceof DuplicateUserError) throw new CliError(e.message);
+          throw e;
+        }
+      }),
+    );
+
+  user.command('list').action(async () =>
+    withContext(globals(), async (ctx, out) => {
+      const all = await listUsers(ctx.db.kysely);
+      print(out, all.map(userView), () => (all.length === 0 ? '(no users)' : all.map((u) => `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${u.pro ? 'pro' : ''}`).join('\n')));
+    }),
+  );
+
+  const find = async (ctx: Parameters<Parameters<typeof withContext>[1]>[0], who: string) => {
+    const u = await findUserForOperator(ctx.db.kysely, who);
+    if (!u) throw new CliError(`no user ${who.includes('@') ? 'with that e-mail address' : who}`);
+    return u;
+  };
+
+  user.command('show <user>').description('by userId or e-mail address').action(async (who: string) =>
+    withContext(globals(), async (ctx, out) => {
+      const u = await find(ctx, who);
+      print(out, userView(u), () => userText(u));
+    }),
+  );
+
+  const set = user.command('set <user>').description('change profile fields, their public flags and opt-in');
+  for (const [field] of PROFILE_FIELDS) set.option(`--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} <value>`, `${field} ("" clears it)`);
+  set.option('--public <fields>', 'comma-separated profile fields to make public (replaces the list; "" for none)');
+  set.option('--opt-in', 'show the user to partners');
+  set.option('--opt-out', 'hide the user from every partner');
+  set.option('--discoverable <on|off>', 'findable by reverse_lookup and return_contacts');
+  set.action(async (who: string, o: Record<string, string | boolean | undefined>) =>
+    withContext(globals(), async (ctx, out) => {
+      const u = await find(ctx, who);
+      const values: ProfileValues = {};
+      for (const [field] of PROFILE_FIELDS) {
+        const v = o[field];
+        if (typeof v === 'string') {
+          if (v.length > PROFILE_MAX_LENGTH[field]) throw new CliError(`--${field} must be at most ${PROFILE_MAX_LENGTH[field]} characters`);
+          values[field] = v;
+        }
+      }
+      let publicFields: ProfileField[] | undefined;
+      if (typeof o.public === 'string') {
+        const names = o.public.split(',').map((s) => s.trim()).filter(Boolean);
+        const bad = names.find((n) => !isProfileField(n));
+        if (bad) throw new CliError(`--public: unknown field ${bad} (fields: ${PROFILE_FIELDS.map(([f]) => f).join(', ')})`);
+        publicFields = names as ProfileField[];
+      }
+      if (o.optIn && o.optOut) throw new CliError('--opt-in and --opt-out exclude each other');
+      await updateProfile(ctx.db.kysely, u.id, values, publicFields, ctx.clock.now());
+      if (o.optIn || o.optOut) await setOptIn(ctx, u, Boolean(o.optIn));
+      if (typeof o.discoverable === 'string') await setUserFlags(ctx.db.kysely, u.id, { discoverable: o.discoverable === 'on' }, ctx.clock.now());
+      const after = await find(ctx, who);
+      print(out, userView(after), () => userText(after));
+    }),
+  );
+
+  user
+    .command('set-pro <user>')
+    .option('--off', 'end the pro account')
+    .action(async (who: string, o: { off?: boolean }) =>
+      withContext(globals(), async (ctx, out) => {
+        const u = await find(ctx, who);
+        await setUserFlags(ctx.db.kysely, u.id, { pro: !o.off }, ctx.clock.now());
+        print(out, { userId: u.user_id, pro: !o.off }, () => `${u.user_id} is ${o.off ? 'no longer ' : ''}pro`);
+      }),
+    );
+
+  user
+    .command('delete <user>')
+    .description('erase the account, its central entries and links (linked partners are told)')
+    .action(async (who: string) =>
+      withContext(globals(), async (ctx, out) => {
+        const u = await find(ctx, who);
+        await deleteAccount(ctx, u);
+        print(out, { userId: u.user_id, deleted: true }, () => `user ${u.user_id} deleted`);
+      }),
+    );
+}

@@ -1,0 +1,51 @@
+// Everything a request handler or CLI command needs, built once per process (or per test).
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { openDatabase, migrate, type Db } from './db/database.js';
+import { systemClock, type Clock } from './domain/clock.js';
+import { CatalogueCache } from './services/catalogue-cache.js';
+import { RequestLimiter } from './services/rate-limits.js';
+import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
+import { countServices, upsertServices } from './repositories/catalogue.js';
+import { loadCatalogueFile } from './catalogue/catalogue-file.js';
+
+export interface AppContext {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly catalogue: CatalogueCache;
+  readonly limiter: RequestLimiter;
+  readonly throttle: FailureThrottle;
+  readonly redis: Redis | null;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  clock?: Clock;
+  pgSchema?: string;
+  /** How often the catalogue cache re-checks the database for operator edits (ms). */
+  catalogueCheckMs?: number;
+  popularityRefreshMs?: number;
+}
+
+export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+  const clock = options.clock ?? systemClock;
+  const db = await openDatabase(config.databaseUrl, options.pgSchema ? { pgSchema: options.pgSchema } : {});
+  await migrate(db);
+  // An empty catalogue is a fresh database: load the shipped catalogue file.
+  if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
+  return {
+    config,
+    db,
+    clock,
+    catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
+    limiter: new RequestLimiter(redis),
+    throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
+    redis,
+    async close() {
+      if (redis) redis.disconnect();
+      await db.close();
+    },
+  };
+}

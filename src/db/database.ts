@@ -1,0 +1,100 @@
+// One Kysely handle over either dialect. Dialect differences live here and in the migration only.
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import type { Database } from './schema.js';
+import { initialMigration } from './migrations/001-initial.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: DialectName;
+  /** The raw better-sqlite3 handle, for the few hot paths that use prepared statements directly. */
+  readonly sqlite: SQLite.Database | null;
+  readonly pgPool: pg.Pool | null;
+  close(): Promise<void>;
+}
+
+// BIGINT columns hold millisecond times and ids; they fit in a double, so read them as numbers.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface OpenOptions {
+  /** PostgreSQL schema to use (tests isolate themselves this way); created when missing. */
+  pgSchema?: string;
+}
+
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Db> {
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length);
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const raw = new SQLite(file);
+    // WAL lets readers run beside the single writer (the server and the CLI at once); FULL
+    // synchronous makes each commit durable across power loss, not just a process crash;
+    // busy_timeout makes the CLI and the server wait for each other instead of failing.
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = FULL');
+    raw.pragma('busy_timeout = 5000');
+    raw.pragma('foreign_keys = ON');
+    raw.pragma('mmap_size = 1073741824');
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+    return {
+      kysely,
+      dialect: 'sqlite',
+      sqlite: raw,
+      pgPool: null,
+      async close() {
+        await kysely.destroy();
+      },
+    };
+  }
+  const schema = options.pgSchema;
+  if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');
+  if (schema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await admin.end();
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    dialect: 'postgres',
+    sqlite: null,
+    pgPool: pool,
+    async close() {
+      await kysely.destroy();
+    },
+  };
+}
+
+export async function migrate(db: Db): Promise<void> {
+  const migrations: Record<string, Migration> = {
+    '001-initial': initialMigration(db.dialect),
+  };
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+export async function isReachable(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db.kysely);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,191 @@
+// Row types of every table. Booleans are stored as 0/1 integers and times as Unix milliseconds on
+// both dialects, so that one query path serves SQLite and PostgreSQL without per-dialect mapping.
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+type Bool = number; // 0 | 1
+type Millis = number;
+
+export interface PartnersTable {
+  id: Generated<number>;
+  name: string;
+  api_key: string;
+  token_hash: string;
+  previous_token_hash: string | null;
+  previous_token_expires_at: Millis | null;
+  trusted: Bool;
+  suspended: Bool;
+  legacy_open_reads: Bool;
+  /** JSON array of allowed origins; empty array = any origin. */
+  allowed_origins: string;
+  webhook_url: string | null;
+  webhook_secret: string | null;
+  webhook_disabled: Bool;
+  /** Per-partner override of the per-api_key request limit, per minute. */
+  rate_limit_per_minute: number | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  user_id: string;
+  email: string;
+  email_md5: string;
+  email_sha256: string;
+  password_hash: string;
+  opted_in: Bool;
+  discoverable: Bool;
+  pro: Bool;
+  nickname: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  street: string | null;
+  city: string | null;
+  region: string | null;
+  country: string | null;
+  bio: string | null;
+  /** JSON array of profile field names the user made public. */
+  public_fields: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/**
+ * A person as partners name them. A partner may push for someone who has no account yet (by e-mail
+ * hash or by a userId-shaped handle); the subject row ties every name of one person together and is
+ * merged into the user's own subject when the account is created.
+ */
+export interface SubjectsTable {
+  id: Generated<number>;
+  email_md5: string | null;
+  email_sha256: string | null;
+  handle: string | null;
+  user_ref: number | null;
+  created_at: Millis;
+}
+
+export interface ServicesTable {
+  svc_id: string;
+  svc_name: string;
+  sort_name: string;
+  svc_url: string;
+  left_url: string;
+  right_url: string;
+  mobile_url: string;
+  iphone_url: string;
+  favicon: string;
+  icon: string;
+  iphone_icon: string;
+  regex_check: string | null;
+  url_builder: string | null;
+  disabled: Bool;
+  updated_at: Millis;
+}
+
+export interface CentralIdentitiesTable {
+  id: Generated<number>;
+  user_ref: number;
+  svc_id: string;
+  usr_svc_id: string;
+  /** Lower-cased, one leading "@" removed: the key of reverse_lookup. */
+  usr_svc_id_norm: string;
+  verified: Bool;
+  verified_by: string | null; // 'relme' | 'operator'
+  verified_at: Millis | null;
+  last_checked_at: Millis | null;
+  source_partner_id: number | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface PartnerIdentitiesTable {
+  id: Generated<number>;
+  partner_id: number;
+  subject_id: number;
+  svc_id: string;
+  usr_svc_id: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface LinksTable {
+  id: Generated<number>;
+  partner_id: number;
+  subject_id: number;
+  user_ref: number;
+  /** The user_identifier the partner linked under (an e-mail is kept as its MD5): webhooks name the person this way. */
+  user_identifier: string;
+  created_at: Millis;
+}
+
+export interface OutboxTable {
+  id: Generated<number>;
+  event_id: string;
+  partner_id: number;
+  user_ref: number | null;
+  event_type: string;
+  payload: string;
+  status: string; // 'pending' | 'delivered' | 'dead' | 'skipped'
+  attempts: number;
+  next_attempt_at: Millis;
+  locked_until: Millis | null;
+  last_error: string | null;
+  delivered_at: Millis | null;
+  created_at: Millis;
+}
+
+export interface VerificationAttemptsTable {
+  id: Generated<number>;
+  identity_id: number;
+  user_ref: number;
+  svc_id: string;
+  url: string;
+  outcome: string; // 'verified' | 'unreachable' | 'no_link' | 'link_elsewhere'
+  detail: string;
+  attempted_at: Millis;
+}
+
+export interface SessionsTable {
+  id: string; // SHA-256 of the cookie value
+  user_ref: number;
+  csrf_token: string;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
+export interface ThrottlesTable {
+  key: string;
+  count: number;
+  expires_at: Millis;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  partners: PartnersTable;
+  users: UsersTable;
+  subjects: SubjectsTable;
+  services: ServicesTable;
+  central_identities: CentralIdentitiesTable;
+  partner_identities: PartnerIdentitiesTable;
+  links: LinksTable;
+  outbox: OutboxTable;
+  verification_attempts: VerificationAttemptsTable;
+  sessions: SessionsTable;
+  throttles: ThrottlesTable;
+  settings: SettingsTable;
+}
+
+export type PartnerRow = Selectable<PartnersTable>;
+export type UserRow = Selectable<UsersTable>;
+export type ServiceRow = Selectable<ServicesTable>;
+export type CentralIdentityRow = Selectable<CentralIdentitiesTable>;
+export type PartnerIdentityRow = Selectable<PartnerIdentitiesTable>;
+export type LinkRow = Selectable<LinksTable>;
+export type OutboxRow = Selectable<OutboxTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type { ColumnType };

@@ -1,0 +1,171 @@
+// Every partner API operation goes through apiRoute(): GET and POST on each of its paths, schemas
+// that reject unknown fields, the api_key / api_token / origin checks of SPEC §5, the rate limits of
+// SPEC §8, and the answer rendered as XML or JSON. An operation module supplies only its schemas
+// and a handler that returns a Doc.
+import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { PartnerRow } from '../db/schema.js';
+import { ApiError, errors } from '../domain/errors.js';
+import { allowedOrigins, findPartnerByKey, tokenMatches } from '../repositories/partners.js';
+import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
+import { requestOrigin, wantsJson } from './request-info.js';
+import type { LimitState } from '../services/rate-limits.js';
+
+export interface ApiCall {
+  readonly ctx: AppContext;
+  readonly partner: PartnerRow;
+  /** The caller proved itself with its api_token (SPEC §3 rule 0). */
+  readonly authenticated: boolean;
+  readonly params: Readonly<Record<string, string>>;
+  readonly body: Readonly<Record<string, string | undefined>>;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly ip: string;
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+}
+
+export interface ApiOperation {
+  operationId: string;
+  summary: string;
+  description?: string;
+  paths: string[];
+  /** Body fields besides api_token, which every operation accepts (old clients always send it). */
+  body?: TProperties;
+  /** Query fields besides `format`. */
+  query?: TProperties;
+  tokenRequired: boolean;
+  /** The OpenAPI description of a successful answer's shape. */
+  response: TObject;
+  handler(call: ApiCall): Promise<Doc>;
+  /** Render something other than XML/JSON (the widget answers JavaScript). */
+  raw?: boolean;
+}
+
+export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
+
+const PARAM_DOCS: Record<string, string> = {
+  api_key: 'The partner\'s public API key (32 characters a-z0-9).',
+  user_identifier: 'MD5 or SHA-256 hex digest of the normalised e-mail address, the e-mail address itself, or a userId.',
+  profile_type: '`public` or `private` (default `private`).',
+  svcId: 'A service id from the catalogue.',
+  usrSvcId: 'The user\'s identifier on the service (may also be sent in the body).',
+  order: '`popularity`, `alphanumeric` or `combined`.',
+  limit: 'Maximum number of entries, 1–1000.',
+  order_or_svcId: 'A service id, or an order name (`popularity`, `alphanumeric`, `combined`).',
+  display_sync: '`TRUE` or `FALSE` (any case): show the sync form.',
+};
+
+function paramsSchema(path: string): TObject {
+  const names = [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] as string);
+  const props: TProperties = {};
+  for (const n of names) props[n] = Type.String({ maxLength: 256, description: PARAM_DOCS[n] ?? n });
+  return Type.Object(props);
+}
+
+const tokenField = {
+  api_token: Type.Optional(Type.String({ maxLength: 256, description: 'The partner\'s secret API token. Body only, never in a URL.' })),
+};
+
+export function errorDocSchema(): TObject {
+  return Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
+}
+
+function setLimitHeaders(reply: FastifyReply, states: LimitState[]): void {
+  // Report the tightest of the limits that applied.
+  const tightest = states.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  reply.header('RateLimit-Limit', String(tightest.limit));
+  reply.header('RateLimit-Remaining', String(Math.max(0, tightest.remaining)));
+  reply.header('RateLimit-Reset', String(tightest.resetSeconds));
+  const blocked = states.find((s) => !s.allowed);
+  if (blocked) throw errors.rateLimited(blocked.resetSeconds);
+}
+
+function originAllowed(partner: PartnerRow, origin: string | null): boolean {
+  if (origin === null) return true; // not a browser request
+  const allowed = allowedOrigins(partner);
+  return allowed.length === 0 || allowed.includes(origin);
+}
+
+async function authorise(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, op: ApiOperation): Promise<{ partner: PartnerRow; authenticated: boolean }> {
+  const params = request.params as Record<string, string>;
+  const body = (request.body ?? {}) as Record<string, string | undefined>;
+  const key = params.api_key ?? '';
+  const partner = API_KEY_PATTERN.test(key) ? await findPartnerByKey(ctx.db.kysely, key) : undefined;
+  const now = ctx.clock.now();
+  const token = body.api_token;
+  const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);
+
+  const limits: LimitState[] = [];
+  if (partner) {
+    limits.push(await ctx.limiter.consume('key', partner.api_key, partner.rate_limit_per_minute ?? ctx.config.rateLimitPerKeyPerMinute));
+  }
+  if (!authenticated) limits.push(await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute));
+  setLimitHeaders(reply, limits);
+
+  if (!partner) throw errors.invalidApiKey();
+  if (partner.suspended) throw errors.forbidden('This partner is suspended');
+  if (!originAllowed(partner, requestOrigin(request))) throw errors.forbidden('Origin not allowed for this API key');
+  if (token !== undefined && !authenticated) throw errors.invalidApiToken();
+  if (op.tokenRequired && !authenticated) throw errors.invalidApiToken('This operation needs the api_token in the POST body');
+  return { partner, authenticated };
+}
+
+export function formatOf(request: FastifyRequest): Format {
+  return wantsJson(request) ? 'json' : 'xml';
+}
+
+export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
+  const body = Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
+  const query = Type.Object(
+    { format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })), ...(op.query ?? {}) },
+    { additionalProperties: false },
+  );
+  op.paths.forEach((path, i) => {
+    // GET carries no body (Fastify refuses a body schema on it); POST carries the body fields.
+    for (const method of ['GET', 'POST'] as const) {
+      app.route({
+        method,
+        url: path,
+        config: { kind: 'api' },
+        schema: {
+          operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
+          summary: op.summary,
+          ...(op.description ? { description: op.description } : {}),
+          tags: ['partner API'],
+          params: paramsSchema(path),
+          querystring: query,
+          ...(method === 'POST' ? { body } : {}),
+          response: op.raw ? undefined : responses(op),
+        },
+        handler: async (request, reply) => {
+          const { partner, authenticated } = await authorise(ctx, request, reply, op);
+          const doc = await op.handler({
+            ctx,
+            partner,
+            authenticated,
+            params: request.params as Record<string, string>,
+            body: (request.body ?? {}) as Record<string, string | undefined>,
+            query: request.query as Record<string, string | undefined>,
+            ip: request.ip,
+            request,
+            reply,
+          });
+          if (op.raw) return reply;
+          const format = formatOf(request);
+          return reply.type(CONTENT_TYPE[format]).send(render(doc, format));
+        },
+      });
+    }
+  });
+}
+
+function responses(op: ApiOperation) {
+  const err = errorDocSchema();
+  return {
+    200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
+    '4XX': { description: 'An error (SPEC §6).', content: { 'application/xml': { schema: err }, 'application/json': { schema: err } } },
+  };
+}
+
+export { ApiError };

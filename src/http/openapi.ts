@@ -1,0 +1,23 @@
+// The OpenAPI 3.1 document is generated from the route schemas (SPEC §8): a route with a schema
+// documents itself. Served at /api/openapi.json, readable at /docs.
+import type { FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'idsvc partner API',
+        version: '1',
+        description:
+          'Identity aggregation service: look up the online identities a person has opted to share, push changes, link repositories. Every operation answers GET and POST; answers are XML unless `Accept: application/json` or `?format=json`. Secrets (`api_token`, `email_address`, `password`) go in the POST body only.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      tags: [{ name: 'partner API', description: 'Version 1 operations under /api/' }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' }, staticCSP: true });
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { kind: 'ops' } }, async () => app.swagger());
+}

@@ -1,0 +1,41 @@
+// Background work that every instance may run at once (SPEC §13): each job claims its rows in the
+// database, so two instances never do the same work twice.
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+
+export interface Jobs {
+  stop(): Promise<void>;
+}
+
+type Job = { name: string; everyMs: number; run: (ctx: AppContext, log: FastifyBaseLogger) => Promise<void> };
+
+export const JOBS: Job[] = [];
+
+export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jobs {
+  const timers: NodeJS.Timeout[] = [];
+  const running = new Set<Promise<void>>();
+  for (const job of JOBS) {
+    let busy = false;
+    const tick = () => {
+      if (busy) return;
+      busy = true;
+      const p = job
+        .run(ctx, log)
+        .catch((err: unknown) => log.error({ err, job: job.name }, 'background job failed'))
+        .finally(() => {
+          busy = false;
+          running.delete(p);
+        });
+      running.add(p);
+    };
+    const t = setInterval(tick, job.everyMs);
+    t.unref();
+    timers.push(t);
+  }
+  return {
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      await Promise.allSettled([...running]);
+    },
+  };
+}

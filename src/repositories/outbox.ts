@@ -1,0 +1,49 @@
+// The transactional outbox (SPEC §9): events are written in the same transaction as the change
+// they announce, one row per receiving partner, and delivered later by the webhook job.
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, OutboxRow } from '../db/schema.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export type EventType = 'identity.updated' | 'identity.removed' | 'link.created' | 'link.removed' | 'user.hidden' | 'user.deleted';
+
+export interface EventToWrite {
+  partnerId: number;
+  userRef: number | null;
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+export async function writeEvents(db: Q, events: EventToWrite[], now: number): Promise<void> {
+  if (events.length === 0) return;
+  await db
+    .insertInto('outbox')
+    .values(
+      events.map((e) => {
+        const eventId = `msg_${randomUUID().replace(/-/g, '')}`;
+        return {
+          event_id: eventId,
+          partner_id: e.partnerId,
+          user_ref: e.userRef,
+          event_type: e.type,
+          // Standard Webhooks payload shape: type, timestamp, data.
+          payload: JSON.stringify({ type: e.type, timestamp: new Date(now).toISOString(), data: e.data }),
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: now,
+          locked_until: null,
+          last_error: null,
+          delivered_at: null,
+          created_at: now,
+        };
+      }),
+    )
+    .execute();
+}
+
+export async function listOutbox(db: Q, partnerId?: number): Promise<OutboxRow[]> {
+  let q = db.selectFrom('outbox').selectAll().orderBy('id');
+  if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
+  return q.execute();
+}

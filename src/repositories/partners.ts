@@ -1,0 +1,145 @@
+// Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5).
+import type { Kysely } from 'kysely';
+import type { Database, PartnerRow } from '../db/schema.js';
+import { digestsEqual, newApiKey, newApiToken, newWebhookSecret, sha256 } from '../domain/secrets.js';
+
+export interface NewPartner {
+  name: string;
+  trusted?: boolean;
+  origins?: string[];
+  webhookUrl?: string | null;
+  legacyOpenReads?: boolean;
+  rateLimitPerMinute?: number | null;
+}
+
+export interface CreatedPartner {
+  partner: PartnerRow;
+  apiKey: string;
+  apiToken: string;
+}
+
+export async function createPartner(db: Kysely<Database>, input: NewPartner, now: number): Promise<CreatedPartner> {
+  const apiKey = newApiKey();
+  const apiToken = newApiToken();
+  const partner = await db
+    .insertInto('partners')
+    .values({
+      name: input.name,
+      api_key: apiKey,
+      token_hash: sha256(apiToken),
+      previous_token_hash: null,
+      previous_token_expires_at: null,
+      trusted: input.trusted ? 1 : 0,
+      suspended: 0,
+      legacy_open_reads: input.legacyOpenReads ? 1 : 0,
+      allowed_origins: JSON.stringify(input.origins ?? []),
+      webhook_url: input.webhookUrl ?? null,
+      webhook_secret: input.webhookUrl ? newWebhookSecret() : null,
+      webhook_disabled: 0,
+      rate_limit_per_minute: input.rateLimitPerMinute ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { partner, apiKey, apiToken };
+}
+
+export async function findPartnerByKey(db: Kysely<Database>, apiKey: string): Promise<PartnerRow | undefined> {
+  return db.selectFrom('partners').selectAll().where('api_key', '=', apiKey).executeTakeFirst();
+}
+
+export async function findPartner(db: Kysely<Database>, keyOrId: string): Promise<PartnerRow | undefined> {
+  if (/^\d+$/.test(keyOrId)) {
+    return db.selectFrom('partners').selectAll().where('id', '=', Number(keyOrId)).executeTakeFirst();
+  }
+  return findPartnerByKey(db, keyOrId);
+}
+
+export async function listPartners(db: Kysely<Database>): Promise<PartnerRow[]> {
+  return db.selectFrom('partners').selectAll().orderBy('id').execute();
+}
+
+export async function countPartners(db: Kysely<Database>): Promise<number> {
+  const row = await db.selectFrom('partners').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** True when the token is the current one, or the previous one within its grace period. */
+export function tokenMatches(partner: PartnerRow, token: string, now: number): boolean {
+  const digest = sha256(token);
+  if (digestsEqual(digest, partner.token_hash)) return true;
+  return (
+    partner.previous_token_hash !== null &&
+    partner.previous_token_expires_at !== null &&
+    now < partner.previous_token_expires_at &&
+    digestsEqual(digest, partner.previous_token_hash)
+  );
+}
+
+export async function rotatePartnerToken(
+  db: Kysely<Database>,
+  partnerId: number,
+  graceSeconds: number,
+  now: number,
+): Promise<string> {
+  const apiToken = newApiToken();
+  const current = await db.selectFrom('partners').select('token_hash').where('id', '=', partnerId).executeTakeFirstOrThrow();
+  await db
+    .updateTable('partners')
+    .set({
+      token_hash: sha256(apiToken),
+      previous_token_hash: graceSeconds > 0 ? current.token_hash : null,
+      previous_token_expires_at: graceSeconds > 0 ? now + graceSeconds * 1000 : null,
+      updated_at: now,
+    })
+    .where('id', '=', partnerId)
+    .execute();
+  return apiToken;
+}
+
+export interface PartnerSettings {
+  name?: string;
+  trusted?: boolean;
+  suspended?: boolean;
+  legacyOpenReads?: boolean;
+  origins?: string[];
+  webhookUrl?: string | null;
+  rateLimitPerMinute?: number | null;
+}
+
+export async function updatePartner(db: Kysely<Database>, partnerId: number, s: PartnerSettings, now: number): Promise<PartnerRow> {
+  const current = await db.selectFrom('partners').selectAll().where('id', '=', partnerId).executeTakeFirstOrThrow();
+  const webhookChanged = s.webhookUrl !== undefined && s.webhookUrl !== current.webhook_url;
+  return db
+    .updateTable('partners')
+    .set({
+      ...(s.name !== undefined ? { name: s.name } : {}),
+      ...(s.trusted !== undefined ? { trusted: s.trusted ? 1 : 0 } : {}),
+      ...(s.suspended !== undefined ? { suspended: s.suspended ? 1 : 0 } : {}),
+      ...(s.legacyOpenReads !== undefined ? { legacy_open_reads: s.legacyOpenReads ? 1 : 0 } : {}),
+      ...(s.origins !== undefined ? { allowed_origins: JSON.stringify(s.origins) } : {}),
+      ...(s.rateLimitPerMinute !== undefined ? { rate_limit_per_minute: s.rateLimitPerMinute } : {}),
+      ...(webhookChanged
+        ? {
+            webhook_url: s.webhookUrl ?? null,
+            // A new endpoint gets a secret on first configuration and is re-enabled.
+            webhook_secret: s.webhookUrl ? (current.webhook_secret ?? newWebhookSecret()) : current.webhook_secret,
+            webhook_disabled: 0,
+          }
+        : {}),
+      updated_at: now,
+    })
+    .where('id', '=', partnerId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function allowedOrigins(partner: PartnerRow): string[] {
+  try {
+    const parsed: unknown = JSON.parse(partner.allowed_origins);
+    return Array.isArray(parsed) ? parsed.filter((o): o is string => typeof o === 'string') : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,136 @@
+// Resolving a user_identifier to a person: the account (if any) and the subject that partner
+// repositories and links hang off. Every shape of identifier for one person lands on one subject.
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, UserRow } from '../db/schema.js';
+import type { ParsedIdentifier } from '../domain/identifiers.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface Person {
+  user: UserRow | undefined;
+  subjectId: number | undefined;
+}
+
+export async function findUserByIdentifier(db: Q, id: ParsedIdentifier): Promise<UserRow | undefined> {
+  const q = db.selectFrom('users').selectAll();
+  switch (id.kind) {
+    case 'md5':
+      return q.where('email_md5', '=', id.md5).executeTakeFirst();
+    case 'sha256':
+      return q.where('email_sha256', '=', id.sha256).executeTakeFirst();
+    case 'email':
+      return q.where('email_md5', '=', id.md5).executeTakeFirst();
+    case 'userId':
+      return q.where('user_id', '=', id.userId).executeTakeFirst();
+  }
+}
+
+async function findOrphanSubject(db: Q, id: ParsedIdentifier): Promise<{ id: number; email_md5: string | null; email_sha256: string | null } | undefined> {
+  const q = db.selectFrom('subjects').select(['id', 'email_md5', 'email_sha256']);
+  switch (id.kind) {
+    case 'md5':
+      return q.where('email_md5', '=', id.md5).executeTakeFirst();
+    case 'sha256':
+      return q.where('email_sha256', '=', id.sha256).executeTakeFirst();
+    case 'email':
+      return q.where((eb) => eb.or([eb('email_md5', '=', id.md5), eb('email_sha256', '=', id.sha256)])).executeTakeFirst();
+    case 'userId':
+      return q.where('handle', '=', id.userId).executeTakeFirst();
+  }
+}
+
+/** Looks the person up without creating anything. */
+export async function findPerson(db: Q, id: ParsedIdentifier): Promise<Person> {
+  const user = await findUserByIdentifier(db, id);
+  if (user) {
+    const s = await db.selectFrom('subjects').select('id').where('user_ref', '=', user.id).executeTakeFirst();
+    return { user, subjectId: s?.id };
+  }
+  const s = await findOrphanSubject(db, id);
+  return { user: undefined, subjectId: s?.id };
+}
+
+/** Like findPerson, but creates the subject when a write needs one. */
+export async function findOrCreatePerson(db: Q, id: ParsedIdentifier, now: number): Promise<{ user: UserRow | undefined; subjectId: number }> {
+  const found = await findPerson(db, id);
+  if (found.subjectId !== undefined) {
+    if (!found.user && id.kind === 'email') {
+      // An address names both hashes: remember the one this subject did not have yet, so a later
+      // read under either digest finds the same entries.
+      await db
+        .updateTable('subjects')
+        .set({ email_md5: id.md5, email_sha256: id.sha256 })
+        .where('id', '=', found.subjectId)
+        .where((eb) => eb.or([eb('email_md5', 'is', null), eb('email_sha256', 'is', null)]))
+        .execute();
+    }
+    return { user: found.user, subjectId: found.subjectId };
+  }
+  const values = found.user
+    ? { user_ref: found.user.id }
+    : id.kind === 'md5'
+      ? { email_md5: id.md5 }
+      : id.kind === 'sha256'
+        ? { email_sha256: id.sha256 }
+        : id.kind === 'email'
+          ? { email_md5: id.md5, email_sha256: id.sha256 }
+          : { handle: id.userId };
+  const row = await db
+    .insertInto('subjects')
+    .values({ ...values, created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { user: found.user, subjectId: row.id };
+}
+
+/** The subject of an account, created on demand. */
+export async function subjectOfUser(db: Q, userRef: number, now: number): Promise<number> {
+  const s = await db.selectFrom('subjects').select('id').where('user_ref', '=', userRef).executeTakeFirst();
+  if (s) return s.id;
+  const row = await db.insertInto('subjects').values({ user_ref: userRef, created_at: now }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
+ * When an account comes into being (or changes its address), what partners pushed earlier under
+ * its hashes or its userId becomes that account's: the orphan subjects are folded into the
+ * account's subject. On a clash for one partner and service the newer entry wins.
+ */
+export async function absorbOrphanSubjects(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
+  const target = await subjectOfUser(tx, user.id, now);
+  const orphans = await tx
+    .selectFrom('subjects')
+    .select('id')
+    .where('user_ref', 'is', null)
+    .where((eb) =>
+      eb.or([eb('email_md5', '=', user.email_md5), eb('email_sha256', '=', user.email_sha256), eb('handle', '=', user.user_id)]),
+    )
+    .execute();
+  for (const { id: orphan } of orphans) {
+    const entries = await tx.selectFrom('partner_identities').selectAll().where('subject_id', '=', orphan).execute();
+    for (const e of entries) {
+      const clash = await tx
+        .selectFrom('partner_identities')
+        .select(['id', 'updated_at'])
+        .where('partner_id', '=', e.partner_id)
+        .where('subject_id', '=', target)
+        .where('svc_id', '=', e.svc_id)
+        .executeTakeFirst();
+      if (!clash) {
+        await tx.updateTable('partner_identities').set({ subject_id: target }).where('id', '=', e.id).execute();
+      } else if (clash.updated_at < e.updated_at) {
+        await tx.deleteFrom('partner_identities').where('id', '=', clash.id).execute();
+        await tx.updateTable('partner_identities').set({ subject_id: target }).where('id', '=', e.id).execute();
+      } else {
+        await tx.deleteFrom('partner_identities').where('id', '=', e.id).execute();
+      }
+    }
+    const links = await tx.selectFrom('links').selectAll().where('subject_id', '=', orphan).execute();
+    for (const l of links) {
+      const clash = await tx.selectFrom('links').select('id').where('partner_id', '=', l.partner_id).where('subject_id', '=', target).executeTakeFirst();
+      if (clash) await tx.deleteFrom('links').where('id', '=', l.id).execute();
+      else await tx.updateTable('links').set({ subject_id: target }).where('id', '=', l.id).execute();
+    }
+    await tx.deleteFrom('subjects').where('id', '=', orphan).execute();
+  }
+}

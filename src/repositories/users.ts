@@ -1,0 +1,97 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, UserRow } from '../db/schema.js';
+import { emailHashes } from '../domain/identifiers.js';
+import { PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
+import { absorbOrphanSubjects } from './people.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface NewUserInput {
+  email: string;
+  userId: string;
+  passwordHash: string;
+  optedIn: boolean;
+}
+
+export class DuplicateUserError extends Error {
+  constructor(readonly field: 'email' | 'userId') {
+    super(field === 'email' ? 'an account with this e-mail address already exists' : 'this userId is taken');
+  }
+}
+
+export async function createUser(db: Kysely<Database>, input: NewUserInput, now: number): Promise<UserRow> {
+  const h = emailHashes(input.email);
+  return db.transaction().execute(async (tx) => {
+    if (await tx.selectFrom('users').select('id').where('email_md5', '=', h.md5).executeTakeFirst()) throw new DuplicateUserError('email');
+    if (await tx.selectFrom('users').select('id').where('user_id', '=', input.userId).executeTakeFirst()) throw new DuplicateUserError('userId');
+    const user = await tx
+      .insertInto('users')
+      .values({
+        user_id: input.userId,
+        email: h.email,
+        email_md5: h.md5,
+        email_sha256: h.sha256,
+        password_hash: input.passwordHash,
+        opted_in: input.optedIn ? 1 : 0,
+        discoverable: 1,
+        pro: 0,
+        public_fields: '[]',
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await absorbOrphanSubjects(tx, user, now);
+    return user;
+  });
+}
+
+export async function findUserByEmail(db: Q, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email_md5', '=', emailHashes(email).md5).executeTakeFirst();
+}
+
+export async function findUserByUserId(db: Q, userId: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function findUserByRef(db: Q, ref: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', ref).executeTakeFirst();
+}
+
+/** Finds by userId or e-mail address, as operators type them. */
+export async function findUserForOperator(db: Q, who: string): Promise<UserRow | undefined> {
+  return who.includes('@') ? findUserByEmail(db, who) : findUserByUserId(db, who);
+}
+
+export async function listUsers(db: Q, limit = 1000): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().orderBy('id').limit(limit).execute();
+}
+
+export type ProfileValues = Partial<Record<ProfileField, string | null>>;
+
+export async function updateProfile(db: Q, userRef: number, values: ProfileValues, publicFields: ProfileField[] | undefined, now: number): Promise<void> {
+  const set: Record<string, string | number | null> = { updated_at: now };
+  for (const [field, column] of PROFILE_FIELDS) {
+    const v = values[field];
+    if (v !== undefined) set[column] = v === null || v.trim() === '' ? null : v.trim();
+  }
+  if (publicFields) set.public_fields = JSON.stringify([...new Set(publicFields)]);
+  await db.updateTable('users').set(set).where('id', '=', userRef).execute();
+}
+
+export async function setUserFlags(db: Q, userRef: number, flags: { optedIn?: boolean; pro?: boolean; discoverable?: boolean }, now: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({
+      ...(flags.optedIn !== undefined ? { opted_in: flags.optedIn ? 1 : 0 } : {}),
+      ...(flags.pro !== undefined ? { pro: flags.pro ? 1 : 0 } : {}),
+      ...(flags.discoverable !== undefined ? { discoverable: flags.discoverable ? 1 : 0 } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', userRef)
+    .execute();
+}
+
+export async function setPasswordHash(db: Q, userRef: number, passwordHash: string, now: number): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userRef).execute();
+}

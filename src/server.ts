@@ -1,0 +1,36 @@
+// Starts the app: listen, log where, shut down cleanly on SIGINT/SIGTERM.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createContext, type AppContext } from './context.js';
+import { startBackgroundJobs } from './jobs/index.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  ctx: AppContext;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const ctx = await createContext(config);
+  const app = await buildApp(ctx);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const jobs = config.backgroundJobs ? startBackgroundJobs(ctx, app.log) : { stop: async () => {} };
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await jobs.stop();
+      await app.close();
+      await ctx.close();
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      app.log.info({ signal }, 'shutting down');
+      void stop().then(() => process.exit(0));
+    });
+  }
+  return { app, ctx, url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`, stop };
+}

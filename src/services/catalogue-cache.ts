@@ -1,0 +1,85 @@
+// The catalogue is read on every API call, so it lives in memory. A running server re-reads it when
+// the version stamp in the database changes (an operator's CLI edit), checking at most once per
+// `checkEveryMs`; popularity counts are refreshed on their own, slower clock.
+import type { Db } from '../db/database.js';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import type { Clock } from '../domain/clock.js';
+import { catalogueVersion, listCatalogue, popularityCounts } from '../repositories/catalogue.js';
+
+export type Order = 'popularity' | 'alphanumeric' | 'combined';
+export const ORDERS: readonly Order[] = ['popularity', 'alphanumeric', 'combined'];
+
+export interface CatalogueSnapshot {
+  readonly version: string;
+  /** Enabled services by id. */
+  readonly byId: ReadonlyMap<string, CatalogueEntry>;
+  readonly alphanumeric: readonly CatalogueEntry[];
+}
+
+const byName = (a: CatalogueEntry, b: CatalogueEntry) => {
+  const x = a.svcName.toLowerCase();
+  const y = b.svcName.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : a.svcId < b.svcId ? -1 : a.svcId > b.svcId ? 1 : 0;
+};
+
+export class CatalogueCache {
+  private snapshot: CatalogueSnapshot | undefined;
+  private checkedAt = -Infinity;
+  private popularity: { at: number; counts: Map<string, number>; stamp: number } | undefined;
+  private popularityStamp = 0;
+  private loading: Promise<CatalogueSnapshot> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly checkEveryMs = 1000,
+    private readonly popularityEveryMs = 60_000,
+  ) {}
+
+  async get(): Promise<CatalogueSnapshot> {
+    const now = this.clock.now();
+    if (this.snapshot && now - this.checkedAt < this.checkEveryMs) return this.snapshot;
+    this.loading ??= this.refresh(now).finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  private async refresh(now: number): Promise<CatalogueSnapshot> {
+    const version = await catalogueVersion(this.db.kysely);
+    this.checkedAt = now;
+    if (this.snapshot && this.snapshot.version === version) return this.snapshot;
+    const entries = await listCatalogue(this.db.kysely, false);
+    const alphanumeric = [...entries].sort(byName);
+    this.snapshot = { version, byId: new Map(entries.map((e) => [e.svcId, e])), alphanumeric };
+    return this.snapshot;
+  }
+
+  /** Forget cached state: the next read goes to the database (used after in-process writes). */
+  invalidate(): void {
+    this.checkedAt = -Infinity;
+    this.popularity = undefined;
+  }
+
+  private async counts(): Promise<{ counts: Map<string, number>; stamp: number }> {
+    const now = this.clock.now();
+    if (!this.popularity || now - this.popularity.at >= this.popularityEveryMs) {
+      const counts = await popularityCounts(this.db.kysely);
+      this.popularity = { at: now, counts, stamp: ++this.popularityStamp };
+    }
+    return this.popularity;
+  }
+
+  /** The ordered list and a stamp that changes whenever the list may have changed. */
+  async ordered(order: Order): Promise<{ list: readonly CatalogueEntry[]; stamp: string }> {
+    const snap = await this.get();
+    if (order === 'alphanumeric') return { list: snap.alphanumeric, stamp: snap.version };
+    const { counts, stamp } = await this.counts();
+    const n = (e: CatalogueEntry) => counts.get(e.svcId) ?? 0;
+    const popular = [...snap.alphanumeric].sort((a, b) => n(b) - n(a) || byName(a, b));
+    if (order === 'popularity') return { list: popular, stamp: `${snap.version}:${stamp}` };
+    const top = popular.slice(0, 10);
+    const topIds = new Set(top.map((e) => e.svcId));
+    return { list: [...top, ...snap.alphanumeric.filter((e) => !topIds.has(e.svcId))], stamp: `${snap.version}:${stamp}` };
+  }
+}

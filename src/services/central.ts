@@ -1,0 +1,117 @@
+// Changes to a user's central repository, and the announcements they cause (SPEC §9): every change
+// is written to the outbox for each partner linked to the user, except the partner that caused it.
+import type { Transaction } from 'kysely';
+import { buildProfileUrl } from '../catalogue/profile-url.js';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import type { CentralIdentityRow, Database, UserRow } from '../db/schema.js';
+import { writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
+
+type Tx = Transaction<Database>;
+
+export function normaliseUsrSvcId(usrSvcId: string): string {
+  return usrSvcId.trim().toLowerCase().replace(/^@/, '');
+}
+
+interface LinkedPartner {
+  partner_id: number;
+  user_identifier: string;
+  trusted: number;
+}
+
+export async function linkedPartners(tx: Tx, userRef: number): Promise<LinkedPartner[]> {
+  const rows = await tx
+    .selectFrom('links as l')
+    .innerJoin('partners as p', 'p.id', 'l.partner_id')
+    .where('l.user_ref', '=', userRef)
+    .select(['l.partner_id', 'l.user_identifier', 'p.trusted'])
+    .orderBy('l.id')
+    .execute();
+  // One announcement per partner even if it linked the user under two identifiers.
+  const seen = new Set<number>();
+  return rows.filter((r) => (seen.has(r.partner_id) ? false : (seen.add(r.partner_id), true)));
+}
+
+export async function announce(
+  tx: Tx,
+  user: UserRow,
+  type: EventType,
+  data: (p: LinkedPartner) => Record<string, unknown>,
+  now: number,
+  options: { except?: number; only?: LinkedPartner[] } = {},
+): Promise<void> {
+  const partners = options.only ?? (await linkedPartners(tx, user.id));
+  const events: EventToWrite[] = partners
+    .filter((p) => p.partner_id !== options.except)
+    .map((p) => ({ partnerId: p.partner_id, userRef: user.id, type, data: { user_identifier: p.user_identifier, userId: user.user_id, ...data(p) } }));
+  await writeEvents(tx, events, now);
+}
+
+function identityData(user: UserRow, svc: CatalogueEntry, row: { usr_svc_id: string; verified: number }) {
+  return (p: LinkedPartner) => ({
+    svcId: svc.svcId,
+    ...(p.trusted || user.pro ? { usrSvcId: row.usr_svc_id } : {}),
+    url: buildProfileUrl(svc, row.usr_svc_id),
+    verified: row.verified === 1,
+  });
+}
+
+export type CentralChange = 'added' | 'replaced' | 'unchanged' | 'kept_verified';
+
+/**
+ * Sets (service → identifier) in the central repository. A partner's push never overwrites an entry
+ * the user proved (verified): the proof is the user's, not the partner's.
+ */
+export async function setCentralIdentity(
+  tx: Tx,
+  user: UserRow,
+  svc: CatalogueEntry,
+  usrSvcId: string,
+  source: { partnerId: number | null },
+  now: number,
+): Promise<{ change: CentralChange; row: CentralIdentityRow }> {
+  const existing = await tx.selectFrom('central_identities').selectAll().where('user_ref', '=', user.id).where('svc_id', '=', svc.svcId).executeTakeFirst();
+  if (existing && existing.usr_svc_id === usrSvcId) return { change: 'unchanged', row: existing };
+  if (existing && existing.verified && source.partnerId !== null) return { change: 'kept_verified', row: existing };
+  let row: CentralIdentityRow;
+  if (existing) {
+    row = await tx
+      .updateTable('central_identities')
+      .set({ usr_svc_id: usrSvcId, usr_svc_id_norm: normaliseUsrSvcId(usrSvcId), verified: 0, verified_by: null, verified_at: null, last_checked_at: null, source_partner_id: source.partnerId, updated_at: now })
+      .where('id', '=', existing.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } else {
+    row = await tx
+      .insertInto('central_identities')
+      .values({
+        user_ref: user.id,
+        svc_id: svc.svcId,
+        usr_svc_id: usrSvcId,
+        usr_svc_id_norm: normaliseUsrSvcId(usrSvcId),
+        verified: 0,
+        verified_by: null,
+        verified_at: null,
+        last_checked_at: null,
+        source_partner_id: source.partnerId,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+  await announce(tx, user, 'identity.updated', identityData(user, svc, row), now, source.partnerId !== null ? { except: source.partnerId } : {});
+  return { change: existing ? 'replaced' : 'added', row };
+}
+
+/**
+ * Removes a central entry. A partner may remove only what it put there and the user has not
+ * verified (SPEC §9); the user may remove anything.
+ */
+export async function removeCentralIdentity(tx: Tx, user: UserRow, svcId: string, by: { partnerId: number | null }, now: number): Promise<boolean> {
+  let q = tx.deleteFrom('central_identities').where('user_ref', '=', user.id).where('svc_id', '=', svcId);
+  if (by.partnerId !== null) q = q.where('source_partner_id', '=', by.partnerId).where('verified', '=', 0);
+  const r = await q.executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) return false;
+  await announce(tx, user, 'identity.removed', () => ({ svcId }), now, by.partnerId !== null ? { except: by.partnerId } : {});
+  return true;
+}

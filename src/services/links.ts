@@ -1,0 +1,97 @@
+// sync_user / unsync_user (SPEC §4.5, §4.6, §9): linking a partner's repository for one person to a
+// user's account, with the copy-in at link time, and credential checks that are throttled before
+// any hashing and answer identically for an unknown address and a wrong password.
+import type { AppContext } from '../context.js';
+import type { PartnerRow, UserRow } from '../db/schema.js';
+import { errors } from '../domain/errors.js';
+import { emailHashes, type ParsedIdentifier } from '../domain/identifiers.js';
+import { burnPasswordCheck, verifyPassword } from '../domain/passwords.js';
+import { findOrCreatePerson, findPerson } from '../repositories/people.js';
+import { findUserByEmail } from '../repositories/users.js';
+import { announce, setCentralIdentity } from './central.js';
+import { findLink } from './partner-data.js';
+
+export interface Credentials {
+  email: string;
+  password: string;
+  /** Where the person is (the partner's end user), for throttling; else the caller's address. */
+  clientAddress: string;
+}
+
+function throttleKeys(partner: PartnerRow, c: Credentials) {
+  return {
+    account: `cred:acct:${emailHashes(c.email).sha256}`,
+    origin: `cred:pa:${partner.id}:${c.clientAddress}`,
+  };
+}
+
+/** Checks e-mail and password, throttled per account and per partner + end-user address. */
+export async function checkCredentials(ctx: AppContext, partner: PartnerRow, c: Credentials): Promise<UserRow> {
+  const keys = throttleKeys(partner, c);
+  const cfg = ctx.config;
+  const wait = Math.max(
+    await ctx.throttle.blockedFor(keys.account, cfg.syncFailuresPerAccount),
+    await ctx.throttle.blockedFor(keys.origin, cfg.syncFailuresPerPartnerAddress),
+  );
+  if (wait > 0) throw errors.rateLimited(wait);
+  const user = await findUserByEmail(ctx.db.kysely, c.email);
+  const ok = user ? await verifyPassword(user.password_hash, c.password) : (await burnPasswordCheck(c.password), false);
+  if (!user || !ok) {
+    await ctx.throttle.recordFailure(keys.account, cfg.syncFailureWindowSeconds);
+    await ctx.throttle.recordFailure(keys.origin, cfg.syncFailureWindowSeconds);
+    throw errors.invalidCredentials();
+  }
+  await ctx.throttle.reset(keys.account);
+  return user;
+}
+
+/** How the partner names the person in webhooks: as it did, except that an address becomes its MD5. */
+function identifierForPartner(id: ParsedIdentifier, raw: string): string {
+  return id.kind === 'email' ? id.md5 : raw.trim().toLowerCase();
+}
+
+export async function linkUser(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, rawIdentifier: string, user: UserRow): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    const person = await findOrCreatePerson(tx, id, now);
+    const existing = await tx.selectFrom('links').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).executeTakeFirst();
+    if (existing && existing.user_ref === user.id) return; // already linked: true again, nothing new
+    if (existing) {
+      // The person proved a different account: the link moves to it.
+      await tx.updateTable('links').set({ user_ref: user.id, created_at: now }).where('id', '=', existing.id).execute();
+    } else {
+      await tx
+        .insertInto('links')
+        .values({ partner_id: partner.id, subject_id: person.subjectId, user_ref: user.id, user_identifier: identifierForPartner(id, rawIdentifier), created_at: now })
+        .execute();
+    }
+    await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
+    // Copy-in: the partner's entries fill services the central repository does not have yet.
+    const snap = await ctx.catalogue.get();
+    const own = await tx.selectFrom('partner_identities').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).orderBy('id').execute();
+    const have = new Set((await tx.selectFrom('central_identities').select('svc_id').where('user_ref', '=', user.id).execute()).map((r) => r.svc_id));
+    for (const e of own) {
+      const svc = snap.byId.get(e.svc_id);
+      if (!svc || have.has(e.svc_id)) continue;
+      await setCentralIdentity(tx, user, svc, e.usr_svc_id, { partnerId: partner.id }, now);
+    }
+  });
+}
+
+export async function unlinkUser(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, credentials: Credentials | null): Promise<UserRow> {
+  const db = ctx.db.kysely;
+  const person = await findPerson(db, id);
+  const link = await findLink(db, partner, person);
+  if (!link) throw errors.linkNotFound();
+  if (credentials) {
+    const user = await checkCredentials(ctx, partner, credentials);
+    if (user.id !== link.user_ref) throw errors.invalidCredentials();
+  }
+  const now = ctx.clock.now();
+  return db.transaction().execute(async (tx) => {
+    const user = await tx.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirstOrThrow();
+    await tx.deleteFrom('links').where('id', '=', link.id).execute();
+    await announce(tx, user, 'link.removed', () => ({ partner: partner.name }), now, { except: partner.id });
+    return user;
+  });
+}

@@ -1,0 +1,149 @@
+// What partners push and read (SPEC §3, §4.1, §4.3, §9): the partner repository, the merge with
+// the central repository for linked users, and the visibility rules.
+import type { Kysely } from 'kysely';
+import { buildProfileUrl } from '../catalogue/profile-url.js';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import type { AppContext } from '../context.js';
+import type { Database, PartnerRow, UserRow } from '../db/schema.js';
+import { errors } from '../domain/errors.js';
+import type { ParsedIdentifier } from '../domain/identifiers.js';
+import { findOrCreatePerson, findPerson, type Person } from '../repositories/people.js';
+import type { CatalogueSnapshot } from './catalogue-cache.js';
+import { removeCentralIdentity, setCentralIdentity } from './central.js';
+
+export interface ViewEntry {
+  svc: CatalogueEntry;
+  usrSvcId: string;
+  /** Whether this caller may see usrSvcId (SPEC §3 rule 5). */
+  showUsrSvcId: boolean;
+  verified: boolean;
+  updatedAt: number;
+}
+
+/** A person is visible to partners other than through their own pushes only when opted in. */
+export const isVisible = (user: UserRow | undefined): user is UserRow => user !== undefined && user.opted_in === 1;
+
+export function bySvcName(a: ViewEntry, b: ViewEntry): number {
+  const x = a.svc.svcName.toLowerCase();
+  const y = b.svc.svcName.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : a.svc.svcId < b.svc.svcId ? -1 : 1;
+}
+
+export function entryUrl(e: ViewEntry): string {
+  return buildProfileUrl(e.svc, e.usrSvcId);
+}
+
+export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): Promise<ViewEntry[]> {
+  const rows = await db
+    .selectFrom('central_identities')
+    .select(['svc_id', 'usr_svc_id', 'verified', 'source_partner_id', 'updated_at'])
+    .where('user_ref', '=', user.id)
+    .execute();
+  const out: ViewEntry[] = [];
+  for (const r of rows) {
+    const svc = snap.byId.get(r.svc_id);
+    if (!svc) continue; // disabled service: kept, not shown
+    out.push({
+      svc,
+      usrSvcId: r.usr_svc_id,
+      showUsrSvcId: partner !== null && (partner.trusted === 1 || user.pro === 1 || r.source_partner_id === partner.id),
+      verified: r.verified === 1,
+      updatedAt: r.updated_at,
+    });
+  }
+  return out;
+}
+
+async function ownEntries(db: Kysely<Database>, snap: CatalogueSnapshot, partner: PartnerRow, subjectId: number): Promise<ViewEntry[]> {
+  const rows = await db
+    .selectFrom('partner_identities')
+    .select(['svc_id', 'usr_svc_id', 'updated_at'])
+    .where('partner_id', '=', partner.id)
+    .where('subject_id', '=', subjectId)
+    .execute();
+  const out: ViewEntry[] = [];
+  for (const r of rows) {
+    const svc = snap.byId.get(r.svc_id);
+    if (svc) out.push({ svc, usrSvcId: r.usr_svc_id, showUsrSvcId: true, verified: false, updatedAt: r.updated_at });
+  }
+  return out;
+}
+
+/** The link between this partner and this person, if any (by subject, or by the account itself). */
+export async function findLink(db: Kysely<Database>, partner: PartnerRow, person: Person) {
+  if (person.subjectId === undefined && !person.user) return undefined;
+  return db
+    .selectFrom('links')
+    .selectAll()
+    .where('partner_id', '=', partner.id)
+    .where((eb) => {
+      const ors = [];
+      if (person.subjectId !== undefined) ors.push(eb('subject_id', '=', person.subjectId));
+      if (person.user) ors.push(eb('user_ref', '=', person.user.id));
+      return eb.or(ors);
+    })
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+/** SPEC §3 rule 3: the central repository of an opted-in user. */
+export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<{ user: UserRow; entries: ViewEntry[] }> {
+  const person = await findPerson(ctx.db.kysely, id);
+  if (!isVisible(person.user)) throw errors.userNotFound();
+  const snap = await ctx.catalogue.get();
+  const entries = await centralEntries(ctx.db.kysely, snap, person.user, partner);
+  return { user: person.user, entries: entries.sort(bySvcName) };
+}
+
+/** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. */
+export async function privateView(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier): Promise<ViewEntry[]> {
+  const db = ctx.db.kysely;
+  const person = await findPerson(db, id);
+  const snap = await ctx.catalogue.get();
+  const own = person.subjectId === undefined ? [] : await ownEntries(db, snap, partner, person.subjectId);
+  const link = await findLink(db, partner, person);
+  let linkedUser: UserRow | undefined;
+  if (link) linkedUser = person.user?.id === link.user_ref ? person.user : await db.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirst();
+  if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
+  if (!isVisible(linkedUser)) return own.sort(bySvcName);
+  const merged = new Map(own.map((e) => [e.svc.svcId, e]));
+  for (const c of await centralEntries(db, snap, linkedUser, partner)) {
+    const mine = merged.get(c.svc.svcId);
+    // On a clash the central entry wins when verified, else the newer one.
+    if (!mine || c.verified || c.updatedAt > mine.updatedAt) merged.set(c.svc.svcId, mine && mine.usrSvcId === c.usrSvcId ? { ...c, showUsrSvcId: true } : c);
+  }
+  return [...merged.values()].sort(bySvcName);
+}
+
+export const USR_SVC_ID_MAX = 255;
+
+export function validateUsrSvcId(raw: string | undefined): string {
+  const v = (raw ?? '').trim();
+  if (v.length > USR_SVC_ID_MAX) throw errors.invalidRequest(`usrSvcId must be at most ${USR_SVC_ID_MAX} characters`);
+  if (/[\u0000-\u001F\u007F-\u009F\u2028\u2029]/.test(v)) throw errors.invalidRequest('usrSvcId must not contain control characters');
+  return v;
+}
+
+/** SPEC §4.3: add, replace or remove one entry of the partner's repository (and flow it when linked). */
+export async function pushIdentity(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    const person = usrSvcId === '' ? await findPerson(tx, id) : await findOrCreatePerson(tx, id, now);
+    if (person.subjectId === undefined) return; // removing what never existed: a no-op
+    const subjectId = person.subjectId;
+    if (usrSvcId === '') {
+      await tx.deleteFrom('partner_identities').where('partner_id', '=', partner.id).where('subject_id', '=', subjectId).where('svc_id', '=', svc.svcId).execute();
+    } else {
+      await tx
+        .insertInto('partner_identities')
+        .values({ partner_id: partner.id, subject_id: subjectId, svc_id: svc.svcId, usr_svc_id: usrSvcId, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.columns(['partner_id', 'subject_id', 'svc_id']).doUpdateSet({ usr_svc_id: usrSvcId, updated_at: now }))
+        .execute();
+    }
+    const link = await tx.selectFrom('links').select('user_ref').where('partner_id', '=', partner.id).where('subject_id', '=', subjectId).executeTakeFirst();
+    if (!link) return;
+    const user = await tx.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirstOrThrow();
+    if (usrSvcId === '') await removeCentralIdentity(tx, user, svc.svcId, { partnerId: partner.id }, now);
+    else await setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: partner.id }, now);
+  });
+}

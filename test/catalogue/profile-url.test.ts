@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadCatalogueFile } from '../../src/catalogue/catalogue-file.js';
+import { buildProfileUrl, matchesPattern } from '../../src/catalogue/profile-url.js';
+
+const template = (svcLeftURL: string, svcRightURL = '', urlBuilder: string | null = null) => ({
+  svcLeftURL,
+  svcRightURL,
+  urlBuilder,
+});
+const github = template('https://www.github.com/');
+const medium = template('https://medium.com/@');
+const arduino = template('https://forum.arduino.cc/u/', '/summary');
+const hackerNews = template('https://news.ycombinator.com/user?id=');
+const tumblr = template('https://', '.tumblr.com/');
+const mastodon = template('', '', 'mastodon');
+
+test('path templates keep readable identifiers readable', () => {
+  assert.equal(buildProfileUrl(github, 'neilsimon'), 'https://www.github.com/neilsimon');
+  assert.equal(buildProfileUrl(github, 'neil.simon'), 'https://www.github.com/neil.simon');
+  assert.equal(buildProfileUrl(github, '@neil'), 'https://www.github.com/@neil');
+  assert.equal(buildProfileUrl(github, 'neil+x'), 'https://www.github.com/neil+x');
+  assert.equal(buildProfileUrl(github, 'neil_s-1~'), 'https://www.github.com/neil_s-1~');
+  assert.equal(buildProfileUrl(arduino, 'neil:s'), 'https://forum.arduino.cc/u/neil:s/summary');
+});
+
+test('path templates escape what would leave the path segment', () => {
+  assert.equal(buildProfileUrl(github, 'a/b?c#d'), 'https://www.github.com/a%2Fb%3Fc%23d');
+  assert.equal(buildProfileUrl(github, 'a\\b%20'), 'https://www.github.com/a%5Cb%2520');
+  assert.equal(buildProfileUrl(github, 'neil simon'), 'https://www.github.com/neil%20simon');
+  assert.equal(buildProfileUrl(github, 'zoë'), 'https://www.github.com/zo%C3%AB');
+  assert.equal(buildProfileUrl(arduino, '../admin'), 'https://forum.arduino.cc/u/..%2Fadmin/summary');
+  assert.equal(buildProfileUrl(github, '..'), '');
+  assert.equal(buildProfileUrl(github, '.'), '');
+  assert.equal(buildProfileUrl(github, ''), '');
+  assert.equal(buildProfileUrl(github, '\uD800'), '', 'a lone surrogate cannot be encoded');
+});
+
+test('a template ending in @ does not double a leading @', () => {
+  assert.equal(buildProfileUrl(medium, '@neil'), 'https://medium.com/@neil');
+  assert.equal(buildProfileUrl(medium, 'neil'), 'https://medium.com/@neil');
+  assert.equal(buildProfileUrl(medium, '@'), '');
+});
+
+test('query templates escape + and separators', () => {
+  assert.equal(buildProfileUrl(hackerNews, 'neil+x'), 'https://news.ycombinator.com/user?id=neil%2Bx');
+  assert.equal(buildProfileUrl(hackerNews, 'a&b=c'), 'https://news.ycombinator.com/user?id=a%26b%3Dc');
+  assert.equal(buildProfileUrl(hackerNews, '@neil'), 'https://news.ycombinator.com/user?id=@neil');
+});
+
+test('host templates accept only host-name labels', () => {
+  assert.equal(buildProfileUrl(tumblr, 'neil'), 'https://neil.tumblr.com/');
+  assert.equal(buildProfileUrl(tumblr, 'neil-s_1'), 'https://neil-s_1.tumblr.com/');
+  assert.equal(buildProfileUrl(tumblr, 'neil.simon'), 'https://neil.simon.tumblr.com/');
+  for (const id of ['@neil', 'neil+x', 'evil.com/', 'evil.com#', 'a@evil.com', 'a b', '.neil', 'neil.', 'a..b']) {
+    assert.equal(buildProfileUrl(tumblr, id), '', id);
+  }
+});
+
+test('the mastodon builder turns a handle into the instance profile URL', () => {
+  assert.equal(buildProfileUrl(mastodon, 'neil@mastodon.social'), 'https://mastodon.social/@neil');
+  assert.equal(buildProfileUrl(mastodon, '@neil@mastodon.social'), 'https://mastodon.social/@neil');
+  assert.equal(buildProfileUrl(mastodon, '@Neil_S@Social.Example.co.uk'), 'https://social.example.co.uk/@Neil_S');
+  for (const id of ['neil', '@neil', 'neil@', 'neil@localhost', 'neil@host/x', 'a@b@c.com', 'ne il@x.org', 'neil@x.org:8080', 'neil@a..org']) {
+    assert.equal(buildProfileUrl(mastodon, id), '', id);
+  }
+});
+
+test('unknown builders and entries without a template build nothing', () => {
+  assert.equal(buildProfileUrl(template('', '', 'bluesky'), 'neil'), '');
+  assert.equal(buildProfileUrl(template(''), 'neil'), '');
+  assert.equal(buildProfileUrl(template('javascript:alert('), 'neil'), '');
+});
+
+test('every shipped entry builds an http(s) URL for a plain identifier', () => {
+  for (const entry of loadCatalogueFile()) {
+    const id = entry.urlBuilder === 'mastodon' ? 'neil@mastodon.social' : 'neil';
+    const url = buildProfileUrl(entry, id);
+    assert.match(url, /^https?:\/\//, entry.svcId);
+    if (entry.urlBuilder === null) assert.equal(url, `${entry.svcLeftURL}neil${entry.svcRightURL}`);
+  }
+});
+
+test('matchesPattern', () => {
+  const githubPattern = '^[a-zA-Z0-9](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9])){0,38}$';
+  assert.equal(matchesPattern(null, 'anything at all'), true);
+  assert.equal(matchesPattern(githubPattern, 'neil-simon'), true);
+  assert.equal(matchesPattern(githubPattern, 'neil--simon'), false);
+  assert.equal(matchesPattern(githubPattern, 'neil.simon'), false);
+  assert.equal(matchesPattern('[a-zA-Z0-9]{3,15}', '!!abc!!'), true, 'unanchored patterns search, as in Sherlock');
+  assert.equal(matchesPattern('^[a-zA-Z0-9-_]{1,30}$', 'neil_s-1'), true, 'compiled without the u flag');
+  assert.equal(matchesPattern('([a-z', 'neil'), true, 'a broken pattern blocks nobody');
+  const mastodonPattern = loadCatalogueFile().find((e) => e.svcId === 'mastodon')!.regexCheck;
+  assert.equal(matchesPattern(mastodonPattern, '@neil@mastodon.social'), true);
+  assert.equal(matchesPattern(mastodonPattern, 'neil'), false);
+});
