@@ -11,6 +11,7 @@ import { redactUrl, SECRET_FIELDS } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
+import { registerSite, renderSiteError } from './site/index.js';
 
 export interface AppOptions {
   /** Where JSON log lines go (tests read them); defaults to stdout. */
@@ -72,8 +73,9 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     metrics.duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
 
-  installErrorHandling(app, options.errorRenderers ?? {});
+  installErrorHandling(app, { site: (_req, status, message) => renderSiteError(status, message), ...options.errorRenderers });
   registerOps(app, ctx, metrics);
   registerApi(app, ctx);
+  await registerSite(app, ctx);
   return app;
 }

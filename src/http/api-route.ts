@@ -30,6 +30,8 @@ export interface ApiOperation {
   summary: string;
   description?: string;
   paths: string[];
+  /** Paths answered on POST only (the seed's unsync_user shares the widget's path shape). */
+  postOnlyPaths?: string[];
   /** Body fields besides api_token, which every operation accepts (old clients always send it). */
   body?: TProperties;
   /** Query fields besides `format`. */
@@ -124,6 +126,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   op.paths.forEach((path, i) => {
     // GET carries no body (Fastify refuses a body schema on it); POST carries the body fields.
     for (const method of ['GET', 'POST'] as const) {
+      if (method === 'GET' && op.postOnlyPaths?.includes(path)) continue;
       app.route({
         method,
         url: path,

@@ -36,7 +36,7 @@ export function toApiError(err: unknown, requestId: string): ApiError {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError, renderers: ErrorRenderers): FastifyReply {
-  const kind = (request.routeOptions.config as { kind?: RouteKind } | undefined)?.kind ?? 'api';
+  const kind = (request.routeOptions.config as { kind?: RouteKind } | undefined)?.kind ?? (request.url.startsWith('/api/') ? 'api' : 'site');
   reply.code(err.status);
   if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
   if (kind === 'widget' && renderers.widget) {

@@ -1,0 +1,240 @@
+// The typed TypeScript client of the idsvc partner API (`import { IdsvcClient } from 'idsvc/client'`).
+// One method per operation; answers parsed into typed objects; errors thrown as IdsvcError with the
+// API's error code. Runs on the partner's server: it holds the api_token.
+import { createHmac } from 'node:crypto';
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'credentials_in_query'
+  | 'invalid_api_key'
+  | 'invalid_api_token'
+  | 'invalid_credentials'
+  | 'forbidden'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'internal_error';
+
+export class IdsvcError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly status: number,
+    readonly requestId: string | null,
+    /** Seconds to wait before retrying (rate_limited). */
+    readonly retryAfter: number | null,
+  ) {
+    super(message);
+    this.name = 'IdsvcError';
+  }
+}
+
+export interface CatalogueService {
+  svcId: string;
+  svcName: string;
+  svcURL: string;
+  svcLeftURL: string;
+  svcRightURL: string;
+  svcMobileURL: string;
+  svcIphoneURL: string;
+  svcFavicon: string;
+  svcIcon: string;
+  svcIphoneIcon: string;
+}
+
+export interface UserService {
+  svcId: string;
+  svcName: string;
+  /** Present only for trusted partners, pro users, or the partner's own pushes. */
+  usrSvcId?: string;
+  url: string;
+  verified: boolean;
+  svcFavicon: string;
+}
+
+export interface Profile {
+  userId: string;
+  url: string;
+  nickname?: string;
+  firstName?: string;
+  lastName?: string;
+  street?: string;
+  city?: string;
+  region?: string;
+  country?: string;
+  bio?: string;
+}
+
+export interface ReverseLookupUser {
+  userId: string;
+  url: string;
+  verified: boolean;
+}
+
+export interface Contact {
+  identifier: string;
+  userId: string;
+  services: UserService[];
+}
+
+export type ProfileType = 'public' | 'private';
+export type Order = 'popularity' | 'alphanumeric' | 'combined';
+
+export interface ClientOptions {
+  /** The service's address, e.g. https://id.example.org */
+  baseUrl: string;
+  apiKey: string;
+  /** Needed for private views and every write; keep it on your server. */
+  apiToken?: string;
+  fetch?: typeof fetch;
+}
+
+type Json = Record<string, unknown>;
+
+function seg(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function toUserService(raw: Json): UserService {
+  const s: UserService = {
+    svcId: String(raw.svcId),
+    svcName: String(raw.svcName),
+    url: String(raw.url ?? ''),
+    verified: raw.verified === 'TRUE',
+    svcFavicon: String(raw.svcFavicon ?? ''),
+  };
+  if (typeof raw.usrSvcId === 'string') s.usrSvcId = raw.usrSvcId;
+  return s;
+}
+
+export class IdsvcClient {
+  private readonly base: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  private async call(path: string, body: Record<string, string | undefined> = {}, query: Record<string, string> = {}): Promise<Json> {
+    const form = new URLSearchParams();
+    if (this.options.apiToken) form.set('api_token', this.options.apiToken);
+    for (const [k, v] of Object.entries(body)) if (v !== undefined) form.set(k, v);
+    const qs = new URLSearchParams(query).toString();
+    const res = await this.fetchImpl(`${this.base}/api/${path}${qs ? `?${qs}` : ''}`, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    const text = await res.text();
+    let json: Json;
+    try {
+      json = JSON.parse(text) as Json;
+    } catch {
+      throw new IdsvcError('internal_error', `unexpected answer (HTTP ${res.status})`, res.status, res.headers.get('x-request-id'), null);
+    }
+    if (!res.ok || 'error' in json) {
+      const err = (json.error ?? {}) as Json;
+      const retry = res.headers.get('retry-after');
+      throw new IdsvcError((err.code as ErrorCode) ?? 'internal_error', String(err.message ?? `HTTP ${res.status}`), res.status, res.headers.get('x-request-id'), retry ? Number(retry) : null);
+    }
+    return json;
+  }
+
+  private get key(): string {
+    return seg(this.options.apiKey);
+  }
+
+  /** service_details: all services, one, or ordered and limited. */
+  async serviceDetails(opts: { svcId?: string; order?: Order; limit?: number } = {}): Promise<CatalogueService[]> {
+    let path = `service_details/${this.key}`;
+    if (opts.svcId !== undefined) path += `/${seg(opts.svcId)}`;
+    else if (opts.order !== undefined) path += `/${opts.order}${opts.limit !== undefined ? `/${opts.limit}` : ''}`;
+    else if (opts.limit !== undefined) path += `/alphanumeric/${opts.limit}`;
+    const json = await this.call(path);
+    return (json.services as CatalogueService[]) ?? [];
+  }
+
+  /** return_services: the identities of a person, as this partner may see them. */
+  async returnServices(userIdentifier: string, opts: { profileType?: ProfileType } = {}): Promise<UserService[]> {
+    const json = await this.call(`return_services/${this.key}/${seg(userIdentifier)}/${opts.profileType ?? 'private'}`);
+    return ((json.services as Json[]) ?? []).map(toUserService);
+  }
+
+  /** update_service: set (or, with an empty usrSvcId, remove) the person's identifier on a service. */
+  async updateService(userIdentifier: string, svcId: string, usrSvcId: string): Promise<{ svcId: string; usrSvcId: string }> {
+    // The identifier travels in the body so that any character (a slash, a question mark) is safe.
+    const json = await this.call(`update_service/${this.key}/${seg(userIdentifier)}/${seg(svcId)}`, { usrSvcId });
+    const s = json.service as Json;
+    return { svcId: String(s.svcId), usrSvcId: String(s.usrSvcId ?? '') };
+  }
+
+  /** sync_user: link this partner's repository for the person to their account. */
+  async syncUser(userIdentifier: string, creds: { email: string; password: string; endUserIp?: string }): Promise<true> {
+    await this.call(`sync_user/${this.key}/${seg(userIdentifier)}`, { email_address: creds.email, password: creds.password, end_user_ip: creds.endUserIp });
+    return true;
+  }
+
+  /** The raw XML answer of sync_user, to hand to the widget's handle_sync_results_idsvc. */
+  async syncUserForWidget(userIdentifier: string, creds: { email: string; password: string; endUserIp?: string }): Promise<{ ok: boolean; xml: string; status: number }> {
+    const form = new URLSearchParams({ email_address: creds.email, password: creds.password });
+    if (this.options.apiToken) form.set('api_token', this.options.apiToken);
+    if (creds.endUserIp) form.set('end_user_ip', creds.endUserIp);
+    const res = await this.fetchImpl(`${this.base}/api/sync_user/${this.key}/${seg(userIdentifier)}`, {
+      method: 'POST',
+      headers: { accept: 'application/xml', 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    return { ok: res.ok, xml: await res.text(), status: res.status };
+  }
+
+  /** unsync_user: end the link; returns the unlinked user's userId. */
+  async unsyncUser(userIdentifier: string, creds: { email?: string; password?: string } = {}): Promise<string> {
+    const json = await this.call(`unsync_user/${this.key}/${seg(userIdentifier)}`, { email_address: creds.email, password: creds.password });
+    return String(json.user_identifier);
+  }
+
+  /** return_profile: the person's profile fields that this partner may see. */
+  async returnProfile(userIdentifier: string, opts: { profileType?: ProfileType } = {}): Promise<Profile> {
+    const json = await this.call(`return_profile/${this.key}/${seg(userIdentifier)}/${opts.profileType ?? 'private'}`);
+    return json.profile as Profile;
+  }
+
+  /** reverse_lookup: which opted-in users claim this identity. */
+  async reverseLookup(svcId: string, usrSvcId: string): Promise<ReverseLookupUser[]> {
+    const json = await this.call(`reverse_lookup/${this.key}/${seg(svcId)}/${seg(usrSvcId)}`);
+    return ((json.users as Json[]) ?? []).map((u) => ({ userId: String(u.userId), url: String(u.url), verified: u.verified === 'TRUE' }));
+  }
+
+  /** return_contacts: which of a linked user's contacts are on the service, with their public identities. */
+  async returnContacts(userIdentifier: string, contacts: string[]): Promise<Contact[]> {
+    const json = await this.call(`return_contacts/${this.key}/${seg(userIdentifier)}`, { contacts: contacts.join('\n') });
+    return ((json.contacts as Json[]) ?? []).map((c) => ({
+      identifier: String(c.identifier),
+      userId: String(c.userId),
+      services: ((c.services as Json[]) ?? []).map(toUserService),
+    }));
+  }
+
+  /**
+   * The widget's script URL, signed so that it pre-fills this partner's private view (SPEC §7).
+   * Build it on your server and put it in the page; it expires after `expiresInSeconds`.
+   */
+  widgetUrl(userIdentifier: string, opts: { displaySync?: boolean; expiresInSeconds?: number; lang?: string; now?: number } = {}): string {
+    const path = `${this.base}/api/service_collection_widget/${this.key}/${seg(userIdentifier)}/${opts.displaySync === false ? 'FALSE' : 'TRUE'}`;
+    const params = new URLSearchParams();
+    if (this.options.apiToken) {
+      const exp = Math.floor((opts.now ?? Date.now()) / 1000) + (opts.expiresInSeconds ?? 3600);
+      params.set('exp', String(exp));
+      params.set('sig', signWidget(this.options.apiKey, userIdentifier, exp, this.options.apiToken));
+    }
+    if (opts.lang) params.set('lang', opts.lang);
+    const qs = params.toString();
+    return qs ? `${path}?${qs}` : path;
+  }
+}
+
+/** hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}" keyed with the api_token (SPEC §7). */
+export function signWidget(apiKey: string, userIdentifier: string, exp: number, apiToken: string): string {
+  return createHmac('sha256', apiToken).update(`${apiKey}:${userIdentifier}:${exp}`).digest('hex');
+}

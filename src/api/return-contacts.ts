@@ -1,0 +1,57 @@
+// SPEC §4.9: which of a linked user's contacts are opted-in, discoverable users, with their public
+// identities. The link is the user's consent to have their address book matched.
+import { Type } from '@sinclair/typebox';
+import { errors } from '../domain/errors.js';
+import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
+import type { ApiOperation } from '../http/api-route.js';
+import { list, type Fields } from '../http/document.js';
+import { findPerson, findUserByIdentifier } from '../repositories/people.js';
+import { bySvcName, centralEntries, findLink, isVisible } from '../services/partner-data.js';
+import { userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
+
+export const MAX_CONTACTS = 1000;
+
+function parseContacts(raw: string | undefined): { given: string; id: ParsedIdentifier }[] {
+  const items = (raw ?? '').split(/[,\n\r]+/).map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) throw errors.invalidRequest('contacts is missing: send up to 1000 user_identifiers separated by commas or newlines');
+  if (items.length > MAX_CONTACTS) throw errors.invalidRequest(`contacts holds ${items.length} entries; at most ${MAX_CONTACTS}`);
+  const out: { given: string; id: ParsedIdentifier }[] = [];
+  for (const given of items) {
+    try {
+      out.push({ given, id: parseUserIdentifier(given) });
+    } catch {
+      // An address book holds all sorts of strings; one that names nobody simply matches nobody.
+    }
+  }
+  return out;
+}
+
+export const returnContacts: ApiOperation = {
+  operationId: 'return_contacts',
+  summary: 'Match a linked user\'s contacts against the service',
+  description:
+    'The user must have linked this partner. `contacts`: up to 1000 user_identifiers separated by commas or newlines. Answers each contact that is an opted-in, discoverable user, with the public view of their identities. Entries that are not a valid identifier match nobody.',
+  paths: ['/api/return_contacts/:api_key/:user_identifier'],
+  body: { contacts: Type.Optional(Type.String({ maxLength: 65536 })) },
+  tokenRequired: true,
+  response: Type.Object({ contacts: Type.Array(Type.Object({ identifier: Type.String(), userId: Type.String(), services: Type.Array(userServiceSchema) })) }),
+  async handler(call) {
+    const db = call.ctx.db.kysely;
+    const person = await findPerson(db, userIdentifierOf(call));
+    const link = await findLink(db, call.partner, person);
+    const owner = link ? (person.user?.id === link.user_ref ? person.user : await db.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirst()) : undefined;
+    if (!link || !isVisible(owner)) throw errors.forbidden('The user has not linked their account with this partner');
+    const contacts = parseContacts(call.body.contacts);
+    const snap = await call.ctx.catalogue.get();
+    const found: Fields[] = [];
+    const seen = new Set<number>();
+    for (const c of contacts) {
+      const user = await findUserByIdentifier(db, c.id);
+      if (!isVisible(user) || user.discoverable !== 1 || user.id === owner.id || seen.has(user.id)) continue;
+      seen.add(user.id);
+      const entries = (await centralEntries(db, snap, user, call.partner)).sort(bySvcName);
+      found.push({ identifier: c.given, userId: user.user_id, services: list('service', entries.map(userServiceFields)) });
+    }
+    return { root: 'contacts', list: list('contact', found) };
+  },
+};

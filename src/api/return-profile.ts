@@ -1,0 +1,43 @@
+// SPEC §4.7: an opted-in user's profile: userId and url always, then the filled-in fields the user
+// made public, or (private view, linked partner) all filled-in fields.
+import { Type } from '@sinclair/typebox';
+import { errors } from '../domain/errors.js';
+import { parsePublicFields, PROFILE_FIELDS } from '../domain/profile.js';
+import type { ApiOperation } from '../http/api-route.js';
+import type { Fields } from '../http/document.js';
+import { findPerson } from '../repositories/people.js';
+import { findLink, isVisible } from '../services/partner-data.js';
+import { profileTypeOf, profileTypeQuery, profileUrl, requirePrivateAccess, userIdentifierOf } from './shared.js';
+
+export const returnProfile: ApiOperation = {
+  operationId: 'return_profile',
+  summary: 'A user\'s profile',
+  description:
+    'Opted-in users only. `userId` and `url` (the public profile page) always; each other field only when filled in and public, or — private view — when the user linked this partner.',
+  paths: ['/api/return_profile/:api_key/:user_identifier', '/api/return_profile/:api_key/:user_identifier/:profile_type'],
+  query: profileTypeQuery,
+  tokenRequired: false,
+  response: Type.Object({
+    profile: Type.Object({
+      userId: Type.String(),
+      url: Type.String(),
+      ...Object.fromEntries(PROFILE_FIELDS.map(([f]) => [f, Type.Optional(Type.String())])),
+    }),
+  }),
+  async handler(call) {
+    const id = userIdentifierOf(call);
+    const type = profileTypeOf(call);
+    if (type === 'private') requirePrivateAccess(call);
+    const person = await findPerson(call.ctx.db.kysely, id);
+    if (!isVisible(person.user)) throw errors.userNotFound();
+    const user = person.user;
+    const linked = type === 'private' && (await findLink(call.ctx.db.kysely, call.partner, person))?.user_ref === user.id;
+    const pub = new Set(parsePublicFields(user.public_fields));
+    const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id) };
+    for (const [field, column] of PROFILE_FIELDS) {
+      const v = user[column];
+      if (v && (linked || pub.has(field))) fields[field] = v;
+    }
+    return { root: 'profile', fields: fields as Fields };
+  },
+};

@@ -1,0 +1,27 @@
+// SPEC §4.1: the identities of a person, in the public view or the partner's private view.
+import { Type } from '@sinclair/typebox';
+import type { ApiOperation } from '../http/api-route.js';
+import { list } from '../http/document.js';
+import { privateView, publicView } from '../services/partner-data.js';
+import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
+
+export const returnServices: ApiOperation = {
+  operationId: 'return_services',
+  summary: 'The services a person has an identity on',
+  description:
+    '`public`: the central repository of an opted-in user (api_key alone). `private` (default): the partner\'s own repository, merged with the central one when the user linked it (needs the api_token). Unknown and opted-out users answer `not_found` alike. Entries are sorted by svcName.',
+  paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
+  query: profileTypeQuery,
+  tokenRequired: false,
+  response: Type.Object({ services: Type.Array(userServiceSchema) }),
+  async handler(call) {
+    const id = userIdentifierOf(call);
+    if (profileTypeOf(call) === 'public') {
+      const { entries } = await publicView(call.ctx, call.partner, id);
+      return { root: 'services', list: list('service', entries.map(userServiceFields)) };
+    }
+    requirePrivateAccess(call);
+    const entries = await privateView(call.ctx, call.partner, id);
+    return { root: 'services', list: list('service', entries.map(userServiceFields)) };
+  },
+};

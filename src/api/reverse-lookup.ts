@@ -1,0 +1,40 @@
+// SPEC §4.8: who claims this identity (opted-in, discoverable users), verified claims first.
+import { Type } from '@sinclair/typebox';
+import type { ApiOperation } from '../http/api-route.js';
+import { list } from '../http/document.js';
+import { normaliseUsrSvcId } from '../services/central.js';
+import { profileUrl, serviceOf } from './shared.js';
+import { errors } from '../domain/errors.js';
+
+export const reverseLookup: ApiOperation = {
+  operationId: 'reverse_lookup',
+  summary: 'Which users claim an identity on a service',
+  description: 'Case-insensitive; one leading `@` is ignored. Only opted-in, discoverable users; verified claims first.',
+  paths: ['/api/reverse_lookup/:api_key/:svcId/:usrSvcId'],
+  tokenRequired: false,
+  response: Type.Object({ users: Type.Array(Type.Object({ userId: Type.String(), url: Type.String(), verified: Type.String() })) }),
+  async handler(call) {
+    const svc = await serviceOf(call.ctx, call.params.svcId);
+    const norm = normaliseUsrSvcId(call.params.usrSvcId ?? '');
+    if (norm === '') throw errors.invalidRequest('usrSvcId is missing');
+    const rows = await call.ctx.db.kysely
+      .selectFrom('central_identities as ci')
+      .innerJoin('users as u', 'u.id', 'ci.user_ref')
+      .where('ci.svc_id', '=', svc.svcId)
+      .where('ci.usr_svc_id_norm', '=', norm)
+      .where('u.opted_in', '=', 1)
+      .where('u.discoverable', '=', 1)
+      .select(['u.user_id', 'ci.verified'])
+      .orderBy('ci.verified', 'desc')
+      .orderBy('u.user_id')
+      .limit(100)
+      .execute();
+    return {
+      root: 'users',
+      list: list(
+        'user',
+        rows.map((r) => ({ userId: r.user_id, url: profileUrl(call.ctx, r.user_id), verified: r.verified ? 'TRUE' : 'FALSE' })),
+      ),
+    };
+  },
+};

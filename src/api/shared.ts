@@ -1,0 +1,70 @@
+// Pieces several operations share: parsing path values, and presenting identities.
+import { Type } from '@sinclair/typebox';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import type { AppContext } from '../context.js';
+import type { PartnerRow } from '../db/schema.js';
+import { errors } from '../domain/errors.js';
+import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
+import type { ApiCall } from '../http/api-route.js';
+import type { Fields } from '../http/document.js';
+import { entryUrl, type ViewEntry } from '../services/partner-data.js';
+
+export function userIdentifierOf(call: ApiCall): ParsedIdentifier {
+  const raw = call.params.user_identifier;
+  if (raw === undefined || raw === '') throw errors.invalidRequest('user_identifier is missing');
+  return parseUserIdentifier(raw);
+}
+
+export type ProfileType = 'public' | 'private';
+
+export const profileTypeQuery = {
+  profile_type: Type.Optional(Type.String({ description: '`public` or `private` (default `private`); may also be the last path segment.' })),
+};
+
+/** profile_type from the path or the query (SPEC §4.1); the path wins when both are given. */
+export function profileTypeOf(call: ApiCall): ProfileType {
+  const raw = call.params.profile_type ?? call.query.profile_type ?? 'private';
+  const v = raw.trim().toLowerCase();
+  if (v !== 'public' && v !== 'private') throw errors.invalidRequest('profile_type must be public or private');
+  return v;
+}
+
+/** SPEC §3 rule 0 and §4.1: the private view needs proof, unless the partner chose legacy open reads. */
+export function requirePrivateAccess(call: ApiCall): void {
+  if (!call.authenticated && call.partner.legacy_open_reads !== 1) {
+    throw errors.invalidApiToken('The private view needs your api_token in the POST body (server-side calls only); or ask for profile_type=public');
+  }
+}
+
+export async function serviceOf(ctx: AppContext, svcId: string | undefined): Promise<CatalogueEntry> {
+  const snap = await ctx.catalogue.get();
+  const svc = svcId === undefined ? undefined : snap.byId.get(svcId.trim().toLowerCase());
+  if (!svc) throw errors.serviceNotFound();
+  return svc;
+}
+
+export function userServiceFields(e: ViewEntry): Fields {
+  return {
+    svcId: e.svc.svcId,
+    svcName: e.svc.svcName,
+    ...(e.showUsrSvcId ? { usrSvcId: e.usrSvcId } : {}),
+    url: entryUrl(e),
+    verified: e.verified ? 'TRUE' : 'FALSE',
+    svcFavicon: e.svc.svcFavicon,
+  };
+}
+
+export const userServiceSchema = Type.Object({
+  svcId: Type.String(),
+  svcName: Type.String(),
+  usrSvcId: Type.Optional(Type.String({ description: 'Only for trusted partners, pro users, or the partner\'s own pushes.' })),
+  url: Type.String(),
+  verified: Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')]),
+  svcFavicon: Type.String(),
+});
+
+export function profileUrl(ctx: AppContext, userId: string): string {
+  return `${ctx.config.baseUrl}/u/${userId}`;
+}
+
+export type { PartnerRow };

@@ -1,0 +1,38 @@
+// SPEC §4.5: link the partner's repository for a person to the account whose credentials they gave.
+import { isIP } from 'node:net';
+import { Type } from '@sinclair/typebox';
+import { errors } from '../domain/errors.js';
+import type { ApiOperation } from '../http/api-route.js';
+import { checkCredentials, linkUser } from '../services/links.js';
+import { userIdentifierOf } from './shared.js';
+
+export const credentialFields = {
+  email_address: Type.String({ maxLength: 254, description: 'E-mail address of the user\'s account on the service.' }),
+  password: Type.String({ maxLength: 4096, description: 'Password of that account.' }),
+  end_user_ip: Type.Optional(Type.String({ maxLength: 64, description: 'Address of the person at the partner\'s site, for throttling.' })),
+};
+
+export function clientAddress(endUserIp: string | undefined, callerIp: string): string {
+  if (endUserIp === undefined || endUserIp === '') return callerIp;
+  if (isIP(endUserIp.trim()) === 0) throw errors.invalidRequest('end_user_ip must be an IPv4 or IPv6 address');
+  return endUserIp.trim().toLowerCase();
+}
+
+export const syncUser: ApiOperation = {
+  operationId: 'sync_user',
+  summary: 'Link the partner\'s repository for a person to their account',
+  description:
+    'The person\'s e-mail address and password (collected by the widget\'s sync form) prove the account. On linking, the partner\'s entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled per account and per partner + end-user address.',
+  paths: ['/api/sync_user/:api_key/:user_identifier'],
+  body: credentialFields,
+  tokenRequired: true,
+  response: Type.Object({ result: Type.Literal('true') }),
+  async handler(call) {
+    const id = userIdentifierOf(call);
+    const email = call.body.email_address ?? '';
+    const password = call.body.password ?? '';
+    const user = await checkCredentials(call.ctx, call.partner, { email, password, clientAddress: clientAddress(call.body.end_user_ip, call.ip) });
+    await linkUser(call.ctx, call.partner, id, call.params.user_identifier ?? '', user);
+    return { root: 'result', text: 'true' };
+  },
+};

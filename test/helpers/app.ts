@@ -1,0 +1,102 @@
+// Builds the real app against a real database for a test: SQLite in a temp file by default, or
+// PostgreSQL in a schema of its own when TEST_DB=postgres (DATABASE_URL, default the local server).
+// Log lines are captured so tests can check what was (and was not) logged.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
+import { createUser } from '../../src/repositories/users.js';
+import { hashPassword } from '../../src/domain/passwords.js';
+import { IdsvcClient } from '../../client/index.js';
+
+export const TEST_DB = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
+export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+
+let counter = 0;
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  clock: ManualClock;
+  baseUrl: string;
+  logs: string[];
+  config: Config;
+  partner(input?: Partial<NewPartner>): Promise<{ id: number; apiKey: string; apiToken: string; client: IdsvcClient; publicClient: IdsvcClient }>;
+  user(input: { email: string; userId: string; password?: string; optedIn?: boolean }): Promise<{ id: number; userId: string; password: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}): Promise<TestApp> {
+  const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  let databaseUrl: string;
+  let pgSchema: string | undefined;
+  let tmpDir: string | undefined;
+  if (TEST_DB === 'postgres') {
+    databaseUrl = PG_URL;
+    pgSchema = `t_${id}`;
+  } else {
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-test-'));
+    databaseUrl = `sqlite:${path.join(tmpDir, 'test.sqlite')}`;
+  }
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', ...env });
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...(pgSchema ? { pgSchema } : {}) });
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logs.push(chunk.toString('utf8'));
+      cb();
+    },
+  });
+  const app = await buildApp(ctx, { logStream, ...appOptions });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  return {
+    app,
+    ctx,
+    clock,
+    baseUrl,
+    logs,
+    config,
+    async partner(input = {}) {
+      const created = await createPartner(ctx.db.kysely, { name: 'Test partner', ...input }, clock.now());
+      return {
+        id: created.partner.id,
+        apiKey: created.apiKey,
+        apiToken: created.apiToken,
+        client: new IdsvcClient({ baseUrl, apiKey: created.apiKey, apiToken: created.apiToken }),
+        publicClient: new IdsvcClient({ baseUrl, apiKey: created.apiKey }),
+      };
+    },
+    async user({ email, userId, password = 'correct horse battery', optedIn = true }) {
+      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password), optedIn }, clock.now());
+      return { id: u.id, userId: u.user_id, password };
+    },
+    async close() {
+      await app.close();
+      await ctx.close();
+      if (pgSchema) {
+        const c = new pg.Client({ connectionString: PG_URL });
+        await c.connect();
+        await c.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
+        await c.end();
+      }
+      if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fetch with the given body encoded as a form, the way old clients call. */
+export async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: 'POST', body: new URLSearchParams(fields), headers });
+}
