@@ -6,6 +6,7 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 import type { Database } from './schema.js';
 import { initialMigration } from './migrations/001-initial.js';
+import { siteMigration } from './migrations/002-site.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -78,6 +79,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 export async function migrate(db: Db): Promise<void> {
   const migrations: Record<string, Migration> = {
     '001-initial': initialMigration(db.dialect),
+    '002-site': siteMigration(),
   };
   const migrator = new Migrator({
     db: db.kysely,

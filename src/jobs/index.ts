@@ -2,6 +2,8 @@
 // database, so two instances never do the same work twice.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
+import { reverifyDue, REVERIFY_EVERY_MS } from './reverify.js';
+import { sweepSite, SITE_SWEEP_EVERY_MS } from './site-sweep.js';
 
 export interface Jobs {
   stop(): Promise<void>;
@@ -9,7 +11,10 @@ export interface Jobs {
 
 type Job = { name: string; everyMs: number; run: (ctx: AppContext, log: FastifyBaseLogger) => Promise<void> };
 
-export const JOBS: Job[] = [];
+export const JOBS: Job[] = [
+  { name: 'reverify', everyMs: REVERIFY_EVERY_MS, run: async (ctx, log) => void (await reverifyDue(ctx, log)) },
+  { name: 'site-sweep', everyMs: SITE_SWEEP_EVERY_MS, run: (ctx) => sweepSite(ctx) },
+];
 
 export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jobs {
   const timers: NodeJS.Timeout[] = [];

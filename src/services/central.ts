@@ -46,7 +46,7 @@ export async function announce(
   await writeEvents(tx, events, now);
 }
 
-function identityData(user: UserRow, svc: CatalogueEntry, row: { usr_svc_id: string; verified: number }) {
+export function identityData(user: UserRow, svc: CatalogueEntry, row: { usr_svc_id: string; verified: number }) {
   return (p: LinkedPartner) => ({
     svcId: svc.svcId,
     ...(p.trusted || user.pro ? { usrSvcId: row.usr_svc_id } : {}),

@@ -52,6 +52,9 @@ function identifierForPartner(id: ParsedIdentifier, raw: string): string {
 
 export async function linkUser(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, rawIdentifier: string, user: UserRow): Promise<void> {
   const now = ctx.clock.now();
+  // Read before the transaction: on SQLite the one connection is held by the transaction, so a
+  // query outside it would wait forever.
+  const snap = await ctx.catalogue.get();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const person = await findOrCreatePerson(tx, id, now);
     const existing = await tx.selectFrom('links').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).executeTakeFirst();
@@ -67,7 +70,6 @@ export async function linkUser(ctx: AppContext, partner: PartnerRow, id: ParsedI
     }
     await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
     // Copy-in: the partner's entries fill services the central repository does not have yet.
-    const snap = await ctx.catalogue.get();
     const own = await tx.selectFrom('partner_identities').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).orderBy('id').execute();
     const have = new Set((await tx.selectFrom('central_identities').select('svc_id').where('user_ref', '=', user.id).execute()).map((r) => r.svc_id));
     for (const e of own) {

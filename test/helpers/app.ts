@@ -56,7 +56,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     },
   });
   const app = await buildApp(ctx, { logStream, ...appOptions });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,0 +1,101 @@
+// What the account page shows, read in one place: the user's central entries with their latest
+// check, recent verification attempts, links, and the service picker's lists.
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import { buildProfileUrl, matchesPattern } from '../catalogue/profile-url.js';
+import type { AppContext } from '../context.js';
+import type { UserRow } from '../db/schema.js';
+import type { RelMeOutcome } from '../verification/relme.js';
+import { listUserLinks, type LinkSummary } from '../services/user-links.js';
+import { profilePageUrl } from '../verification/verify.js';
+
+export interface AttemptView {
+  svcId: string;
+  svcName: string;
+  url: string;
+  outcome: RelMeOutcome;
+  detail: string;
+  at: number;
+}
+
+export interface IdentityView {
+  svcId: string;
+  svcName: string;
+  usrSvcId: string;
+  url: string;
+  verified: boolean;
+  verifiedBy: string | null;
+  verifiedAt: number | null;
+  sourcePartner: string | null;
+  /** False when the identifier does not fit the service's usual pattern (a hint, not a refusal). */
+  fitsPattern: boolean;
+  lastAttempt: AttemptView | null;
+}
+
+export interface AccountData {
+  user: UserRow;
+  profileUrl: string;
+  identities: IdentityView[];
+  attempts: AttemptView[];
+  links: LinkSummary[];
+  popular: readonly CatalogueEntry[];
+  services: readonly CatalogueEntry[];
+}
+
+export async function loadAccountData(ctx: AppContext, user: UserRow): Promise<AccountData> {
+  const db = ctx.db.kysely;
+  const snap = await ctx.catalogue.get();
+  const nameOf = (svcId: string) => snap.byId.get(svcId)?.svcName ?? svcId;
+  const rows = await db
+    .selectFrom('central_identities as c')
+    .leftJoin('partners as p', 'p.id', 'c.source_partner_id')
+    .select(['c.id', 'c.svc_id', 'c.usr_svc_id', 'c.verified', 'c.verified_by', 'c.verified_at', 'p.name as partner_name'])
+    .where('c.user_ref', '=', user.id)
+    .execute();
+  const attemptRows = await db
+    .selectFrom('verification_attempts')
+    .selectAll()
+    .where('user_ref', '=', user.id)
+    .orderBy('attempted_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(200)
+    .execute();
+  const toView = (a: (typeof attemptRows)[number]): AttemptView => ({
+    svcId: a.svc_id,
+    svcName: nameOf(a.svc_id),
+    url: a.url,
+    outcome: a.outcome as RelMeOutcome,
+    detail: a.detail,
+    at: a.attempted_at,
+  });
+  const latest = new Map<number, AttemptView>();
+  for (const a of attemptRows) if (!latest.has(a.identity_id)) latest.set(a.identity_id, toView(a));
+
+  const identities: IdentityView[] = [];
+  for (const r of rows) {
+    const svc = snap.byId.get(r.svc_id);
+    if (!svc) continue; // a disabled service: kept, not shown
+    identities.push({
+      svcId: r.svc_id,
+      svcName: svc.svcName,
+      usrSvcId: r.usr_svc_id,
+      url: buildProfileUrl(svc, r.usr_svc_id),
+      verified: r.verified === 1,
+      verifiedBy: r.verified_by,
+      verifiedAt: r.verified_at,
+      sourcePartner: r.partner_name ?? null,
+      fitsPattern: matchesPattern(svc.regexCheck, r.usr_svc_id),
+      lastAttempt: latest.get(r.id) ?? null,
+    });
+  }
+  identities.sort((a, b) => a.svcName.toLowerCase().localeCompare(b.svcName.toLowerCase()));
+  const combined = await ctx.catalogue.ordered('combined');
+  return {
+    user,
+    profileUrl: profilePageUrl(ctx, user.user_id),
+    identities,
+    attempts: attemptRows.slice(0, 10).map(toView),
+    links: await listUserLinks(ctx, user),
+    popular: combined.list.slice(0, 10),
+    services: snap.alphanumeric,
+  };
+}

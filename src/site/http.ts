@@ -1,0 +1,43 @@
+// Small helpers shared by the site's routes: sending a page, reading a form, requiring a log-in.
+import { Type, type TProperties } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { VNode } from 'preact';
+import type { AppContext } from '../context.js';
+import type { UserRow } from '../db/schema.js';
+import { csrfToken } from './session.js';
+import { renderDocument, type Viewer } from './views/Layout.js';
+
+export const SITE = { kind: 'site' } as const;
+
+/** The body schema of a site form: its own fields, the CSRF token, nothing else. */
+export function formSchema(props: TProperties) {
+  return { body: Type.Object({ ...props, _csrf: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }), hide: true };
+}
+
+export const optionalText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
+export const checkbox = Type.Optional(Type.Literal('1'));
+
+export function sendPage(reply: FastifyReply, page: VNode, status = 200): FastifyReply {
+  // Pages can show a person's own data and carry CSRF tokens: never stored by any cache.
+  return reply.code(status).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(renderDocument(page));
+}
+
+export function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(303).header('Cache-Control', 'no-store').redirect(location, 303);
+}
+
+export async function viewerOf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | null> {
+  const user = request.site.user;
+  return user ? { userId: user.user_id, csrf: await csrfToken(ctx, request, reply) } : null;
+}
+
+/** The logged-in user, or null after answering with a redirect to the log-in page. */
+export function requireUser(request: FastifyRequest, reply: FastifyReply): UserRow | null {
+  if (request.site.user) return request.site.user;
+  void seeOther(reply, '/login');
+  return null;
+}
+
+export function bodyOf<T>(request: FastifyRequest): T {
+  return (request.body ?? {}) as T;
+}

@@ -1,0 +1,52 @@
+// The site (SPEC §12): server-rendered pages for end users. Registered by app.ts.
+//
+// Pages live in one encapsulated plugin so that cookies, the session, the security headers and the
+// CSRF check apply to them and to nothing else (the partner API, the widget). Static files and
+// WebFinger sit beside it: they carry no cookies.
+import cookie from '@fastify/cookie';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { registerAssets } from './assets.js';
+import { registerAccountRoutes } from './routes/account.js';
+import { registerAuthRoutes } from './routes/auth.js';
+import { registerPageRoutes } from './routes/pages.js';
+import { registerWebFinger } from './routes/webfinger.js';
+import { csrfRejected, isHttps, originAllowed, setSecurityHeaders } from './security.js';
+import { csrfValid, loadSession, type SiteState } from './session.js';
+import { ErrorPage } from './views/ErrorPage.js';
+import { renderDocument } from './views/Layout.js';
+
+export async function registerSite(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const https = isHttps(ctx);
+  registerAssets(app);
+  registerWebFinger(app, ctx);
+
+  // Error pages of unmatched paths are rendered outside the plugin below; they get the headers here.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.url === undefined && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) setSecurityHeaders(reply, https);
+    return payload;
+  });
+
+  await app.register(async (site) => {
+    await site.register(cookie);
+    site.decorateRequest('site', null as unknown as SiteState);
+    site.addHook('onRequest', async (request, reply) => {
+      setSecurityHeaders(reply, https);
+      request.site = await loadSession(ctx, request);
+    });
+    // Before body validation, so a forged request is refused as forged, whatever its fields.
+    site.addHook('preValidation', async (request) => {
+      if (request.method !== 'POST') return;
+      const token = (request.body as Record<string, unknown> | undefined)?._csrf;
+      if (!originAllowed(ctx, request) || !(await csrfValid(ctx, request, token))) throw csrfRejected();
+    });
+    registerPageRoutes(site, ctx);
+    registerAuthRoutes(site, ctx);
+    registerAccountRoutes(site, ctx);
+  });
+}
+
+/** The HTML answer for an error on a site page. */
+export function renderSiteError(status: number, message: string): string {
+  return renderDocument(<ErrorPage status={status} message={message} />);
+}

@@ -1,0 +1,167 @@
+// The account page and its forms: visibility, profile, identities (add / change / remove / verify),
+// links, export and deletion (SPEC §3 rule 7, §9, §10, §12).
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { buildProfileUrl } from '../../catalogue/profile-url.js';
+import type { AppContext } from '../../context.js';
+import type { UserRow } from '../../db/schema.js';
+import { ApiError } from '../../domain/errors.js';
+import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
+import { setUserFlags, updateProfile, type ProfileValues } from '../../repositories/users.js';
+import { deleteAccount, setOptIn } from '../../services/accounts.js';
+import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
+import { validateUsrSvcId } from '../../services/partner-data.js';
+import { endLinkByUser } from '../../services/user-links.js';
+import { verifyIdentity } from '../../verification/verify.js';
+import { loadAccountData } from '../account-data.js';
+import { buildExport } from '../export.js';
+import { bodyOf, checkbox, formSchema, optionalText, requireUser, SITE, seeOther, sendPage } from '../http.js';
+import { cookieNames, cookieOptions } from '../security.js';
+import { csrfToken, endSession } from '../session.js';
+import { AccountPage, type AccountPageProps } from '../views/Account.js';
+
+const NOTICES: Record<string, string> = {
+  welcome: 'Welcome! Your account is ready and you are visible to partner sites. Add your first identity below.',
+  welcome_hidden: 'Welcome! Your account is ready. You are hidden until you opt in below.',
+  opted_in: 'You are now visible to partner sites, and your public page is online.',
+  opted_out: 'You are now hidden from every partner site, and your public page is offline.',
+  discoverable: 'Saved.',
+  profile: 'Your profile is saved.',
+  identity_saved: 'Identity saved.',
+  identity_removed: 'Identity removed.',
+  link_ended: 'The link has ended. That site has been told.',
+};
+
+/** "Verify now" fetches a page chosen by the user: a few a minute is plenty for a person. */
+const VERIFY_NOW_PER_MINUTE = 10;
+
+type Extra = Omit<AccountPageProps, 'data' | 'csrf'>;
+
+async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, extra: Extra, status = 200) {
+  const data = await loadAccountData(ctx, user);
+  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} {...extra} />, status);
+}
+
+const svcIdField = Type.String({ maxLength: 64 });
+
+export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const db = ctx.db.kysely;
+
+  app.get('/account', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const q = request.query as { msg?: string; checked?: string };
+    return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, checked: q.checked });
+  });
+
+  app.post('/account/opt-in', { config: SITE, schema: formSchema({ opt_in: Type.Union([Type.Literal('0'), Type.Literal('1')]) }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const on = bodyOf<{ opt_in: string }>(request).opt_in === '1';
+    await setOptIn(ctx, user, on);
+    return seeOther(reply, `/account?msg=${on ? 'opted_in' : 'opted_out'}`);
+  });
+
+  app.post('/account/discoverable', { config: SITE, schema: formSchema({ discoverable: checkbox }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    await setUserFlags(db, user.id, { discoverable: bodyOf<{ discoverable?: string }>(request).discoverable === '1' }, ctx.clock.now());
+    return seeOther(reply, '/account?msg=discoverable#visibility');
+  });
+
+  const profileProps = Object.fromEntries(PROFILE_FIELDS.flatMap(([f]) => [[f, optionalText(PROFILE_MAX_LENGTH[f])], [`public_${f}`, checkbox]]));
+  app.post('/account/profile', { config: SITE, schema: formSchema(profileProps) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const b = bodyOf<Record<string, string | undefined>>(request);
+    const values: ProfileValues = {};
+    const pub: ProfileField[] = [];
+    for (const [field] of PROFILE_FIELDS) {
+      const v = (b[field] ?? '').replace(/\r\n/g, '\n');
+      // Line breaks belong in a bio; no other control characters belong anywhere.
+      if (/[\u0000-\u0008\u000B-\u001F\u007F\u2028\u2029]/.test(v) || (field !== 'bio' && /[\n\t]/.test(v))) {
+        return accountPage(ctx, request, reply, user, { profileError: 'Profile fields cannot contain control characters or, except “About you”, line breaks.' }, 400);
+      }
+      values[field] = v;
+      if (b[`public_${field}`] === '1') pub.push(field);
+    }
+    await updateProfile(db, user.id, values, pub, ctx.clock.now());
+    return seeOther(reply, '/account?msg=profile#profile');
+  });
+
+  app.post('/account/identities', { config: SITE, schema: formSchema({ svc_id: svcIdField, usr_svc_id: Type.String({ maxLength: 1024 }) }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const b = bodyOf<{ svc_id: string; usr_svc_id: string }>(request);
+    const existing = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', b.svc_id).executeTakeFirst();
+    const changing = existing ? b.svc_id : undefined;
+    const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: b.svc_id, usrSvcId: b.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
+    const svc = (await ctx.catalogue.get()).byId.get(b.svc_id);
+    if (!svc) return fail(b.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
+    let usrSvcId: string;
+    try {
+      usrSvcId = validateUsrSvcId(b.usr_svc_id);
+    } catch (e) {
+      if (e instanceof ApiError) return fail(`Your name on ${svc.svcName} ${e.message.replace(/^usrSvcId /, '')}.`);
+      throw e;
+    }
+    if (!usrSvcId) return fail(`Type your name on ${svc.svcName}.`);
+    if (svc.svcLeftURL !== '' || svc.urlBuilder !== null) {
+      if (buildProfileUrl(svc, usrSvcId) === '') return fail(`“${usrSvcId}” does not give a valid address on ${svc.svcName}. Check it for typos.`);
+    }
+    await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
+    return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
+  });
+
+  app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const svcId = bodyOf<{ svc_id: string }>(request).svc_id;
+    await db.transaction().execute((tx) => removeCentralIdentity(tx, user, svcId, { partnerId: null }, ctx.clock.now()));
+    return seeOther(reply, '/account?msg=identity_removed#identities');
+  });
+
+  app.post('/account/identities/verify', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const svcId = bodyOf<{ svc_id: string }>(request).svc_id;
+    const row = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', svcId).executeTakeFirst();
+    if (!row) throw new ApiError('not_found', 'You have no identity on that service.');
+    const limit = await ctx.limiter.consume('site-verify', String(user.id), VERIFY_NOW_PER_MINUTE);
+    if (!limit.allowed) throw new ApiError('rate_limited', `You have checked a lot just now. Try again in ${limit.resetSeconds} seconds.`, limit.resetSeconds);
+    await verifyIdentity(ctx, row.id);
+    return seeOther(reply, `/account?checked=${encodeURIComponent(svcId)}#identity-${encodeURIComponent(svcId)}`);
+  });
+
+  app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,15}$' }), remove_added: checkbox }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const b = bodyOf<{ partner_id: string; remove_added?: string }>(request);
+    await endLinkByUser(ctx, user, Number(b.partner_id), { removeAdded: b.remove_added === '1' });
+    return seeOther(reply, '/account?msg=link_ended#links');
+  });
+
+  app.post('/account/export', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const data = await buildExport(ctx, user);
+    const day = new Date(ctx.clock.now()).toISOString().slice(0, 10);
+    return reply
+      .type('application/json; charset=utf-8')
+      .header('Content-Disposition', `attachment; filename="idsvc-${user.user_id}-${day}.json"`)
+      .header('Cache-Control', 'no-store')
+      .send(JSON.stringify(data, null, 2));
+  });
+
+  app.post('/account/delete', { config: SITE, schema: formSchema({ confirm_user_id: Type.String({ maxLength: 64 }) }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    if (bodyOf<{ confirm_user_id: string }>(request).confirm_user_id.trim() !== user.user_id) {
+      return accountPage(ctx, request, reply, user, { deleteError: `Type ${user.user_id} exactly to confirm.` }, 400);
+    }
+    await deleteAccount(ctx, user);
+    await endSession(ctx, request, reply);
+    reply.clearCookie(cookieNames(ctx).device, cookieOptions(ctx));
+    return seeOther(reply, '/?msg=deleted');
+  });
+}

@@ -1,0 +1,147 @@
+// Sign-up, log-in and log-out (SPEC §12).
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { isValidEmail, isValidUserId, normaliseEmail } from '../../domain/identifiers.js';
+import { burnPasswordCheck, hashPassword, passwordProblem, verifyPassword } from '../../domain/passwords.js';
+import { createUser, DuplicateUserError, findUserByEmail, findUserByUserId } from '../../repositories/users.js';
+import { bodyOf, checkbox, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { deviceFor, issueDeviceCookie, loginBlockedFor, recordLoginFailure, recordLoginSuccess } from '../login-throttle.js';
+import { cookieNames, cookieOptions } from '../security.js';
+import { csrfToken, endSession, startSession } from '../session.js';
+import { LogInPage } from '../views/LogIn.js';
+import { SignUpPage, type SignUpValues } from '../views/SignUp.js';
+
+/** Names that would let an account pass for the service itself. */
+const RESERVED_USER_IDS = new Set(['admin', 'administrator', 'root', 'idsvc', 'support', 'security', 'abuse', 'postmaster', 'webmaster', 'hostmaster', 'staff', 'help', 'api', 'www', 'mail', 'system', 'operator']);
+/** Sign-ups per client address per minute: enough for a shared office, too few to farm accounts. */
+const SIGNUPS_PER_ADDRESS_PER_MINUTE = 10;
+
+interface SignUpBody {
+  email: string;
+  user_id: string;
+  password: string;
+  opt_in?: '1';
+}
+
+interface LogInBody {
+  login: string;
+  password: string;
+}
+
+function minutes(seconds: number): string {
+  const m = Math.ceil(seconds / 60);
+  return m <= 1 ? 'a minute' : `${m} minutes`;
+}
+
+function signUpProblems(b: SignUpBody): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (!b.email.trim()) errors.email = 'Enter your e-mail address';
+  else if (!isValidEmail(b.email)) errors.email = 'Enter an e-mail address like name@example.org';
+  const id = b.user_id.trim();
+  if (!id) errors.user_id = 'Choose a userId';
+  else if (!isValidUserId(id)) errors.user_id = 'A userId is 3–30 lower-case letters, digits or _ (and not a 32- or 64-digit hex number)';
+  else if (RESERVED_USER_IDS.has(id)) errors.user_id = 'That userId is reserved; choose another';
+  const problem = passwordProblem(b.password);
+  if (problem) errors.password = `The password ${problem}`;
+  return errors;
+}
+
+export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const baseUrl = ctx.config.baseUrl;
+
+  app.get('/signup', { config: SITE, schema: { hide: true } }, async (request, reply) => {
+    if (request.site.user) return seeOther(reply, '/account');
+    return sendPage(reply, <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={{ opt_in: false }} />);
+  });
+
+  app.post(
+    '/signup',
+    {
+      config: SITE,
+      schema: formSchema({ email: Type.String({ maxLength: 320 }), user_id: Type.String({ maxLength: 64 }), password: Type.String({ maxLength: 4096 }), opt_in: checkbox }),
+    },
+    async (request, reply) => {
+      const b = bodyOf<SignUpBody>(request);
+      const values: SignUpValues = { email: b.email, user_id: b.user_id, opt_in: b.opt_in === '1' };
+      const page = async (errors: Record<string, string>, status: number) =>
+        sendPage(reply, <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={values} errors={errors} />, status);
+      const limit = await ctx.limiter.consume('site-signup', request.ip, SIGNUPS_PER_ADDRESS_PER_MINUTE);
+      if (!limit.allowed) {
+        reply.header('Retry-After', String(limit.resetSeconds));
+        return page({ form: `Too many sign-ups from your network just now. Try again in ${minutes(limit.resetSeconds)}.` }, 429);
+      }
+      const errors = signUpProblems(b);
+      if (Object.keys(errors).length > 0) return page(errors, 400);
+      try {
+        const user = await createUser(
+          ctx.db.kysely,
+          { email: b.email, userId: b.user_id.trim(), passwordHash: await hashPassword(b.password), optedIn: b.opt_in === '1' },
+          ctx.clock.now(),
+        );
+        await startSession(ctx, request, reply, user);
+        await issueDeviceCookie(ctx, reply, user.id);
+        return seeOther(reply, `/account?msg=${user.opted_in ? 'welcome' : 'welcome_hidden'}`);
+      } catch (e) {
+        if (!(e instanceof DuplicateUserError) && !isUniqueViolation(e)) throw e;
+        const field = e instanceof DuplicateUserError ? e.field : 'form';
+        return page(
+          field === 'email'
+            ? { email: 'An account with this e-mail address already exists. Log in instead.' }
+            : field === 'userId'
+              ? { user_id: 'That userId is taken; choose another' }
+              : { form: 'That e-mail address or userId is already in use' },
+          400,
+        );
+      }
+    },
+  );
+
+  app.get('/login', { config: SITE, schema: { hide: true } }, async (request, reply) => {
+    if (request.site.user) return seeOther(reply, '/account');
+    return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} />);
+  });
+
+  app.post('/login', { config: SITE, schema: formSchema({ login: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
+    const b = bodyOf<LogInBody>(request);
+    const login = b.login.trim();
+    const page = async (errors: Record<string, string>, status: number) =>
+      sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} />, status);
+    if (!login || !b.password) {
+      return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
+    }
+    const user = login.includes('@') ? await findUserByEmail(ctx.db.kysely, login) : await findUserByUserId(ctx.db.kysely, login.toLowerCase());
+    const attempt = {
+      account: user ? `user:${user.id}` : `unknown:${normaliseEmail(login)}`,
+      address: request.ip,
+      device: await deviceFor(ctx, request, user?.id ?? null),
+    };
+    // Before any hashing: a throttled guess costs us a few reads, not an argon2 run.
+    const wait = await loginBlockedFor(ctx, attempt);
+    if (wait > 0) {
+      reply.header('Retry-After', String(wait));
+      return page({ form: `Too many failed log-in attempts. Try again in ${minutes(wait)}, or from a device you have logged in with before.` }, 429);
+    }
+    const ok = user ? await verifyPassword(user.password_hash, b.password) : (await burnPasswordCheck(b.password), false);
+    if (!user || !ok) {
+      await recordLoginFailure(ctx, attempt);
+      return page({ form: 'The e-mail address, userId or password is not right.' }, 400);
+    }
+    await recordLoginSuccess(ctx, attempt);
+    await startSession(ctx, request, reply, user);
+    await issueDeviceCookie(ctx, reply, user.id);
+    return seeOther(reply, '/account');
+  });
+
+  app.post('/logout', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
+    await endSession(ctx, request, reply);
+    reply.clearCookie(cookieNames(ctx).anon, cookieOptions(ctx));
+    return seeOther(reply, '/?msg=logged_out');
+  });
+}
+
+/** A unique-constraint failure from either database: a sign-up raced another with the same address or userId. */
+function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string };
+  return err.code === '23505' || err.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

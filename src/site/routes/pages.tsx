@@ -1,0 +1,32 @@
+// The home page and the public profile page /u/{userId}.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { ApiError, USER_NOT_FOUND } from '../../domain/errors.js';
+import { optionalText, SITE, sendPage, viewerOf } from '../http.js';
+import { findVisibleUser, publicProfileOf } from '../public-profile.js';
+import { HomePage } from '../views/Home.js';
+import { PublicProfilePage } from '../views/PublicProfile.js';
+
+const HOME_NOTICES: Record<string, string> = {
+  logged_out: 'You are logged out.',
+  deleted: 'Your account is deleted. Everything you kept here is gone, and connected sites have been told. Goodbye!',
+};
+
+export function registerPageRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40) }) } }, async (request, reply) => {
+    const msg = (request.query as { msg?: string }).msg;
+    return sendPage(reply, <HomePage viewer={await viewerOf(ctx, request, reply)} notice={msg ? HOME_NOTICES[msg] : undefined} />);
+  });
+
+  app.get('/u/:userId', { config: SITE, schema: { hide: true, params: Type.Object({ userId: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
+    const user = await findVisibleUser(ctx, (request.params as { userId: string }).userId);
+    if (!user) throw new ApiError('not_found', USER_NOT_FOUND);
+    const p = await publicProfileOf(ctx, user);
+    const viewer = await viewerOf(ctx, request, reply);
+    return sendPage(
+      reply,
+      <PublicProfilePage viewer={viewer} userId={user.user_id} profileUrl={p.profileUrl} fields={p.fields} identities={p.identities} isOwner={viewer?.userId === user.user_id} />,
+    );
+  });
+}

@@ -1,0 +1,78 @@
+// Sessions (SPEC §12): a random cookie value the browser keeps, stored only as its SHA-256, with a
+// CSRF token of its own; a fresh session at every log-in and sign-up (no fixation).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { UserRow } from '../db/schema.js';
+import { sha256 } from '../domain/secrets.js';
+import { findUserByRef } from '../repositories/users.js';
+import { cookieNames, cookieOptions, randomToken, safeEqual, sign } from './security.js';
+
+export const SESSION_DAYS = 30;
+const DAY = 24 * 3600 * 1000;
+
+export interface SiteState {
+  user: UserRow | null;
+  sessionId: string | null;
+  sessionCsrf: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    site: SiteState;
+  }
+}
+
+export async function loadSession(ctx: AppContext, request: FastifyRequest): Promise<SiteState> {
+  const value = request.cookies[cookieNames(ctx).session];
+  if (!value) return { user: null, sessionId: null, sessionCsrf: null };
+  const id = sha256(value);
+  const row = await ctx.db.kysely.selectFrom('sessions').selectAll().where('id', '=', id).where('expires_at', '>', ctx.clock.now()).executeTakeFirst();
+  const user = row ? await findUserByRef(ctx.db.kysely, row.user_ref) : undefined;
+  if (!row || !user) return { user: null, sessionId: null, sessionCsrf: null };
+  return { user, sessionId: id, sessionCsrf: row.csrf_token };
+}
+
+/** Ends the session the request came with (if any) and starts a new one for this user. */
+export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> {
+  const now = ctx.clock.now();
+  const db = ctx.db.kysely;
+  if (request.site.sessionId) await db.deleteFrom('sessions').where('id', '=', request.site.sessionId).execute();
+  const value = randomToken();
+  const csrf = randomToken();
+  await db
+    .insertInto('sessions')
+    .values({ id: sha256(value), user_ref: user.id, csrf_token: csrf, created_at: now, expires_at: now + SESSION_DAYS * DAY })
+    .execute();
+  reply.setCookie(cookieNames(ctx).session, value, cookieOptions(ctx, SESSION_DAYS * 24 * 3600));
+  request.site = { user, sessionId: sha256(value), sessionCsrf: csrf };
+}
+
+export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.site.sessionId) await ctx.db.kysely.deleteFrom('sessions').where('id', '=', request.site.sessionId).execute();
+  reply.clearCookie(cookieNames(ctx).session, cookieOptions(ctx));
+  request.site = { user: null, sessionId: null, sessionCsrf: null };
+}
+
+/**
+ * The token a form rendered for this request must carry back. Logged in: the session's own token.
+ * Anonymous (sign-up, log-in): a signature of a random cookie, set here when the browser has none
+ * (a signed double-submit cookie: a forged form can neither read the cookie nor make the signature).
+ */
+export async function csrfToken(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string> {
+  if (request.site.sessionCsrf) return request.site.sessionCsrf;
+  const name = cookieNames(ctx).anon;
+  let anon = request.cookies[name];
+  if (!anon || anon.length < 20) {
+    anon = randomToken();
+    request.cookies[name] = anon;
+    reply.setCookie(name, anon, cookieOptions(ctx));
+  }
+  return sign(ctx, 'csrf', anon);
+}
+
+export async function csrfValid(ctx: AppContext, request: FastifyRequest, token: unknown): Promise<boolean> {
+  if (typeof token !== 'string' || token === '') return false;
+  if (request.site.sessionCsrf && safeEqual(token, request.site.sessionCsrf)) return true;
+  const anon = request.cookies[cookieNames(ctx).anon];
+  return anon !== undefined && anon.length >= 20 && safeEqual(token, await sign(ctx, 'csrf', anon));
+}

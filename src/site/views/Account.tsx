@@ -1,0 +1,40 @@
+import type { AccountData } from '../account-data.js';
+import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './AccountIdentities.js';
+import { DataSection, LinksSection, ProfileSection, VisibilitySection } from './AccountSections.js';
+import { Layout, Notice } from './Layout.js';
+
+export interface AccountPageProps {
+  data: AccountData;
+  csrf: string;
+  notice?: string | undefined;
+  checked?: string | undefined;
+  identityForm?: IdentityFormState;
+  profileError?: string | undefined;
+  deleteError?: string | undefined;
+}
+
+export function AccountPage(p: AccountPageProps) {
+  const { data, csrf } = p;
+  return (
+    <Layout title="Your account" viewer={{ userId: data.user.user_id, csrf }}>
+      <div class="page-head">
+        <h1>
+          Hello, <span class="user-id">{data.user.user_id}</span>
+        </h1>
+        <nav aria-label="Sections of this page" class="section-nav">
+          <a href="#identities">Identities</a>
+          <a href="#profile">Profile</a>
+          <a href="#links">Connected sites</a>
+          <a href="#data">Your data</a>
+        </nav>
+      </div>
+      {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
+      <VisibilitySection data={data} csrf={csrf} />
+      <IdentitiesSection data={data} csrf={csrf} form={p.identityForm ?? {}} checked={p.checked} />
+      <AttemptsSection data={data} />
+      <ProfileSection data={data} csrf={csrf} error={p.profileError} />
+      <LinksSection data={data} csrf={csrf} />
+      <DataSection data={data} csrf={csrf} deleteError={p.deleteError} />
+    </Layout>
+  );
+}

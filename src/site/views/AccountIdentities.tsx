@@ -1,0 +1,246 @@
+// The identities section of the account page: the list with verified marks, last check and
+// actions; the add form with the service picker and URL preview; how to verify.
+import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
+import type { AccountData, IdentityView } from '../account-data.js';
+import { CsrfField } from './fields.js';
+import { When } from './Layout.js';
+import { OUTCOME_TEXT } from './outcomes.js';
+
+export interface IdentityFormState {
+  svcId?: string;
+  usrSvcId?: string;
+  error?: string;
+  /** The entry whose change form failed, or undefined for the add form. */
+  changing?: string;
+}
+
+function ServiceOptions({ list, withData }: { list: readonly CatalogueEntry[]; withData: boolean }) {
+  return (
+    <>
+      {list.map((s) => (
+        <option
+          key={s.svcId}
+          value={s.svcId}
+          {...(withData
+            ? {
+                'data-left': s.svcLeftURL,
+                'data-right': s.svcRightURL,
+                ...(s.urlBuilder ? { 'data-builder': s.urlBuilder } : {}),
+                ...(s.regexCheck ? { 'data-pattern': s.regexCheck } : {}),
+              }
+            : {})}
+        >
+          {s.svcName}
+        </option>
+      ))}
+    </>
+  );
+}
+
+function VerifiedBadge({ i }: { i: IdentityView }) {
+  if (i.verified) {
+    return (
+      <span class="badge verified" title={i.verifiedBy === 'operator' ? 'Verified by the operator' : 'Verified: the page links back to your profile'}>
+        <span aria-hidden="true">✓ </span>Verified
+      </span>
+    );
+  }
+  return <span class="badge muted">Not verified</span>;
+}
+
+function IdentityItem({ i, csrf, form, justChecked }: { i: IdentityView; csrf: string; form: IdentityFormState; justChecked: boolean }) {
+  const changing = form.changing === i.svcId;
+  return (
+    <li class="identity" id={`identity-${i.svcId}`}>
+      <div class="identity-main">
+        <span class="service-mark" aria-hidden="true">
+          {i.svcName.slice(0, 1).toUpperCase()}
+        </span>
+        <div class="identity-text">
+          <h3 class="identity-title">
+            {i.svcName} <VerifiedBadge i={i} />
+          </h3>
+          <p class="identity-id">
+            {i.url ? (
+              <a href={i.url} rel="noopener noreferrer">
+                {i.url}
+              </a>
+            ) : (
+              <span>{i.usrSvcId}</span>
+            )}
+          </p>
+          {!i.fitsPattern ? <p class="hint warn">This does not look like a usual {i.svcName} name; check it for typos.</p> : null}
+          {i.sourcePartner ? <p class="hint">Added by {i.sourcePartner}</p> : null}
+          {i.lastAttempt ? (
+            <p class={`check ${i.lastAttempt.outcome === 'verified' ? 'ok' : 'bad'}`} role={justChecked ? 'status' : undefined} data-check-result={i.lastAttempt.outcome}>
+              <span class="check-label">{justChecked ? 'Checked just now' : <>Last check <When ms={i.lastAttempt.at} /></>}:</span>{' '}
+              <strong>{OUTCOME_TEXT[i.lastAttempt.outcome]}</strong>
+              {i.lastAttempt.outcome !== 'verified' ? <> — {i.lastAttempt.detail}</> : null}
+            </p>
+          ) : (
+            <p class="check">Not checked yet.</p>
+          )}
+        </div>
+      </div>
+      <div class="identity-actions">
+        <form method="post" action="/account/identities/verify" class="inline-form">
+          <CsrfField token={csrf} />
+          <input type="hidden" name="svc_id" value={i.svcId} />
+          <button type="submit" class="button small secondary" aria-label={`Verify ${i.svcName} now`}>
+            Verify now
+          </button>
+        </form>
+        <details class="change" open={changing}>
+          <summary class="button small ghost">
+            Change<span class="visually-hidden"> {i.svcName}</span>
+          </summary>
+          <form method="post" action="/account/identities" class="change-form">
+            <CsrfField token={csrf} />
+            <input type="hidden" name="svc_id" value={i.svcId} />
+            <label for={`change-${i.svcId}`}>Your name on {i.svcName}</label>
+            {changing && form.error ? (
+              <p class="field-error" id={`change-${i.svcId}-error`}>
+                {form.error}
+              </p>
+            ) : null}
+            <div class="input-row">
+              <input
+                id={`change-${i.svcId}`}
+                name="usr_svc_id"
+                value={changing ? form.usrSvcId : i.usrSvcId}
+                required
+                maxLength={255}
+                spellcheck={false}
+                autocomplete="off"
+                aria-invalid={changing && form.error ? 'true' : undefined}
+                aria-describedby={changing && form.error ? `change-${i.svcId}-error` : undefined}
+              />
+              <button type="submit" class="button small">
+                Save
+              </button>
+            </div>
+          </form>
+        </details>
+        <form method="post" action="/account/identities/remove" class="inline-form">
+          <CsrfField token={csrf} />
+          <input type="hidden" name="svc_id" value={i.svcId} />
+          <button type="submit" class="button small danger-ghost" aria-label={`Remove ${i.svcName}`}>
+            Remove
+          </button>
+        </form>
+      </div>
+    </li>
+  );
+}
+
+export function IdentitiesSection({ data, csrf, form, checked }: { data: AccountData; csrf: string; form: IdentityFormState; checked?: string | undefined }) {
+  const adding = form.changing === undefined;
+  return (
+    <section class="card" aria-labelledby="identities-title" id="identities">
+      <h2 id="identities-title">Your identities</h2>
+      {data.identities.length === 0 ? (
+        <p class="empty">No identities yet. Add the first one below.</p>
+      ) : (
+        <ul class="identity-list">
+          {data.identities.map((i) => (
+            <IdentityItem key={i.svcId} i={i} csrf={csrf} form={form} justChecked={checked === i.svcId} />
+          ))}
+        </ul>
+      )}
+
+      <h3 id="add-title">Add an identity</h3>
+      <form method="post" action="/account/identities" class="add-identity" aria-labelledby="add-title" novalidate>
+        <CsrfField token={csrf} />
+        {adding && form.error ? (
+          <p class="field-error" id="add-error" role="alert">
+            {form.error}
+          </p>
+        ) : null}
+        <div class="grid-2">
+          <div class="field">
+            <label for="svc_id">Service</label>
+            <input type="search" class="service-filter" data-filter-for="svc_id" placeholder="Type to filter services…" aria-label="Filter the list of services" hidden />
+            <select id="svc_id" name="svc_id" required data-preview-select>
+              <option value="">Choose a service…</option>
+              <optgroup label="Most used">
+                <ServiceOptions list={data.popular} withData={false} />
+              </optgroup>
+              <optgroup label="All services, A–Z">
+                <ServiceOptions list={data.services} withData />
+              </optgroup>
+            </select>
+          </div>
+          <div class="field">
+            <label for="usr_svc_id">Your name there</label>
+            <input
+              id="usr_svc_id"
+              name="usr_svc_id"
+              required
+              maxLength={255}
+              spellcheck={false}
+              autocomplete="off"
+              value={adding ? form.usrSvcId : ''}
+              data-preview-input
+              aria-describedby="url-preview"
+              aria-invalid={adding && form.error ? 'true' : undefined}
+            />
+          </div>
+        </div>
+        <p class="preview" id="url-preview" aria-live="polite" data-preview-output>
+          Pick a service and type your name there to see the address of your profile.
+        </p>
+        <button type="submit" class="button">
+          Add identity
+        </button>
+      </form>
+
+      <details class="howto">
+        <summary>How do I verify an identity?</summary>
+        <p>
+          Put a link to your public page on your profile on that service, marked <code>rel="me"</code>. Many services do this for the
+          “website” field of your profile; on your own site, add:
+        </p>
+        <pre>
+          <code data-copy>{`<a rel="me" href="${data.profileUrl}">My identities</a>`}</code>
+        </pre>
+        <p>Then press “Verify now”. We also check every entry once a day, and remove the mark if the link disappears.</p>
+      </details>
+    </section>
+  );
+}
+
+export function AttemptsSection({ data }: { data: AccountData }) {
+  if (data.attempts.length === 0) return null;
+  return (
+    <section class="card" aria-labelledby="attempts-title" id="checks">
+      <h2 id="attempts-title">Recent checks</h2>
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">The last {data.attempts.length} verification checks of your identities</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Service</th>
+              <th scope="col">Result</th>
+              <th scope="col">Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.attempts.map((a, n) => (
+              <tr key={n}>
+                <td>
+                  <When ms={a.at} />
+                </td>
+                <td>{a.svcName}</td>
+                <td>
+                  <span class={a.outcome === 'verified' ? 'badge verified' : 'badge warn'}>{OUTCOME_TEXT[a.outcome]}</span>
+                </td>
+                <td class="detail">{a.detail}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

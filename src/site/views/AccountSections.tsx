@@ -1,0 +1,207 @@
+// The other sections of the account page: visibility, profile, links, data.
+import { parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
+import type { AccountData } from '../account-data.js';
+import { Checkbox, CsrfField } from './fields.js';
+import { Day } from './Layout.js';
+
+export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
+  const on = data.user.opted_in === 1;
+  return (
+    <section class={on ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
+      <h2 id="visibility-title">Sharing</h2>
+      <div class="visibility-row">
+        <div>
+          <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'}>
+            <span class="dot" aria-hidden="true" />
+            {on ? 'You are visible to partner sites.' : 'You are hidden.'}
+          </p>
+          <p class="hint">
+            {on ? (
+              <>
+                Partner sites can read your identities and public profile fields, and your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is
+                online.
+              </>
+            ) : (
+              'Partner sites and visitors see nothing of you, not even sites you connected. What they stored themselves stays theirs.'
+            )}
+          </p>
+        </div>
+        <form method="post" action="/account/opt-in" class="inline-form">
+          <CsrfField token={csrf} />
+          <input type="hidden" name="opt_in" value={on ? '0' : '1'} />
+          <button type="submit" class={on ? 'button secondary' : 'button'}>
+            {on ? 'Opt out' : 'Opt in'}
+          </button>
+        </form>
+      </div>
+      <form method="post" action="/account/discoverable" class="discoverable-form">
+        <CsrfField token={csrf} />
+        <Checkbox
+          name="discoverable"
+          checked={data.user.discoverable === 1}
+          label="Let people find me by an identity or by my e-mail address"
+          hint="Partner sites may then look up who owns an identity, match you in an address book they were allowed to share, and find your page by your e-mail address (WebFinger). Applies only while you are visible."
+        />
+        <button type="submit" class="button small secondary">
+          Save
+        </button>
+      </form>
+    </section>
+  );
+}
+
+const FIELD_LABELS: Record<ProfileField, string> = {
+  nickname: 'Nickname',
+  firstName: 'First name',
+  lastName: 'Last name',
+  street: 'Street',
+  city: 'City',
+  region: 'Region',
+  country: 'Country',
+  bio: 'About you',
+};
+
+const AUTOCOMPLETE: Partial<Record<ProfileField, string>> = {
+  nickname: 'nickname',
+  firstName: 'given-name',
+  lastName: 'family-name',
+  street: 'street-address',
+  city: 'address-level2',
+  region: 'address-level1',
+  country: 'country-name',
+};
+
+export function ProfileSection({ data, csrf, error }: { data: AccountData; csrf: string; error?: string | undefined }) {
+  const pub = new Set(parsePublicFields(data.user.public_fields));
+  return (
+    <section class="card" aria-labelledby="profile-title" id="profile">
+      <h2 id="profile-title">Profile</h2>
+      <p class="hint">
+        Everything is optional. A field marked <strong>public</strong> appears on your public page and to every partner site while you are visible;
+        the others only to sites you connected.
+      </p>
+      {error ? (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <form method="post" action="/account/profile" class="profile-form">
+        <CsrfField token={csrf} />
+        {PROFILE_FIELDS.map(([field, column]) => (
+          <div class={field === 'bio' ? 'profile-field wide' : 'profile-field'} key={field}>
+            <label for={`pf-${field}`}>{FIELD_LABELS[field]}</label>
+            {field === 'bio' ? (
+              <textarea id={`pf-${field}`} name={field} rows={4} maxLength={PROFILE_MAX_LENGTH[field]}>
+                {data.user[column] ?? ''}
+              </textarea>
+            ) : (
+              <input id={`pf-${field}`} name={field} value={data.user[column] ?? ''} maxLength={PROFILE_MAX_LENGTH[field]} autocomplete={AUTOCOMPLETE[field]} />
+            )}
+            <label class="public-toggle">
+              <input type="checkbox" name={`public_${field}`} value="1" checked={pub.has(field)} /> public
+              <span class="visually-hidden"> ({FIELD_LABELS[field]})</span>
+            </label>
+          </div>
+        ))}
+        <button type="submit" class="button">
+          Save profile
+        </button>
+      </form>
+    </section>
+  );
+}
+
+export function LinksSection({ data, csrf }: { data: AccountData; csrf: string }) {
+  return (
+    <section class="card" aria-labelledby="links-title" id="links">
+      <h2 id="links-title">Connected sites</h2>
+      {data.links.length === 0 ? (
+        <p class="empty">
+          No sites are connected. When a site that works with idsvc asks you to connect your account, it appears here and you can end the link at any
+          time.
+        </p>
+      ) : (
+        <ul class="link-list">
+          {data.links.map((l) => (
+            <li class="link-item" key={l.partnerId} data-partner={l.partnerName}>
+              <div>
+                <h3>{l.partnerName}</h3>
+                <p class="hint">
+                  Connected on <Day ms={l.linkedAt} />. It sees all your identities and profile fields, and what you change there flows here.
+                </p>
+              </div>
+              <form method="post" action="/account/links/end" class="end-link">
+                <CsrfField token={csrf} />
+                <input type="hidden" name="partner_id" value={String(l.partnerId)} />
+                <Checkbox
+                  id={`remove-added-${l.partnerId}`}
+                  name="remove_added"
+                  label={
+                    l.addedCount > 0
+                      ? `Also remove the ${l.addedCount === 1 ? 'identity' : `${l.addedCount} identities`} ${l.partnerName} added (unless you verified them)`
+                      : `Also remove what ${l.partnerName} added (nothing at the moment)`
+                  }
+                />
+                <button type="submit" class="button small danger-ghost">
+                  End link<span class="visually-hidden"> with {l.partnerName}</span>
+                </button>
+              </form>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+export function DataSection({ data, csrf, deleteError }: { data: AccountData; csrf: string; deleteError?: string | undefined }) {
+  return (
+    <section class="card" aria-labelledby="data-title" id="data">
+      <h2 id="data-title">Your data</h2>
+      <div class="data-row">
+        <div>
+          <h3>Download</h3>
+          <p class="hint">Everything we hold about you — account, profile, identities, checks, connected sites — as one JSON file.</p>
+        </div>
+        <form method="post" action="/account/export" class="inline-form">
+          <CsrfField token={csrf} />
+          <button type="submit" class="button secondary">
+            Download my data
+          </button>
+        </form>
+      </div>
+      <details class="danger-zone" open={Boolean(deleteError)}>
+        <summary>Delete your account</summary>
+        <p>
+          This erases your account, your identities and your links for good. Connected sites are told that you left. It cannot be undone.
+        </p>
+        <form method="post" action="/account/delete" novalidate>
+          <CsrfField token={csrf} />
+          <div class={deleteError ? 'field has-error' : 'field'}>
+            <label for="confirm_user_id">
+              To confirm, type your userId, <strong>{data.user.user_id}</strong>
+            </label>
+            {deleteError ? (
+              <p class="field-error" id="confirm-error">
+                {deleteError}
+              </p>
+            ) : null}
+            <input
+              id="confirm_user_id"
+              name="confirm_user_id"
+              autocomplete="off"
+              spellcheck={false}
+              required
+              data-confirm={data.user.user_id}
+              aria-invalid={deleteError ? 'true' : undefined}
+              aria-describedby={deleteError ? 'confirm-error' : undefined}
+            />
+          </div>
+          <button type="submit" class="button danger">
+            Delete my account
+          </button>
+        </form>
+      </details>
+    </section>
+  );
+}

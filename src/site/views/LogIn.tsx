@@ -1,0 +1,25 @@
+import { CsrfField, TextField } from './fields.js';
+import { ErrorSummary, Layout } from './Layout.js';
+
+export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string> }) {
+  const e = p.errors ?? {};
+  return (
+    <Layout title="Log in" narrow>
+      <div class="card form-card">
+        <h1>Log in</h1>
+        <ErrorSummary errors={e} />
+        <form method="post" action="/login" novalidate>
+          <CsrfField token={p.csrf} />
+          <TextField name="login" label="E-mail address or userId" autocomplete="username" required value={p.login} error={e.login} spellcheck={false} />
+          <TextField name="password" label="Password" type="password" autocomplete="current-password" required error={e.password} extra={{ 'data-password': '' }} />
+          <button type="submit" class="button wide">
+            Log in
+          </button>
+        </form>
+        <p class="form-foot">
+          New here? <a href="/signup">Create an account</a>
+        </p>
+      </div>
+    </Layout>
+  );
+}

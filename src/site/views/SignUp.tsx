@@ -1,0 +1,71 @@
+import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/passwords.js';
+import { Checkbox, CsrfField, TextField } from './fields.js';
+import { ErrorSummary, Layout } from './Layout.js';
+
+export interface SignUpValues {
+  email?: string;
+  user_id?: string;
+  opt_in?: boolean;
+}
+
+export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpValues; errors?: Record<string, string> }) {
+  const v = p.values ?? {};
+  const e = p.errors ?? {};
+  return (
+    <Layout title="Create your account" narrow>
+      <div class="card form-card">
+        <h1>Create your account</h1>
+        <p class="lead small">It takes a minute. You decide later what anyone else may see.</p>
+        <ErrorSummary errors={e} />
+        <form method="post" action="/signup" novalidate>
+          <CsrfField token={p.csrf} />
+          <TextField name="email" label="E-mail address" type="email" autocomplete="email" required value={v.email} error={e.email} spellcheck={false} hint="Only for logging in. It is never shown on your profile." />
+          <TextField
+            name="user_id"
+            label="Choose a userId"
+            autocomplete="username"
+            required
+            minLength={3}
+            maxLength={30}
+            pattern="[a-z0-9_]{3,30}"
+            value={v.user_id}
+            error={e.user_id}
+            spellcheck={false}
+            hint={
+              <>
+                3–30 lower-case letters, digits or _. It becomes your public address, <span class="nowrap">{p.baseUrl}/u/…</span>, and
+                cannot be changed later.
+              </>
+            }
+          />
+          <TextField
+            name="password"
+            label="Password"
+            type="password"
+            autocomplete="new-password"
+            required
+            minLength={PASSWORD_MIN}
+            error={e.password}
+            extra={{ 'data-password': '' }}
+            hint={`At least ${PASSWORD_MIN} characters; ${PASSWORD_RECOMMENDED} or more is better. A few unrelated words make a strong, memorable passphrase.`}
+          />
+          <fieldset class="consent">
+            <legend>Sharing</legend>
+            <Checkbox
+              name="opt_in"
+              checked={v.opt_in}
+              label="Show my identities and public profile to partner sites and on my public page"
+              hint="This is your opt-in. Without it your account still works, but partner sites and visitors see nothing of you. You can change it at any time on your account page."
+            />
+          </fieldset>
+          <button type="submit" class="button wide">
+            Create account
+          </button>
+        </form>
+        <p class="form-foot">
+          Already have an account? <a href="/login">Log in</a>
+        </p>
+      </div>
+    </Layout>
+  );
+}

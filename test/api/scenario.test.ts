@@ -1,0 +1,153 @@
+// The issue's end-to-end story of the partner API, through HTTP with the client library.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { IdsvcError } from '../../client/index.js';
+import { listOutbox } from '../../src/repositories/outbox.js';
+import { setUserFlags, findUserByUserId } from '../../src/repositories/users.js';
+import { updatePartner } from '../../src/repositories/partners.js';
+import { setOptIn } from '../../src/services/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+const ALICE = 'alice@example.org';
+const alice = md5(ALICE);
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp();
+});
+after(() => t.close());
+
+async function rejects(p: Promise<unknown>, code: string, message?: RegExp) {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof IdsvcError, String(e));
+    assert.equal(e.code, code);
+    if (message) assert.match(e.message, message);
+    return true;
+  });
+}
+
+test('the partner API story', async () => {
+  const A = await t.partner({ name: 'Partner A' });
+  const B = await t.partner({ name: 'Partner B' });
+  const tick = () => t.clock.advance(1000);
+
+  // A pushes three identities for md5(alice) and reads them back with usrSvcId.
+  for (const [svc, id] of [['twitter', 'alice_t'], ['github', 'alice-gh'], ['reddit', 'alice_r']]) {
+    await A.client.updateService(alice, svc!, id!);
+    tick();
+  }
+  const mine = await A.client.returnServices(alice);
+  assert.deepEqual(mine.map((s) => [s.svcId, s.usrSvcId]), [['github', 'alice-gh'], ['reddit', 'alice_r'], ['twitter', 'alice_t']]);
+  assert.equal(mine[0]?.url, 'https://www.github.com/alice-gh');
+  assert.equal(mine[0]?.verified, false);
+
+  // Nobody else sees anything about an unknown person.
+  await rejects(A.client.returnServices(alice, { profileType: 'public' }), 'not_found', /^User Not Found$/);
+  await rejects(B.client.returnServices(alice), 'not_found', /^User Not Found$/);
+
+  // Alice signs up and opts in: the public view is empty, nothing of A's leaks.
+  const user = await t.user({ email: ALICE, userId: 'alice', optedIn: true });
+  assert.deepEqual(await A.publicClient.returnServices(alice, { profileType: 'public' }), []);
+  // A's own pushes are still A's under every name of alice.
+  assert.equal((await A.client.returnServices('alice')).length, 3);
+
+  // A links alice: her central repository now holds the three, without usrSvcId for untrusted partners.
+  tick();
+  assert.equal(await A.client.syncUser(alice, { email: ALICE, password: user.password }), true);
+  assert.equal(await A.client.syncUser(alice, { email: ALICE, password: user.password }), true, 'linking twice is fine');
+  const pub = await B.publicClient.returnServices(alice, { profileType: 'public' });
+  assert.deepEqual(pub.map((s) => s.svcId), ['github', 'reddit', 'twitter']);
+  assert.ok(pub.every((s) => s.usrSvcId === undefined));
+  assert.ok(pub.every((s) => s.url.length > 0));
+  // ...but A sees usrSvcId on entries it put there.
+  assert.ok((await A.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+  // A trusted partner sees usrSvcId.
+  await updatePartner(t.ctx.db.kysely, B.id, { trusted: true }, t.clock.now());
+  assert.ok((await B.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+  await updatePartner(t.ctx.db.kysely, B.id, { trusted: false }, t.clock.now());
+  // ...and so does everyone once alice is pro.
+  await setUserFlags(t.ctx.db.kysely, user.id, { pro: true }, t.clock.now());
+  assert.equal((await B.publicClient.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, 'alice-gh');
+  await setUserFlags(t.ctx.db.kysely, user.id, { pro: false }, t.clock.now());
+
+  // B pushes one of its own and links too: its private view merges central and own.
+  tick();
+  await B.client.updateService(alice, 'youtube', 'alice_yt');
+  tick();
+  await B.client.syncUser(alice, { email: ALICE, password: user.password });
+  const merged = await B.client.returnServices(alice);
+  assert.deepEqual(merged.map((s) => s.svcId), ['github', 'reddit', 'twitter', 'youtube']);
+  assert.equal(merged.find((s) => s.svcId === 'youtube')?.usrSvcId, 'alice_yt');
+
+  // A removes one: it leaves the public view (A was its source and it is unverified).
+  tick();
+  const removed = await A.client.updateService(alice, 'reddit', '');
+  assert.deepEqual(removed, { svcId: 'reddit', usrSvcId: '' });
+  assert.deepEqual((await B.publicClient.returnServices(alice, { profileType: 'public' })).map((s) => s.svcId), ['github', 'twitter', 'youtube']);
+
+  // Alice opts out: B sees only its own pushes; the public view is gone.
+  const aliceRow = (await findUserByUserId(t.ctx.db.kysely, 'alice'))!;
+  await setOptIn(t.ctx, aliceRow, false);
+  assert.deepEqual((await B.client.returnServices(alice)).map((s) => s.svcId), ['youtube']);
+  await rejects(B.publicClient.returnServices(alice, { profileType: 'public' }), 'not_found', /^User Not Found$/);
+  await setOptIn(t.ctx, { ...aliceRow, opted_in: 0 }, true);
+
+  // A unlinks: A's later pushes no longer reach B.
+  tick();
+  assert.equal(await A.client.unsyncUser(alice), 'alice');
+  await rejects(A.client.unsyncUser(alice), 'not_found');
+  tick();
+  await A.client.updateService(alice, 'gitlab', 'alice_gl');
+  assert.ok(!(await B.client.returnServices(alice)).some((s) => s.svcId === 'gitlab'));
+  // What already flowed stays in the central repository.
+  assert.ok((await B.client.returnServices(alice)).some((s) => s.svcId === 'twitter'));
+
+  // The outbox: one event per change, in order, to the partners that did not cause it.
+  const events = (await listOutbox(t.ctx.db.kysely)).map((e) => `${e.partner_id === A.id ? 'A' : 'B'}:${e.event_type}:${(JSON.parse(e.payload).data.svcId as string | undefined) ?? ''}`);
+  assert.deepEqual(events, [
+    'A:link.created:', // B linked (A was linked already)
+    'A:identity.updated:youtube', // B's own entry flowed in at B's link
+    'B:identity.removed:reddit', // A removed reddit
+    'A:user.hidden:',
+    'B:user.hidden:',
+    'B:link.removed:', // A unlinked
+  ]);
+  const payload = JSON.parse((await listOutbox(t.ctx.db.kysely))[1]!.payload);
+  assert.equal(payload.type, 'identity.updated');
+  assert.equal(payload.data.user_identifier, alice);
+  assert.equal(payload.data.userId, 'alice');
+  assert.equal(payload.data.usrSvcId, undefined, 'untrusted partner, non-pro user: no usrSvcId in events either');
+});
+
+test('the same person under MD5, SHA-256, raw e-mail and userId gives the same answer', async () => {
+  const P = await t.partner();
+  const email = 'Bob.Smith@Example.ORG ';
+  const norm = 'bob.smith@example.org';
+  const forms = [md5(norm), md5(norm).toUpperCase(), createHash('sha256').update(norm).digest('hex'), email.trim(), 'bobsmith'];
+  await t.user({ email: norm, userId: 'bobsmith' });
+  await P.client.updateService(forms[0]!, 'github', 'bob');
+  await P.client.updateService(forms[2]!, 'twitter', 'bobt');
+  await P.client.updateService(forms[3]!, 'reddit', 'bobr');
+  await P.client.updateService('bobsmith', 'github', 'bob2');
+  const answers = await Promise.all(forms.map((f) => P.client.returnServices(f)));
+  for (const a of answers) assert.deepEqual(a, answers[0]);
+  assert.deepEqual(answers[0]!.map((s) => `${s.svcId}=${s.usrSvcId}`), ['github=bob2', 'reddit=bobr', 'twitter=bobt']);
+});
+
+test('pushes made before sign-up under a hash or a userId belong to the account afterwards', async () => {
+  const P = await t.partner();
+  await P.client.updateService(md5('carol@example.org'), 'github', 'carol1');
+  await P.client.updateService(createHash('sha256').update('carol@example.org').digest('hex'), 'twitter', 'carol2');
+  await P.client.updateService('carol', 'reddit', 'carol3');
+  await t.user({ email: 'carol@example.org', userId: 'carol' });
+  assert.deepEqual((await P.client.returnServices('carol')).map((s) => s.svcId), ['github', 'reddit', 'twitter']);
+});
+
+test('an unknown person pushed under the raw address is found under either hash', async () => {
+  const P = await t.partner();
+  await P.client.updateService('dave@example.org', 'github', 'dave');
+  assert.equal((await P.client.returnServices(md5('dave@example.org')))[0]?.usrSvcId, 'dave');
+  assert.equal((await P.client.returnServices(createHash('sha256').update('dave@example.org').digest('hex')))[0]?.usrSvcId, 'dave');
+});
