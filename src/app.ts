@@ -12,6 +12,8 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
 import { registerSite, renderSiteError } from './site/index.js';
+import { renderWidgetErrorScript } from './widget/boot-script.js';
+import { registerWidget } from './widget/routes.js';
 
 export interface AppOptions {
   /** Where JSON log lines go (tests read them); defaults to stdout. */
@@ -73,9 +75,10 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     metrics.duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
   });
 
-  installErrorHandling(app, { site: (_req, status, message) => renderSiteError(status, message), ...options.errorRenderers });
+  installErrorHandling(app, { site: (_req, status, message) => renderSiteError(status, message), widget: renderWidgetErrorScript, ...options.errorRenderers });
   registerOps(app, ctx, metrics);
   registerApi(app, ctx);
+  registerWidget(app, ctx);
   await registerSite(app, ctx);
   return app;
 }

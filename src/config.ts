@@ -10,6 +10,8 @@ export interface Config {
   readonly host: string;
   readonly baseUrl: string;
   readonly databaseUrl: string;
+  /** PostgreSQL schema to use instead of the connection's default (created when missing). */
+  readonly databaseSchema: string | null;
   readonly redisUrl: string | null;
   readonly logLevel: LogLevel;
   readonly trustProxy: boolean | number | string;
@@ -73,6 +75,13 @@ function databaseUrlVar(env: Env): string {
   throw new ConfigError('DATABASE_URL', 'must start with sqlite: or postgres://');
 }
 
+function schemaVar(env: Env): string | null {
+  const raw = env.DATABASE_SCHEMA?.trim();
+  if (!raw) return null;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new ConfigError('DATABASE_SCHEMA', 'must be a lower-case SQL identifier ([a-z_][a-z0-9_]*)');
+  return raw;
+}
+
 function trustProxyVar(env: Env): boolean | number | string {
   const raw = env.TRUST_PROXY?.trim();
   if (!raw) return false;
@@ -103,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     baseUrl,
     databaseUrl: databaseUrlVar(env),
+    databaseSchema: schemaVar(env),
     redisUrl,
     logLevel,
     trustProxy: trustProxyVar(env),

@@ -30,7 +30,8 @@ export interface ContextOptions {
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
-  const db = await openDatabase(config.databaseUrl, options.pgSchema ? { pgSchema: options.pgSchema } : {});
+  const pgSchema = options.pgSchema ?? config.databaseSchema ?? undefined;
+  const db = await openDatabase(config.databaseUrl, pgSchema ? { pgSchema } : {});
   await migrate(db);
   // An empty catalogue is a fresh database: load the shipped catalogue file.
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());

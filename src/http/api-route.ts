@@ -42,6 +42,8 @@ export interface ApiOperation {
   handler(call: ApiCall): Promise<Doc>;
   /** Render something other than XML/JSON (the widget answers JavaScript). */
   raw?: boolean;
+  /** How errors are answered (SPEC §4.4: the widget answers a script, also for errors). */
+  kind?: 'api' | 'widget';
 }
 
 export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
@@ -130,7 +132,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
       app.route({
         method,
         url: path,
-        config: { kind: 'api' },
+        config: { kind: op.kind ?? 'api' },
         schema: {
           operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
           summary: op.summary,

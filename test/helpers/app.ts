@@ -28,6 +28,8 @@ export interface TestApp {
   baseUrl: string;
   logs: string[];
   config: Config;
+  /** Environment for a CLI process that should use this test's database. */
+  cliEnv: Record<string, string>;
   partner(input?: Partial<NewPartner>): Promise<{ id: number; apiKey: string; apiToken: string; client: IdsvcClient; publicClient: IdsvcClient }>;
   user(input: { email: string; userId: string; password?: string; optedIn?: boolean }): Promise<{ id: number; userId: string; password: string }>;
   close(): Promise<void>;
@@ -68,6 +70,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     baseUrl,
     logs,
     config,
+    cliEnv: { DATABASE_URL: databaseUrl, ...(pgSchema ? { DATABASE_SCHEMA: pgSchema } : {}), LOG_LEVEL: 'warn' },
     async partner(input = {}) {
       const created = await createPartner(ctx.db.kysely, { name: 'Test partner', ...input }, clock.now());
       return {

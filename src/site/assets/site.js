@@ -135,7 +135,8 @@
         opt.hidden = !match;
         if (match && !first && opt.dataset.left !== undefined) first = opt;
       });
-      if (q !== '' && first && (target.selectedOptions[0] || {}).hidden !== false) {
+      var current = target.selectedOptions[0];
+      if (q !== '' && first && (!current || !current.value || current.hidden)) {
         target.value = first.value;
         target.dispatchEvent(new Event('change'));
       }

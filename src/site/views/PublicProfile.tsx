@@ -68,7 +68,7 @@ export function PublicProfilePage(p: PublicProfileProps) {
             </h1>
             {f.nickname && f.nickname !== name ? <p class="p-nickname nickname">{f.nickname}</p> : null}
             {place.length > 0 ? (
-              <p class="p-adr h-adr place">
+              <p class="place">
                 {place.map((el, n) => (
                   <Fragment key={n}>
                     {n > 0 ? ', ' : null}

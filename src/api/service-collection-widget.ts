@@ -1,0 +1,103 @@
+// SPEC §4.4, §7: the per-user script a partner page embeds. It carries this person's identities as
+// the request may see them and hands them to the static, long-cached widget bundle.
+import { Type } from '@sinclair/typebox';
+import { ApiError, errors } from '../domain/errors.js';
+import type { ParsedIdentifier } from '../domain/identifiers.js';
+import type { ApiCall, ApiOperation } from '../http/api-route.js';
+import { requestOrigin } from '../http/request-info.js';
+import { allowedOrigins } from '../repositories/partners.js';
+import { entryUrl, privateView, publicView, type ViewEntry } from '../services/partner-data.js';
+import { widgetBundle } from '../widget/bundle.js';
+import { renderWidgetBootScript, type WidgetService } from '../widget/boot-script.js';
+import { bundleUrl, catalogueUrl } from '../widget/routes.js';
+import { checkWidgetSignature } from '../widget/signature.js';
+import { userIdentifierOf } from './shared.js';
+
+const LANG = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8}){0,4}$/;
+
+function displaySyncOf(raw: string | undefined): boolean {
+  const v = (raw ?? '').trim().toUpperCase();
+  if (v === 'TRUE') return true;
+  if (v === 'FALSE') return false;
+  throw errors.invalidRequest('display_sync must be TRUE or FALSE');
+}
+
+/**
+ * A partner that lists origins gets its widget only on them. authorise() already refuses another
+ * origin; here a request that names none is refused too, because every browser sends a Referer
+ * with a <script src> unless the page opted out, and a page on another origin could opt out only
+ * to slip past the list (SPEC §5; docs/widget.md says how a partner page keeps its Referer).
+ */
+function requireNamedOrigin(call: ApiCall): void {
+  if (allowedOrigins(call.partner).length > 0 && requestOrigin(call.request) === null) {
+    throw errors.forbidden('This partner allows its widget only on listed origins, and the request named none (no Referer or Origin header; see the Referrer-Policy notes in docs/widget.md)');
+  }
+}
+
+/** Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with nothing to show. */
+async function prefill(call: ApiCall, id: ParsedIdentifier, privateAccess: boolean): Promise<ViewEntry[]> {
+  try {
+    return privateAccess ? await privateView(call.ctx, call.partner, id) : (await publicView(call.ctx, call.partner, id)).entries;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'not_found') return [];
+    throw err;
+  }
+}
+
+function widgetService(e: ViewEntry): WidgetService {
+  return {
+    svcId: e.svc.svcId,
+    svcName: e.svc.svcName,
+    usrSvcId: e.showUsrSvcId ? e.usrSvcId : null,
+    url: entryUrl(e),
+    verified: e.verified,
+    svcFavicon: e.svc.svcFavicon,
+  };
+}
+
+export const serviceCollectionWidget: ApiOperation = {
+  operationId: 'service_collection_widget',
+  summary: 'The embeddable widget for one person (JavaScript)',
+  description:
+    'Answers JavaScript, also for errors (a script that reports the error with console.error). Unsigned, it is pre-filled with the public view; with `exp` and `sig` (hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}", keyed with the lowercase hex SHA-256 of the api_token) with the partner\'s private view. An invalid or expired signature falls back to the public view with a console warning. `lang`: en (default), de, fr or es. Never stored by shared caches.',
+  paths: ['/api/service_collection_widget/:api_key/:user_identifier/:display_sync'],
+  query: {
+    lang: Type.Optional(Type.String({ maxLength: 64, description: 'Language of the widget (BCP 47), e.g. `de`; English when unknown.' })),
+    exp: Type.Optional(Type.String({ maxLength: 32, description: 'Signed URLs: expiry, in Unix seconds.' })),
+    sig: Type.Optional(Type.String({ maxLength: 128, description: 'Signed URLs: the signature (see the description).' })),
+  },
+  tokenRequired: false,
+  response: Type.Object({}, { description: 'JavaScript (text/javascript)' }),
+  kind: 'widget',
+  raw: true,
+  async handler(call) {
+    const displaySync = displaySyncOf(call.params.display_sync);
+    const id = userIdentifierOf(call);
+    requireNamedOrigin(call);
+    const userIdentifier = call.params.user_identifier ?? '';
+    const signature = checkWidgetSignature(call.partner, userIdentifier, call.query.exp, call.query.sig, call.ctx.clock.now());
+    // A server that sends its api_token, or a partner that chose legacy open reads, needs no signature.
+    const privateAccess = signature.status === 'valid' || call.authenticated || call.partner.legacy_open_reads === 1;
+    const services = (await prefill(call, id, privateAccess)).map(widgetService);
+    const manifest = await widgetBundle.current();
+    const lang = call.query.lang?.trim() ?? '';
+    const script = renderWidgetBootScript({
+      apiBase: call.ctx.config.baseUrl,
+      apiKey: call.partner.api_key,
+      userIdentifier,
+      displaySync,
+      lang: LANG.test(lang) ? lang : 'en',
+      view: privateAccess ? 'private' : 'public',
+      warning: signature.status === 'invalid' && !privateAccess ? signature.warning : null,
+      services,
+      catalogueUrl: catalogueUrl(call.ctx),
+      bundleUrl: bundleUrl(call.ctx, manifest.file),
+    });
+    await call.reply
+      .type('text/javascript; charset=utf-8')
+      .header('Cache-Control', 'private, no-store')
+      .header('Cross-Origin-Resource-Policy', 'cross-origin')
+      .send(script);
+    return { root: 'script', text: '' };
+  },
+};

@@ -1,0 +1,53 @@
+// Signed widget URLs (SPEC §7): `?exp={unix seconds}&sig={hex HMAC-SHA256}` over
+// "{api_key}:{user_identifier}:{exp}". The server keeps only the SHA-256 of an api_token (SPEC §2),
+// so the HMAC key is that digest: the 64 lowercase hex characters of sha256(api_token), as ASCII.
+// The partner's server derives it from its token (the client library's signWidget does); the
+// service reads it from the partner row. A rotated-out token keeps signing for its grace period.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { PartnerRow } from '../db/schema.js';
+
+export type SignatureCheck =
+  | { status: 'unsigned' }
+  | { status: 'valid' }
+  | { status: 'invalid'; warning: string };
+
+const FALLBACK = 'showing the public view';
+const EXP = /^\d{1,12}$/;
+const SIG = /^[0-9a-f]{64}$/;
+
+export function widgetSignature(keyHex: string, apiKey: string, userIdentifier: string, exp: string): string {
+  return createHmac('sha256', keyHex).update(`${apiKey}:${userIdentifier}:${exp}`).digest('hex');
+}
+
+/** The signing keys that count now: the current token's, and the previous one's within its grace. */
+function signingKeys(partner: PartnerRow, nowMs: number): string[] {
+  const keys = [partner.token_hash];
+  const previous = partner.previous_token_hash;
+  if (previous !== null && partner.previous_token_expires_at !== null && nowMs < partner.previous_token_expires_at) keys.push(previous);
+  return keys;
+}
+
+/**
+ * `userIdentifier` is the path segment exactly as the browser sent it (decoded, not normalised): a
+ * signature covers one spelling of one person for one partner.
+ */
+export function checkWidgetSignature(
+  partner: PartnerRow,
+  userIdentifier: string,
+  exp: string | undefined,
+  sig: string | undefined,
+  nowMs: number,
+): SignatureCheck {
+  if (exp === undefined && sig === undefined) return { status: 'unsigned' };
+  if (exp === undefined || sig === undefined) return { status: 'invalid', warning: `a signed URL needs both exp and sig; ${FALLBACK}` };
+  const given = sig.trim().toLowerCase();
+  if (!EXP.test(exp) || !SIG.test(given)) return { status: 'invalid', warning: `malformed exp or sig; ${FALLBACK}` };
+  const givenBytes = Buffer.from(given, 'hex');
+  const matches = signingKeys(partner, nowMs).some((key) =>
+    timingSafeEqual(Buffer.from(widgetSignature(key, partner.api_key, userIdentifier, exp), 'hex'), givenBytes),
+  );
+  if (!matches) return { status: 'invalid', warning: `invalid signature (not made with this partner's api_token for this user_identifier); ${FALLBACK}` };
+  // Checked after the HMAC, so only the partner learns from the warning that its URL is merely old.
+  if (Number(exp) * 1000 <= nowMs) return { status: 'invalid', warning: `the signed URL has expired; ${FALLBACK}` };
+  return { status: 'valid' };
+}
