@@ -75,12 +75,18 @@ export async function findOrCreatePerson(db: Q, id: ParsedIdentifier, now: numbe
         : id.kind === 'email'
           ? { email_md5: id.md5, email_sha256: id.sha256 }
           : { handle: id.userId };
+  // Two requests may create the same person at once: the unique columns decide, and the loser
+  // reads the winner's row.
   const row = await db
     .insertInto('subjects')
     .values({ ...values, created_at: now })
+    .onConflict((oc) => oc.doNothing())
     .returning('id')
-    .executeTakeFirstOrThrow();
-  return { user: found.user, subjectId: row.id };
+    .executeTakeFirst();
+  if (row) return { user: found.user, subjectId: row.id };
+  const again = await findPerson(db, id);
+  if (again.subjectId === undefined) throw new Error('subject vanished during creation');
+  return { user: again.user, subjectId: again.subjectId };
 }
 
 /** The subject of an account, created on demand. */
