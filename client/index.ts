@@ -1,7 +1,7 @@
 // The typed TypeScript client of the idsvc partner API (`import { IdsvcClient } from 'idsvc/client'`).
 // One method per operation; answers parsed into typed objects; errors thrown as IdsvcError with the
 // API's error code. Runs on the partner's server: it holds the api_token.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export type ErrorCode =
   | 'invalid_request'
@@ -234,7 +234,50 @@ export class IdsvcClient {
   }
 }
 
-/** hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}" keyed with the api_token (SPEC §7). */
+/**
+ * The `sig` of a signed widget URL (SPEC §7): hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}".
+ * The service stores only the SHA-256 of an api_token, so the HMAC key is that digest — the 64
+ * lowercase hex characters of sha256(api_token), used as ASCII bytes — never the raw token.
+ * `userIdentifier` is signed exactly as it goes into the URL path (before percent-encoding).
+ */
 export function signWidget(apiKey: string, userIdentifier: string, exp: number, apiToken: string): string {
-  return createHmac('sha256', apiToken).update(`${apiKey}:${userIdentifier}:${exp}`).digest('hex');
+  return createHmac('sha256', widgetSigningKey(apiToken)).update(`${apiKey}:${userIdentifier}:${exp}`).digest('hex');
+}
+
+/** The widget-signing key of an api_token: lowercase hex SHA-256 of the token. */
+export function widgetSigningKey(apiToken: string): string {
+  return createHash('sha256').update(apiToken).digest('hex');
+}
+
+/**
+ * Checks a webhook from idsvc (Standard Webhooks): the signature over "{id}.{timestamp}.{body}" with
+ * your `whsec_` secret, and a timestamp within `toleranceSeconds` of now. Pass the raw body text.
+ * Returns the parsed event, or throws. Use `webhook-id` to drop duplicates: delivery is at least once.
+ */
+export function verifyWebhook(
+  secret: string,
+  headers: Record<string, string | string[] | undefined>,
+  body: string,
+  opts: { toleranceSeconds?: number; now?: number } = {},
+): { type: string; timestamp: string; data: Record<string, unknown> } {
+  const h = (name: string) => {
+    const v = headers[name] ?? headers[name.toLowerCase()];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const id = h('webhook-id');
+  const ts = h('webhook-timestamp');
+  const sigs = h('webhook-signature');
+  if (!id || !ts || !sigs) throw new Error('missing webhook headers');
+  const now = Math.floor((opts.now ?? Date.now()) / 1000);
+  if (!/^\d+$/.test(ts) || Math.abs(now - Number(ts)) > (opts.toleranceSeconds ?? 300)) throw new Error('webhook timestamp outside the tolerance');
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest();
+  const ok = sigs.split(' ').some((s) => {
+    const [version, value] = s.split(',');
+    if (version !== 'v1' || !value) return false;
+    const given = Buffer.from(value, 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (!ok) throw new Error('invalid webhook signature');
+  return JSON.parse(body) as { type: string; timestamp: string; data: Record<string, unknown> };
 }

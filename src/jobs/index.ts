@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { reverifyDue, REVERIFY_EVERY_MS } from './reverify.js';
 import { sweepSite, SITE_SWEEP_EVERY_MS } from './site-sweep.js';
+import { webhookJob } from './webhooks.js';
 
 export interface Jobs {
   stop(): Promise<void>;
@@ -14,6 +15,7 @@ type Job = { name: string; everyMs: number; run: (ctx: AppContext, log: FastifyB
 export const JOBS: Job[] = [
   { name: 'reverify', everyMs: REVERIFY_EVERY_MS, run: async (ctx, log) => void (await reverifyDue(ctx, log)) },
   { name: 'site-sweep', everyMs: SITE_SWEEP_EVERY_MS, run: (ctx) => sweepSite(ctx) },
+  webhookJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jobs {

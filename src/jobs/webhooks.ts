@@ -1,0 +1,108 @@
+// Webhook delivery from the outbox (SPEC §9), Standard Webhooks style: at least once, only a 2xx
+// counts, Retry-After honoured, 15 s per attempt, exponential back-off for 72 hours, a 410 disables
+// the endpoint. Rows are claimed with a lease, so every instance can run this at once.
+import { createHmac } from 'node:crypto';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { AppContext } from '../context.js';
+import type { OutboxRow } from '../db/schema.js';
+import { safeFetch } from '../verification/safe-fetch.js';
+
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+export const GIVE_UP_AFTER_MS = 72 * 3600 * 1000;
+const LEASE_MS = 60_000;
+const BATCH = 20;
+
+/** v1 signature of Standard Webhooks: base64 HMAC-SHA256 of "{id}.{timestamp}.{body}". */
+export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/** 5 s, 10 s, 20 s … capped at an hour, with jitter so retries of many events spread out. */
+export function backoffMs(attempts: number): number {
+  const base = Math.min(3600_000, 5000 * 2 ** Math.max(0, attempts - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+function retryAfterMs(value: string | undefined, now: number): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+async function claim(ctx: AppContext, now: number): Promise<OutboxRow[]> {
+  const db = ctx.db.kysely;
+  const free = (eb: ExpressionBuilder<Database, 'outbox'>) =>
+    eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
+  const due = db.selectFrom('outbox').select('id').where(free).orderBy('id').limit(BATCH);
+  // The conditions are repeated on the outer UPDATE: PostgreSQL re-checks them on the locked row,
+  // so two instances racing for one row cannot both win it.
+  return db
+    .updateTable('outbox')
+    .set({ locked_until: now + LEASE_MS })
+    .where('id', 'in', due)
+    .where(free)
+    .returningAll()
+    .execute();
+}
+
+type Outcome = { status: 'delivered' | 'dead' | 'skipped' | 'pending'; error: string | null; nextAttemptAt?: number; disableEndpoint?: boolean };
+
+async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Outcome> {
+  const partner = await ctx.db.kysely.selectFrom('partners').select(['webhook_url', 'webhook_secret', 'webhook_disabled']).where('id', '=', row.partner_id).executeTakeFirst();
+  if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
+  if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };
+  const timestamp = Math.floor(now / 1000);
+  const res = await safeFetch(partner.webhook_url, {
+    method: 'POST',
+    body: row.payload,
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': row.event_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(partner.webhook_secret, row.event_id, timestamp, row.payload),
+    },
+    allowPrivate: ctx.config.fetchAllowPrivate,
+    timeoutMs: ATTEMPT_TIMEOUT_MS,
+    maxRedirects: 0,
+    maxBytes: 4096,
+    userAgent: 'idsvc-webhooks/1',
+  });
+  if (res.ok && res.status >= 200 && res.status < 300) return { status: 'delivered', error: null };
+  if (res.ok && res.status === 410) return { status: 'dead', error: 'HTTP 410 Gone: endpoint disabled', disableEndpoint: true };
+  const error = res.ok ? `HTTP ${res.status}` : `${res.reason}: ${res.detail}`;
+  const attempts = row.attempts + 1;
+  const wait = (res.ok ? retryAfterMs(res.headers['retry-after'], now) : null) ?? backoffMs(attempts);
+  const next = now + wait;
+  if (next - row.created_at > GIVE_UP_AFTER_MS) return { status: 'dead', error: `${error}; gave up after 72 hours` };
+  return { status: 'pending', error, nextAttemptAt: next };
+}
+
+/** One pass: claim due events, try each once. Returns how many were attempted. */
+export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
+  const now = ctx.clock.now();
+  const rows = await claim(ctx, now);
+  for (const row of rows) {
+    const outcome = await deliver(ctx, row, now);
+    await ctx.db.kysely
+      .updateTable('outbox')
+      .set({
+        status: outcome.status,
+        attempts: outcome.status === 'skipped' ? row.attempts : row.attempts + 1,
+        last_error: outcome.error,
+        locked_until: null,
+        ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
+        ...(outcome.nextAttemptAt !== undefined ? { next_attempt_at: outcome.nextAttemptAt } : {}),
+      })
+      .where('id', '=', row.id)
+      .execute();
+    if (outcome.disableEndpoint) {
+      await ctx.db.kysely.updateTable('partners').set({ webhook_disabled: 1, updated_at: now }).where('id', '=', row.partner_id).execute();
+    }
+  }
+  return rows.length;
+}
+
+export const webhookJob = { name: 'webhooks', everyMs: 2000, run: async (ctx: AppContext) => void (await deliverDueWebhooks(ctx)) };
