@@ -11,17 +11,15 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { WIDGET_DIR, type WidgetManifest } from '../src/widget/bundle.js';
 
-export interface WidgetManifest {
-  file: string;
-  bytes: number;
-  gzipBytes: number;
-}
+export type { WidgetManifest };
 
 export const WIDGET_GZIP_BUDGET = 20 * 1024;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const WIDGET_OUT_DIR = path.join(root, 'public', 'widget');
+/** Where the server reads it from (src/widget/bundle.ts). */
+export const WIDGET_OUT_DIR = WIDGET_DIR;
 
 /** Atomic, so a server reading the directory never sees half a file. */
 async function writeAtomically(file: string, content: string | Uint8Array): Promise<void> {

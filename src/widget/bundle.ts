@@ -2,11 +2,11 @@
 // `npm run build` (scripts/build-widget.ts) with a manifest naming the current one. Per-user boot
 // scripts point at the current file; older files stay servable, so a page that got its boot script
 // just before a deploy still loads its bundle.
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../paths.js';
+import { cachedBody, type CachedBody } from './cached-body.js';
 
 export interface WidgetManifest {
   file: string;
@@ -16,11 +16,6 @@ export interface WidgetManifest {
 
 export const WIDGET_DIR = path.join(projectRoot, 'public', 'widget');
 export const BUNDLE_FILE = /^widget\.[0-9a-f]{8}\.js$/;
-
-export interface BundleFile {
-  body: Buffer;
-  etag: string;
-}
 
 async function readManifest(dir: string): Promise<WidgetManifest | null> {
   try {
@@ -47,7 +42,7 @@ async function buildInCheckout(): Promise<WidgetManifest> {
 
 export class WidgetBundle {
   private manifest: Promise<WidgetManifest> | undefined;
-  private readonly files = new Map<string, BundleFile>();
+  private readonly files = new Map<string, CachedBody>();
 
   constructor(private readonly dir: string = WIDGET_DIR) {}
 
@@ -63,7 +58,7 @@ export class WidgetBundle {
   }
 
   /** A bundle file by name, or null; names are checked against the hashed pattern, never joined raw. */
-  async file(name: string): Promise<BundleFile | null> {
+  async file(name: string): Promise<CachedBody | null> {
     if (!BUNDLE_FILE.test(name)) return null;
     const cached = this.files.get(name);
     if (cached) return cached;
@@ -73,7 +68,7 @@ export class WidgetBundle {
     } catch {
       return null;
     }
-    const file = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+    const file = cachedBody(body);
     if (this.files.size >= 16) this.files.clear();
     this.files.set(name, file);
     return file;

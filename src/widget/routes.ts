@@ -1,11 +1,12 @@
 // The widget's static side (SPEC §7): the versioned bundle and the catalogue it offers in its
 // picker. Both are the same for everyone, so shared caches may keep them; the per-user boot script
 // is the service_collection_widget operation (src/api/service-collection-widget.ts).
-import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { widgetBundle } from './bundle.js';
+import { cachedBody, sendCached, type CachedBody } from './cached-body.js';
 
 export const CATALOGUE_PATH = '/widget/catalogue.json';
 export const CATALOGUE_MAX_AGE = 300;
@@ -13,50 +14,45 @@ export const CATALOGUE_MAX_AGE = 300;
 export const catalogueUrl = (ctx: AppContext) => `${ctx.config.baseUrl}${CATALOGUE_PATH}`;
 export const bundleUrl = (ctx: AppContext, file: string) => `${ctx.config.baseUrl}/widget/${file}`;
 
+/** What the widget's picker needs of a catalogue entry (widget/src/types.ts CatalogueEntry). */
+function pickerEntry(e: CatalogueEntry) {
+  return {
+    svcId: e.svcId,
+    svcName: e.svcName,
+    svcLeftURL: e.svcLeftURL,
+    svcRightURL: e.svcRightURL,
+    regexCheck: e.regexCheck,
+    urlBuilder: e.urlBuilder,
+    svcFavicon: e.svcFavicon,
+  };
+}
+
 /** Pages on any origin load these with <script src> and fetch(): let them, also under COEP. */
 function crossOrigin(reply: FastifyReply): FastifyReply {
   return reply.header('Access-Control-Allow-Origin', '*').header('Cross-Origin-Resource-Policy', 'cross-origin');
 }
 
-function sendCached(request: FastifyRequest, reply: FastifyReply, etag: string, type: string, body: string | Buffer) {
-  reply.header('ETag', etag);
-  const given = request.headers['if-none-match'];
-  if (given && given.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
-  return reply.type(type).send(body);
-}
-
 export function registerWidget(app: FastifyInstance, ctx: AppContext): void {
   const hidden = { hide: true } as const;
-  const rendered = new Map<string, { body: string; etag: string }>();
+  const rendered = new Map<string, CachedBody>();
 
   app.get(CATALOGUE_PATH, { config: { kind: 'api' }, schema: hidden }, async (request, reply) => {
     const { list, stamp } = await ctx.catalogue.ordered('combined');
     let hit = rendered.get(stamp);
     if (!hit) {
-      const body = JSON.stringify(
-        list.map((e) => ({
-          svcId: e.svcId,
-          svcName: e.svcName,
-          svcLeftURL: e.svcLeftURL,
-          svcRightURL: e.svcRightURL,
-          regexCheck: e.regexCheck,
-          urlBuilder: e.urlBuilder,
-          svcFavicon: e.svcFavicon,
-        })),
-      );
-      hit = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+      hit = cachedBody(JSON.stringify(list.map(pickerEntry)));
       rendered.clear(); // only the newest list is asked for
       rendered.set(stamp, hit);
     }
     crossOrigin(reply).header('Cache-Control', `public, max-age=${CATALOGUE_MAX_AGE}`);
-    return sendCached(request, reply, hit.etag, 'application/json; charset=utf-8', hit.body);
+    return sendCached(request, reply, hit, 'application/json; charset=utf-8');
   });
 
   app.get<{ Params: { file: string } }>('/widget/:file', { config: { kind: 'widget' }, schema: hidden }, async (request, reply) => {
     const file = await widgetBundle.file(request.params.file);
     if (!file) throw new ApiError('not_found', 'No such widget bundle');
     crossOrigin(reply).header('Cache-Control', 'public, max-age=31536000, immutable');
-    return sendCached(request, reply, file.etag, 'text/javascript; charset=utf-8', file.body);
+    return sendCached(request, reply, file, 'text/javascript; charset=utf-8');
   });
 
   // The seed's widget path has three segments; POST on two is unsync_user (src/api/unsync-user.ts).

@@ -89,6 +89,24 @@ function fixtureCatalogue(): CatalogueItem[] {
       svcFavicon: icon('gitlab'),
     },
     {
+      svcId: 'tumblr',
+      svcName: 'Tumblr',
+      svcLeftURL: 'https://',
+      svcRightURL: '.tumblr.com/',
+      regexCheck: null,
+      urlBuilder: null,
+      svcFavicon: icon('tumblr'),
+    },
+    {
+      svcId: 'offlineclub',
+      svcName: 'Offline Club', // no public pages: no template, no URL
+      svcLeftURL: '',
+      svcRightURL: '',
+      regexCheck: '^[a-z0-9]+$',
+      urlBuilder: null,
+      svcFavicon: '',
+    },
+    {
       svcId: 'keybase',
       svcName: 'Keybase',
       svcLeftURL: 'https://keybase.io/',
@@ -447,8 +465,8 @@ describe('widget in Chromium', () => {
     await page.keyboard.press('ArrowDown');
     const first = w.getByRole('option').first();
     await page.waitForFunction(
-      ([c, o]) => c.getAttribute('aria-activedescendant') === o.id && o.getAttribute('aria-selected') === 'true',
-      [await combo.elementHandle(), await first.elementHandle()],
+      ({ c, o }) => c.getAttribute('aria-activedescendant') === o.id && o.getAttribute('aria-selected') === 'true',
+      { c: await combo.elementHandle(), o: await first.elementHandle() },
     );
     assert.equal(await first.textContent(), 'GitLab');
     await page.keyboard.press('Enter');
@@ -544,6 +562,33 @@ describe('widget in Chromium', () => {
     ]);
   });
 
+  test('a host-position template refuses what cannot be a host name; no template gives no URL', async () => {
+    const { page } = await openPage(widgetScript(config({ services: [] })));
+    await rendered(page);
+    const w = widget(page);
+    await w.getByRole('button', { name: 'Add an identity' }).click();
+    const combo = w.getByRole('combobox', { name: 'Service' });
+    await combo.fill('Tumblr');
+    await combo.press('Enter');
+    const blog = w.getByRole('textbox', { name: 'Your username on Tumblr' });
+    await blog.fill('my blog');
+    await w.getByText('This username contains characters that are not allowed.').waitFor();
+    assert.equal(await w.locator('.url').count(), 0);
+    await blog.fill('my-blog');
+    await w.getByText('https://my-blog.tumblr.com/', { exact: true }).waitFor();
+
+    await combo.fill('Offline');
+    await combo.press('Enter');
+    const member = w.getByRole('textbox', { name: 'Your username on Offline Club' });
+    await member.fill('Member 42');
+    await w.getByText('This does not look like a valid username for Offline Club.').waitFor();
+    await member.fill('member42');
+    await member.press('Enter');
+    assert.deepEqual(await callsOnce(page), [['alice', 'offlineclub', 'Offline Club', 'member42', '']]);
+    await w.locator('li .ident', { hasText: 'member42' }).waitFor();
+    assert.equal(await w.getByRole('link').count(), 0);
+  });
+
   test('changes an identity', async () => {
     const { page } = await openPage(widgetScript(config()));
     await rendered(page);
@@ -589,7 +634,6 @@ describe('widget in Chromium', () => {
     await page.waitForFunction(() => document.querySelector('idsvc-widget').shadowRoot.querySelectorAll('li').length === 2);
     assert.deepEqual(await w.locator('li .name').allTextContents(), ['GitHub', 'Twitter']);
     assert.equal(await w.locator('[role=status].sr').textContent(), 'Mastodon removed.');
-    console.log(await page.evaluate(() => { const a = window.__deepActive(); return a && a.outerHTML; }));
     await waitFocused(page, w.getByRole('button', { name: 'Change Twitter' })); // focus is not lost
   });
 
@@ -617,7 +661,7 @@ describe('widget in Chromium', () => {
     );
     assert.equal(await status.locator('img').count(), 0, 'the message is text');
     assert.equal(await password.inputValue(), '', 'the password is cleared');
-    assert.equal(await email.inputValue(), ' alice@example.com ');
+    assert.equal(await email.inputValue(), 'alice@example.com');
 
     assert.equal(await page.evaluate(() => window.handle_sync_results_idsvc('<?xml version="1.0"?><result>true</result>')), true);
     await page.waitForFunction((s) => s.textContent === 'Synced with your account.', await status.elementHandle());
@@ -695,43 +739,22 @@ describe('widget in Chromium', () => {
     assert.equal(await page.evaluate(() => document.querySelector('#mid').nextElementSibling.nextElementSibling.tagName), 'IDSVC-WIDGET');
     assert.equal(await page.evaluate(() => document.querySelectorAll('script[src*="/widget/widget."]').length), 1);
 
-    for (const [i, user] of [[0, 'alice'], [2, 'carol']] as const) {
+    // In document order: alice (placeholder), carol (after #mid), bob (after its own script).
+    for (const [i, user] of [[0, 'alice'], [1, 'carol']] as const) {
       await widget(page, i).getByRole('button', { name: 'Remove GitHub' }).click();
-      await page.waitForFunction((n) => window.calls.length === n, i === 0 ? 1 : 2);
+      await page.waitForFunction((n) => window.calls.length === n, i + 1);
       assert.deepEqual((await page.evaluate(() => window.calls)).at(-1), [user, 'github', 'GitHub', '', '']);
     }
-    assert.equal(await widget(page, 1).locator('.empty').textContent(), 'No identities yet.');
+    assert.equal(await widget(page, 2).locator('.empty').textContent(), 'No identities yet.');
     assert.equal(await widget(page, 0).locator('li').count(), 2);
-    assert.equal(await widget(page, 2).locator('li').count(), 2);
+    assert.equal(await widget(page, 1).locator('li').count(), 2);
     assert.deepEqual(errors, []);
   });
 
   test("the page's CSS cannot restyle the widget", async () => {
     const { page } = await openPage(`<div class="box">${widgetScript(config({ displaySync: true }))}</div>`);
     await rendered(page);
-    const probe = () =>
-      page.evaluate(() => {
-        const host = document.querySelector('idsvc-widget');
-        const root = host.shadowRoot;
-        const props = [
-          'display', 'visibility', 'color', 'background-color', 'font-family', 'font-size', 'font-weight',
-          'line-height', 'letter-spacing', 'text-transform', 'padding-top', 'margin-top', 'border-top-width',
-          'border-top-color', 'width', 'height', 'opacity', 'outline-style', 'box-sizing',
-        ];
-        const pick = (el: any) => {
-          const cs = getComputedStyle(el);
-          return props.map((p) => `${p}=${cs.getPropertyValue(p)}`).join(';');
-        };
-        const rect = host.getBoundingClientRect();
-        return {
-          host: pick(host),
-          hostSize: [rect.width > 100, rect.height > 100],
-          inner: ['section', 'h2', 'li', '.name', 'a', 'button', '.btn.add', 'input', 'label', '.badge'].map((sel) => {
-            const el = root.querySelector(sel);
-            return el ? `${sel}: ${pick(el)}` : `${sel}: missing`;
-          }),
-        };
-      });
+    const probe = () => page.evaluate(STYLE_PROBE) as Promise<{ host: string; hostSize: boolean[]; inner: string[] }>;
     const before = await probe();
     assert.ok(!before.inner.some((s: string) => s.endsWith('missing')), before.inner.join('\n'));
     await page.addStyleTag({
@@ -743,7 +766,8 @@ describe('widget in Chromium', () => {
           opacity: .3 !important; outline: 3px solid orange !important; box-sizing: content-box !important;
           visibility: hidden !important; display: none !important;
         }
-        .box { display: block !important; visibility: visible !important; width: auto !important; height: auto !important; }
+        .box { display: block !important; visibility: visible !important; width: auto !important; height: auto !important;
+          padding: 0 !important; margin: 0 !important; border: 0 !important; } /* the widget's box stays the same size */
         idsvc-widget, idsvc-widget * { display: none !important; all: unset !important; }
         section, h2, li, a, button, input { display: none !important; color: red !important; }`,
     });
@@ -839,6 +863,24 @@ describe('widget in Chromium', () => {
     await w.getByRole('option', { name: 'Keybase' }).waitFor();
   });
 });
+
+// A string, not a function: tsx would wrap the inner arrow functions in a helper the page lacks.
+const STYLE_PROBE = `(() => {
+  const host = document.querySelector('idsvc-widget');
+  const props = ['display', 'visibility', 'color', 'background-color', 'font-family', 'font-size', 'font-weight',
+    'line-height', 'letter-spacing', 'text-transform', 'padding-top', 'margin-top', 'border-top-width',
+    'border-top-color', 'width', 'height', 'opacity', 'outline-style', 'box-sizing'];
+  const pick = (el) => { const cs = getComputedStyle(el); return props.map((p) => p + '=' + cs.getPropertyValue(p)).join(';'); };
+  const rect = host.getBoundingClientRect();
+  return {
+    host: pick(host),
+    hostSize: [rect.width > 100, rect.height > 100],
+    inner: ['section', 'h2', 'li', '.name', 'a', 'button', '.btn.add', 'input', 'label', '.badge'].map((sel) => {
+      const el = host.shadowRoot.querySelector(sel);
+      return el ? sel + ': ' + pick(el) : sel + ': missing';
+    }),
+  };
+})()`;
 
 /** WIDGET_SCREENSHOT=/tmp/widget.png: a picture of the first widget, with the picker open. */
 async function screenshotIfAsked(page: Page): Promise<void> {

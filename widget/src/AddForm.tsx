@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Strings } from './i18n.js';
 import { IdentifierField } from './IdentifierField.js';
 import { identifierProblem, profileUrl } from './identity.js';
@@ -24,7 +24,7 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
   const identRef = useRef<HTMLInputElement>(null);
   const noServiceId = `${idp}nosvc`;
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     (entry ? identRef : pickerRef).current?.focus();
   }, [entry]);
 
@@ -35,7 +35,7 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
       (entry ? identRef : pickerRef).current?.focus();
       return;
     }
-    onAdd(entry, value.trim(), profileUrl(entry, value) as string);
+    onAdd(entry, value.trim(), profileUrl(entry, value) ?? '');
   };
 
   return (

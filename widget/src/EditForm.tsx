@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { fmt, type Strings } from './i18n.js';
 import { IdentifierField } from './IdentifierField.js';
 import { identifierFromUrl, identifierProblem, profileUrl } from './identity.js';
@@ -25,7 +25,7 @@ export function EditForm({ id, service, catalogue, onRetry, t, onSave, onCancel 
   const inputRef = useRef<HTMLInputElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     (inputRef.current ?? cancelRef.current)?.focus();
   }, [entry !== null]);
 
@@ -37,7 +37,7 @@ export function EditForm({ id, service, catalogue, onRetry, t, onSave, onCancel 
       inputRef.current?.focus();
       return;
     }
-    onSave(entry, value.trim(), profileUrl(entry, value) as string);
+    onSave(entry, value.trim(), profileUrl(entry, value) ?? '');
   };
 
   return (

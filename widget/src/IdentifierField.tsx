@@ -18,11 +18,11 @@ interface Props {
 export function IdentifierField({ id, entry, value, onValue, showErrors, t, inputRef }: Props) {
   const url = profileUrl(entry, value);
   const problem = identifierProblem(entry, value);
-  // Flagged while typing: an identifier that gives no URL, or one that fails the service's pattern.
+  // Flagged while typing: an identifier that cannot give a URL, or one that fails the service's pattern.
   const flag =
     url === null && (problem === 'mastodonFormat' || problem === 'invalid')
       ? t[problem]
-      : url !== null && !matchesPattern(entry, value)
+      : value.trim() && !matchesPattern(entry, value)
         ? fmt(t.patternWarning, { name: entry.svcName })
         : '';
   const error = showErrors && problem && t[problem] !== flag ? t[problem] : '';

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { AddForm } from './AddForm.js';
 import { EditForm } from './EditForm.js';
 import { Favicon } from './Favicon.js';
@@ -70,10 +70,11 @@ export function Widget({ config, idp }: { config: WidgetBootConfig; idp: string 
   const [announcement, setAnnouncement] = useState('');
   const [catalogue, loadCatalogue] = useCatalogue(config.catalogueUrl);
   const rootRef = useRef<HTMLElement>(null);
-  // Where keyboard focus goes after the next render (a data-f value), so it is never dropped.
+  // Where keyboard focus goes after the next render (a data-f value), so it is never dropped. A layout
+  // effect: a passive one still pending from an earlier render could run before the DOM changed.
   const focusNext = useRef<string | null>(null);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     const key = focusNext.current;
     const root = rootRef.current;
     if (!key || !root) return;

@@ -50,7 +50,9 @@ export function identifierProblem(entry: CatalogueEntry, identifier: string): Id
   if (!id) return 'required';
   if (id.length > 255) return 'tooLong';
   if (/[\u0000-\u001f\u007f]/.test(id)) return 'invalid';
-  if (profileUrl(entry, id) === null) return entry.urlBuilder === 'mastodon' ? 'mastodonFormat' : 'invalid';
+  // A service without a template (an operator's entry for a site with no public pages) gives no URL.
+  const templated = entry.urlBuilder !== null || entry.svcLeftURL !== '';
+  if (templated && profileUrl(entry, id) === null) return entry.urlBuilder === 'mastodon' ? 'mastodonFormat' : 'invalid';
   return null;
 }
 

@@ -45,9 +45,6 @@ function freeContainer(): Element | null {
 function mount({ config, script }: QueueItem) {
   if (config.warning) console.warn('idsvc widget: ' + config.warning);
   const host = document.createElement('idsvc-widget');
-  // Inline and !important: no page rule can restyle (or hide) the host; the rest is in the shadow root.
-  host.style.setProperty('all', 'initial', 'important');
-  host.style.setProperty('display', 'block', 'important');
   const container = freeContainer();
   if (container) {
     claimed.add(container);

@@ -1,6 +1,8 @@
-// Everything lives in the shadow root; the host itself is reset with an inline `all: initial`.
+// Everything lives in the shadow root. `!important` in :host beats even the page's `!important` rules
+// on the host element (for important declarations the inner tree context wins), so the page can
+// neither restyle nor hide the widget, nor leak inherited properties (font, colour) into it.
 export const css = `
-:host{all:initial;display:block}
+:host{all:initial!important;display:block!important}
 *,*::before,*::after{box-sizing:border-box}
 [hidden]{display:none!important}
 .w{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1f2937;background:#fff;border:1px solid #e5e7eb;border-radius:12px;padding:16px;max-width:36rem;text-align:left;-webkit-text-size-adjust:100%}

@@ -1,0 +1,209 @@
+// The benchmark's dataset: N opted-in users with 8 central identities each, one subject per user,
+// and the bench partner's repository (two pushes for every 4th user, a link for every 10th). The
+// schema comes from the storage layer (createContext migrates and loads the catalogue); the rows go
+// in with the raw driver in bulk, because one ORM insert per row would take hours at 1 M users.
+// A dataset is reused when its meta file says it was completed.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { createContext } from '../src/context.js';
+import { createPartner } from '../src/repositories/partners.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+export interface Dataset {
+  backend: Backend;
+  users: number;
+  databaseUrl: string;
+  /** PostgreSQL schema of the dataset (DATABASE_SCHEMA), null on SQLite. */
+  schema: string | null;
+  apiKey: string;
+  apiToken: string;
+  /** One MD5 per user, 33 bytes a line (user i on line i-1): the load generator's random pick. */
+  idsFile: string;
+  /** Enabled service ids, one a line. */
+  servicesFile: string;
+  services: string[];
+}
+
+export const DATA_DIR = path.join(import.meta.dirname, 'data');
+export const IDENTITIES_PER_USER = 8;
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const PG_DB = 'idsvc_bench';
+
+export const emailOf = (i: number) => `bench${i}@example.com`;
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+/** The j-th central service of user i: distinct for j < 8 whenever there are more than 8·37 services. */
+export const centralSvc = (i: number, j: number, n: number) => (i * 7 + j * 37) % n;
+const pushedSvc = (i: number, k: number, n: number) => (i * 11 + 5 + k * 53) % n;
+
+function log(msg: string): void {
+  process.stderr.write(`[dataset] ${msg}\n`);
+}
+
+function pgUrl(users: number): { url: string; schema: string } {
+  const u = new URL(PG_ADMIN_URL);
+  u.pathname = `/${PG_DB}`;
+  return { url: u.toString(), schema: `bench_${users}` };
+}
+
+export async function ensureDataset(backend: Backend, users: number): Promise<Dataset> {
+  fs.mkdirSync(DATA_DIR, { recursive: true });
+  const name = `${backend}-${users}`;
+  const metaFile = path.join(DATA_DIR, `${name}.meta.json`);
+  const idsFile = path.join(DATA_DIR, `ids-${users}.txt`);
+  const servicesFile = path.join(DATA_DIR, `services-${name}.txt`);
+  if (fs.existsSync(metaFile) && fs.existsSync(idsFile)) {
+    const meta = JSON.parse(fs.readFileSync(metaFile, 'utf8')) as Dataset;
+    if (meta.users === users) {
+      log(`reusing ${name}`);
+      return meta;
+    }
+  }
+  const started = Date.now();
+  let databaseUrl: string;
+  let schema: string | undefined;
+  if (backend === 'sqlite') {
+    const file = path.join(DATA_DIR, `${name}.sqlite`);
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+    databaseUrl = `sqlite:${file}`;
+  } else {
+    ({ url: databaseUrl, schema } = pgUrl(users));
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [PG_DB]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${PG_DB}`);
+    await admin.end();
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  }
+
+  // The storage layer creates the schema and loads the shipped catalogue, as on a first start.
+  const config = loadConfig({ DATABASE_URL: databaseUrl, ...(schema ? { DATABASE_SCHEMA: schema } : {}), LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' });
+  const ctx = await createContext(config);
+  const now = Date.now();
+  const { apiKey, apiToken } = await createPartner(ctx.db.kysely, { name: 'Bench partner' }, now);
+  const services = (await ctx.db.kysely.selectFrom('services').select('svc_id').where('disabled', '=', 0).orderBy('svc_id').execute()).map((r) => r.svc_id);
+  const partnerId = (await ctx.db.kysely.selectFrom('partners').select('id').where('api_key', '=', apiKey).executeTakeFirstOrThrow()).id;
+  if (services.length <= IDENTITIES_PER_USER * 37) throw new Error('the catalogue is too small for the dataset generator');
+
+  if (ctx.db.sqlite) fillSqlite(ctx.db.sqlite, users, services, partnerId, now);
+  else await fillPostgres(ctx.db.pgPool as pg.Pool, users, services, partnerId, now);
+  await ctx.close();
+
+  if (!fs.existsSync(idsFile)) writeIdsFile(idsFile, users);
+  fs.writeFileSync(servicesFile, services.join('\n') + '\n');
+  const meta: Dataset = { backend, users, databaseUrl, schema: schema ?? null, apiKey, apiToken, idsFile, servicesFile, services };
+  fs.writeFileSync(metaFile, JSON.stringify(meta, null, 2));
+  log(`built ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return meta;
+}
+
+function writeIdsFile(file: string, users: number): void {
+  const fd = fs.openSync(file, 'w');
+  const chunk: string[] = [];
+  for (let i = 1; i <= users; i++) {
+    chunk.push(md5(emailOf(i)));
+    if (chunk.length === 100_000 || i === users) {
+      fs.writeSync(fd, chunk.join('\n') + '\n');
+      chunk.length = 0;
+    }
+  }
+  fs.closeSync(fd);
+}
+
+type Sqlite = import('better-sqlite3').Database;
+
+function fillSqlite(db: Sqlite, users: number, services: string[], partnerId: number, now: number): void {
+  // Loading only: nothing is acknowledged to anyone until the meta file is written at the end.
+  db.pragma('synchronous = OFF');
+  db.pragma('cache_size = -1048576');
+  const insUser = db.prepare(
+    `INSERT INTO users (id, user_id, email, email_md5, email_sha256, password_hash, opted_in, discoverable, pro, public_fields, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'bench-no-login', 1, 1, 0, '[]', ?, ?)`,
+  );
+  const insSubject = db.prepare('INSERT INTO subjects (id, user_ref, created_at) VALUES (?, ?, ?)');
+  const insCentral = db.prepare(
+    `INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, verified_by, verified_at, last_checked_at, source_partner_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+  );
+  const insPushed = db.prepare('INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const insLink = db.prepare('INSERT INTO links (partner_id, subject_id, user_ref, user_identifier, created_at) VALUES (?, ?, ?, ?, ?)');
+  const n = services.length;
+  const batch = db.transaction((from: number, to: number) => {
+    for (let i = from; i <= to; i++) {
+      const email = emailOf(i);
+      const m = md5(email);
+      insUser.run(i, `bu${i}`, email, m, sha256(email), now, now);
+      insSubject.run(i, i, now);
+      for (let j = 0; j < IDENTITIES_PER_USER; j++) {
+        const handle = `bench${i}_${j}`;
+        const verified = j === 0 ? 1 : 0;
+        insCentral.run(i, services[centralSvc(i, j, n)], handle, handle, verified, verified ? 'relme' : null, verified ? now : null, now, now, now);
+      }
+      if (i % 4 === 0) for (let k = 0; k < 2; k++) insPushed.run(partnerId, i, services[pushedSvc(i, k, n)], `pushed${i}_${k}`, now - 1000, now - 1000);
+      if (i % 10 === 0) insLink.run(partnerId, i, i, m, now);
+    }
+  });
+  const step = 50_000;
+  for (let from = 1; from <= users; from += step) {
+    batch(from, Math.min(users, from + step - 1));
+    if ((from - 1) % 200_000 === 0) log(`sqlite: ${Math.min(users, from + step - 1)} / ${users} users`);
+  }
+  db.exec('ANALYZE');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
+async function fillPostgres(pool: pg.Pool, users: number, services: string[], partnerId: number, now: number): Promise<void> {
+  const c = await pool.connect();
+  try {
+    // Generated inside the server: the same rows as the SQLite generator, without shipping 10 M
+    // rows over the socket.
+    await c.query('SET synchronous_commit = off');
+    await c.query(`SET maintenance_work_mem = '512MB'`);
+    const svcArray = `ARRAY[${services.map((s) => `'${s.replace(/'/g, "''")}'`).join(',')}]::text[]`;
+    const n = services.length;
+    const step = 250_000;
+    for (let from = 1; from <= users; from += step) {
+      const to = Math.min(users, from + step - 1);
+      await c.query('BEGIN');
+      await c.query(
+        `INSERT INTO users (id, user_id, email, email_md5, email_sha256, password_hash, opted_in, discoverable, pro, public_fields, created_at, updated_at)
+         SELECT i, 'bu' || i, e, md5(e), encode(sha256(convert_to(e, 'UTF8')), 'hex'), 'bench-no-login', 1, 1, 0, '[]', $3, $3
+         FROM generate_series($1::bigint, $2::bigint) i, LATERAL (SELECT 'bench' || i || '@example.com' AS e) x`,
+        [from, to, now],
+      );
+      await c.query('INSERT INTO subjects (id, user_ref, created_at) SELECT i, i, $3 FROM generate_series($1::bigint, $2::bigint) i', [from, to, now]);
+      await c.query(
+        `INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, verified_by, verified_at, last_checked_at, source_partner_id, created_at, updated_at)
+         SELECT i, (${svcArray})[((i * 7 + j * 37) % ${n}) + 1], 'bench' || i || '_' || j, 'bench' || i || '_' || j,
+                (j = 0)::int, CASE WHEN j = 0 THEN 'relme' END, CASE WHEN j = 0 THEN $3::bigint END, $3, NULL, $3, $3
+         FROM generate_series($1::bigint, $2::bigint) i, generate_series(0, ${IDENTITIES_PER_USER - 1}) j ORDER BY i, j`,
+        [from, to, now],
+      );
+      await c.query(
+        `INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at)
+         SELECT $4, i, (${svcArray})[((i * 11 + 5 + k * 53) % ${n}) + 1], 'pushed' || i || '_' || k, $3::bigint - 1000, $3::bigint - 1000
+         FROM generate_series($1::bigint, $2::bigint) i, generate_series(0, 1) k WHERE i % 4 = 0`,
+        [from, to, now, partnerId],
+      );
+      await c.query(
+        `INSERT INTO links (partner_id, subject_id, user_ref, user_identifier, created_at)
+         SELECT $4, i, i, md5('bench' || i || '@example.com'), $3 FROM generate_series($1::bigint, $2::bigint) i WHERE i % 10 = 0`,
+        [from, to, now, partnerId],
+      );
+      await c.query('COMMIT');
+      log(`postgres: ${to} / ${users} users`);
+    }
+    // Explicit ids were given, so the sequences must move past them.
+    for (const t of ['users', 'subjects']) await c.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), (SELECT max(id) FROM ${t}))`);
+    await c.query('VACUUM ANALYZE');
+  } finally {
+    c.release();
+  }
+}

@@ -1,0 +1,40 @@
+// Behind https (BASE_URL https://…) the site's cookies are Secure and __Host- prefixed, and the
+// browser is told to stay on https.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { assertLogsClean, SiteClient } from './helpers.js';
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp({ BASE_URL: 'https://ids.example.org' });
+});
+after(() => t.close());
+
+function cookieLine(res: Response, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  assert.ok(line, `no ${name} cookie set`);
+  return line;
+}
+
+test('cookies are Secure with the __Host- prefix, and HSTS is sent', async () => {
+  const client = new SiteClient(t.baseUrl);
+  const { res } = await client.get('/signup');
+  const anon = cookieLine(res, '__Host-idsvc_anon');
+  assert.match(anon, /; Secure/);
+  assert.match(anon, /Path=\//);
+  assert.doesNotMatch(anon, /Domain=/);
+  assert.match(res.headers.get('strict-transport-security') ?? '', /^max-age=31536000/);
+  assert.match(res.headers.get('content-security-policy') ?? '', /upgrade-insecure-requests/);
+
+  const signUp = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'secure.cookie@example.org', user_id: 'secure_cookie', password: 'only over https please' });
+  assert.equal(signUp.res.status, 303);
+  for (const name of ['__Host-idsvc_session', '__Host-idsvc_device']) {
+    const line = cookieLine(signUp.res, name);
+    assert.match(line, /; Secure/);
+    assert.match(line, /HttpOnly/);
+    assert.match(line, /SameSite=Lax/);
+  }
+  assert.equal((await client.get('/account')).res.status, 200);
+  assertLogsClean(t, ['secure.cookie@example.org', 'only over https please', client.cookies.get('__Host-idsvc_session')!]);
+});

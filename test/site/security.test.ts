@@ -1,0 +1,341 @@
+// The site's defences, through HTTP: cookies, session rotation, CSRF on every form, log-in
+// throttling, password rules, security headers, and logs free of secrets.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { TestApp } from '../helpers/app.js';
+import { assertLogsClean, SiteClient, startSiteApp } from './helpers.js';
+
+let t: TestApp;
+const secrets: string[] = [];
+
+before(async () => {
+  t = await startSiteApp({ TRUST_PROXY: 'true' });
+});
+after(() => t.close());
+
+let n = 0;
+let addresses = 0;
+/** Each simulated person on an address of their own, so per-address limits stay out of the way. */
+const browser = () => new SiteClient(t.baseUrl, { 'x-forwarded-for': `10.9.${Math.floor(++addresses / 250)}.${addresses % 250}` });
+/** A fresh account, signed up through the site, logged in on the returned client. */
+async function newAccount(address = '192.0.2.10', optIn = true) {
+  n += 1;
+  const email = `Person.${n}.sec@Example.org`;
+  const password = `tangerine piano ${n} lighthouse`;
+  const userId = `sec_user_${n}`;
+  secrets.push(email, password);
+  const client = new SiteClient(t.baseUrl, { 'x-forwarded-for': address });
+  const res = await client.signUp({ email, user_id: userId, password, opt_in: optIn });
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get('location'), `/account?msg=${optIn ? 'welcome' : 'welcome_hidden'}`);
+  return { client, email, password, userId };
+}
+
+function cookieLine(res: Response, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  assert.ok(line, `no ${name} cookie set`);
+  return line;
+}
+
+describe('cookies and sessions', () => {
+  test('session and form cookies are HTTP-only and SameSite=Lax, and not Secure over http', async () => {
+    const client = browser();
+    const { res } = await client.get('/signup');
+    const anon = cookieLine(res, 'idsvc_anon');
+    assert.match(anon, /HttpOnly/);
+    assert.match(anon, /SameSite=Lax/);
+    assert.doesNotMatch(anon, /Secure/);
+    const email = 'cookie.check@example.org';
+    const password = 'marble owl quietly sings';
+    secrets.push(email, password);
+    const signUp = await client.post('/signup', { _csrf: await client.csrf('/signup'), email, user_id: 'cookie_check', password });
+    const session = cookieLine(signUp.res, 'idsvc_session');
+    assert.match(session, /HttpOnly/);
+    assert.match(session, /SameSite=Lax/);
+    assert.match(session, /Max-Age=2592000/);
+    secrets.push(client.cookies.get('idsvc_session')!);
+  });
+
+  test('log-in starts a new session: a planted or earlier session cookie stops working', async () => {
+    const { client, email, password } = await newAccount();
+    const first = client.cookies.get('idsvc_session')!;
+    client.cookies.set('idsvc_session', 'planted-by-an-attacker-0123456789');
+    assert.equal((await client.logIn(email, password)).status, 303);
+    const second = client.cookies.get('idsvc_session')!;
+    assert.notEqual(second, first);
+    assert.notEqual(second, 'planted-by-an-attacker-0123456789');
+    assert.equal((await client.logIn(email, password)).status, 303, 'logging in again while logged in');
+    const third = client.cookies.get('idsvc_session')!;
+    assert.notEqual(third, second);
+    const stale = new SiteClient(t.baseUrl);
+    stale.cookies.set('idsvc_session', second);
+    const { res } = await stale.get('/account');
+    assert.equal(res.status, 303, 'the rotated-out session is gone');
+    assert.equal(res.headers.get('location'), '/login');
+    secrets.push(first, second, third);
+  });
+
+  test('log-out ends the session on the server', async () => {
+    const { client } = await newAccount();
+    const session = client.cookies.get('idsvc_session')!;
+    const { res } = await client.submit('/logout');
+    assert.equal(res.status, 303);
+    const replay = new SiteClient(t.baseUrl);
+    replay.cookies.set('idsvc_session', session);
+    assert.equal((await replay.get('/account')).res.status, 303);
+  });
+});
+
+describe('CSRF', () => {
+  // Every form the site renders, with fields a real submission would carry.
+  const FORMS: Record<string, (userId: string) => Record<string, string>> = {
+    '/signup': () => ({ email: 'csrf.victim@example.org', user_id: 'csrf_victim', password: 'a perfectly good passphrase' }),
+    '/login': () => ({ login: 'csrf.victim@example.org', password: 'a perfectly good passphrase' }),
+    '/logout': () => ({}),
+    '/account/opt-in': () => ({ opt_in: '0' }),
+    '/account/discoverable': () => ({}),
+    '/account/profile': () => ({ nickname: 'forged' }),
+    '/account/identities': () => ({ svc_id: 'gitlab', usr_svc_id: 'forged' }),
+    '/account/identities/remove': () => ({ svc_id: 'github' }),
+    '/account/identities/verify': () => ({ svc_id: 'github' }),
+    '/account/links/end': () => ({ partner_id: '1' }),
+    '/account/export': () => ({}),
+    '/account/delete': (userId) => ({ confirm_user_id: userId }),
+  };
+
+  test('every form on every page carries a token, and is in the list checked below', async () => {
+    const { client, email, password, userId } = await newAccount();
+    await client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'csrfcheck' });
+    const partner = await t.partner({ name: 'Forms partner' });
+    secrets.push(partner.apiToken);
+    await partner.client.syncUser(email, { email, password });
+    const seen = new Set<string>();
+    for (const [who, path] of [
+      [client, '/account'],
+      [client, `/u/${userId}`],
+      [client, '/'],
+      [new SiteClient(t.baseUrl), '/signup'],
+      [new SiteClient(t.baseUrl), '/login'],
+    ] as const) {
+      const { body } = await who.get(path);
+      for (const form of body.match(/<form\b[\s\S]*?<\/form>/g) ?? []) {
+        const action = /action="([^"]+)"/.exec(form)?.[1];
+        assert.ok(action, 'a form without an action');
+        assert.match(form, /method="post"/);
+        assert.match(form, /<input type="hidden" name="_csrf" value="[^"]{20,}"\/>/, `${action} has a token`);
+        seen.add(action);
+      }
+    }
+    assert.deepEqual([...seen].sort(), Object.keys(FORMS).sort());
+  });
+
+  test('each form refuses a request without a token, with a wrong one, with another session\'s, or from another origin', async () => {
+    const victim = await newAccount();
+    const other = await newAccount();
+    await victim.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'victimgh' });
+    const victimToken = await victim.client.csrf('/account');
+    const otherToken = await other.client.csrf('/account');
+    for (const [path, fields] of Object.entries(FORMS)) {
+      const body = fields(victim.userId);
+      const attempts: [string, Record<string, string>, Record<string, string>][] = [
+        ['no token', body, {}],
+        ['empty token', { ...body, _csrf: '' }, {}],
+        ['wrong token', { ...body, _csrf: 'x'.repeat(43) }, {}],
+        ['another session\'s token', { ...body, _csrf: otherToken }, {}],
+        ['a cross-site origin', { ...body, _csrf: victimToken }, { origin: 'https://evil.example' }],
+      ];
+      for (const [what, form, headers] of attempts) {
+        const { res, body: html } = await victim.client.post(path, form, headers);
+        assert.equal(res.status, 403, `${path} with ${what}`);
+        assert.match(html, /This form has expired or did not come from this site/);
+        assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+      }
+    }
+    // Nothing happened: still logged in, opted in, with the same identity and profile.
+    const { res, body } = await victim.client.get('/account');
+    assert.equal(res.status, 200);
+    assert.match(body, /data-opted-in="yes"/);
+    assert.match(body, /github\.com\/victimgh/);
+    assert.doesNotMatch(body, /forged/);
+    // The genuine form still works, token and same-origin header alike.
+    const ok = await victim.client.post('/account/profile', { _csrf: victimToken, nickname: 'genuine' }, { origin: t.baseUrl });
+    assert.equal(ok.res.status, 303);
+  });
+});
+
+describe('log-in throttling', () => {
+  test('200 wrong passwords from one address are throttled; the owner still logs in from another', async () => {
+    const { email, password } = await newAccount('192.0.2.50');
+    const attacker = new SiteClient(t.baseUrl, { 'x-forwarded-for': '203.0.113.66' });
+    const token = await attacker.csrf('/login');
+    const statuses: number[] = [];
+    let retryAfter = 0;
+    const started = Date.now();
+    for (let i = 0; i < 200; i++) {
+      const { res, body } = await attacker.post('/login', { _csrf: token, login: email, password: `guess number ${i}` });
+      statuses.push(res.status);
+      if (res.status === 429) {
+        retryAfter = Number(res.headers.get('retry-after'));
+        if (i === 199) assert.match(body, /Too many failed log-in attempts/);
+      }
+    }
+    const elapsed = Date.now() - started;
+    assert.deepEqual(statuses.slice(0, 10), Array(10).fill(400), 'the first ten are judged');
+    assert.deepEqual(statuses.slice(10), Array(190).fill(429), 'the rest are refused unheard');
+    assert.ok(retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}`);
+    assert.ok(elapsed < 30_000, 'refused attempts are not hashed');
+    // Even the right password is refused from that address now...
+    const fromAttacker = await attacker.post('/login', { _csrf: token, login: email, password });
+    assert.equal(fromAttacker.res.status, 429);
+    // ...but the owner, elsewhere, gets in.
+    const owner = new SiteClient(t.baseUrl, { 'x-forwarded-for': '198.51.100.20' });
+    const res = await owner.logIn(email, password);
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get('location'), '/account');
+    // The window is fixed: an hour later the attacker's address may try again.
+    t.clock.advance(16 * 60 * 1000);
+    assert.equal((await attacker.post('/login', { _csrf: token, login: email, password: 'one more guess' })).res.status, 400);
+    secrets.push(...Array.from({ length: 200 }, (_, i) => `guess number ${i}`));
+  });
+
+  test('a spread-out attack locks the account for new devices, never for one the owner used before', async () => {
+    const { client: ownerBrowser, email, password } = await newAccount('192.0.2.77');
+    for (let i = 0; i < 100; i++) {
+      const bot = new SiteClient(t.baseUrl, { 'x-forwarded-for': `198.18.${Math.floor(i / 250)}.${i % 250}` });
+      const { res } = await bot.post('/login', { _csrf: await bot.csrf('/login'), login: email, password: `bot guess ${i}` });
+      assert.equal(res.status, 400);
+    }
+    const newcomer = new SiteClient(t.baseUrl, { 'x-forwarded-for': '198.51.100.99' });
+    assert.equal((await newcomer.logIn(email, password)).status, 429, 'an unknown device waits');
+    // The owner's browser (it logged in before, so it holds a device cookie) from a new network.
+    const travelling = new SiteClient(t.baseUrl, { 'x-forwarded-for': '100.64.9.9' });
+    for (const [k, v] of ownerBrowser.cookies) if (k === 'idsvc_device') travelling.cookies.set(k, v);
+    assert.equal((await travelling.logIn(email, password)).status, 303);
+    secrets.push(...Array.from({ length: 100 }, (_, i) => `bot guess ${i}`));
+  });
+
+  test('unknown accounts fail like wrong passwords, and are throttled the same way', async () => {
+    const client = new SiteClient(t.baseUrl, { 'x-forwarded-for': '203.0.113.90' });
+    const token = await client.csrf('/login');
+    const a = await client.post('/login', { _csrf: token, login: 'nobody.here@example.org', password: 'whatever it is' });
+    const known = await newAccount();
+    const b = await client.post('/login', { _csrf: token, login: known.email, password: 'whatever it is' });
+    assert.equal(a.res.status, 400);
+    assert.equal(b.res.status, 400);
+    const msg = (html: string) => /class="alert error"[\s\S]*?<\/div>/.exec(html)?.[0];
+    assert.equal(msg(a.body), msg(b.body));
+    for (let i = 0; i < 10; i++) await client.post('/login', { _csrf: token, login: 'nobody.here@example.org', password: 'whatever it is' });
+    assert.equal((await client.post('/login', { _csrf: token, login: 'nobody.here@example.org', password: 'whatever it is' })).res.status, 429);
+    secrets.push('nobody.here@example.org');
+  });
+});
+
+describe('passwords', () => {
+  const attempt = async (password: string, userId: string) => {
+    const client = browser();
+    const email = `${userId}@example.org`;
+    secrets.push(email);
+    const { res, body } = await client.post('/signup', { _csrf: await client.csrf('/signup'), email, user_id: userId, password });
+    return { res, body, client, email };
+  };
+
+  test('short, over-long and common passwords are refused with the reason', async () => {
+    const short = await attempt('seven77', 'pw_short');
+    assert.equal(short.res.status, 400);
+    assert.match(short.body, /at least 8 characters/);
+    const long = await attempt('é'.repeat(513), 'pw_long');
+    assert.equal(long.res.status, 400);
+    assert.match(long.body, /at most 1024 bytes/);
+    for (const common of ['password1', 'Iloveyou', 'qwertyuiop', '12345678']) {
+      const r = await attempt(common, 'pw_common');
+      assert.equal(r.res.status, 400, common);
+      assert.match(r.body, /most commonly used passwords/);
+    }
+    assert.equal((await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', 'like', 'pw_%').execute()).length, 0);
+  });
+
+  test('long passwords are kept whole: a prefix does not log in', async () => {
+    const password = `${'correct horse battery staple '.repeat(3)}and then some`;
+    secrets.push(password);
+    const r = await attempt(password, 'pw_whole');
+    assert.equal(r.res.status, 303);
+    const other = browser();
+    assert.equal((await other.logIn(r.email, password.slice(0, 72))).status, 400);
+    assert.equal((await other.logIn(r.email, password)).status, 303);
+    const row = await t.ctx.db.kysely.selectFrom('users').select('password_hash').where('user_id', '=', 'pw_whole').executeTakeFirstOrThrow();
+    assert.match(row.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  });
+
+  test('sign-up explains bad e-mail addresses, userIds and duplicates', async () => {
+    const client = browser();
+    const bad = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'not-an-address', user_id: 'No Caps', password: 'fine long passphrase' });
+    assert.equal(bad.res.status, 400);
+    assert.match(bad.body, /Enter an e-mail address like name@example.org/);
+    assert.match(bad.body, /A userId is 3–30 lower-case letters/);
+    const existing = await newAccount();
+    const dup = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: existing.email.toUpperCase(), user_id: 'fresh_name', password: 'fine long passphrase' });
+    assert.match(dup.body, /already exists/);
+    const taken = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'fresh.address@example.org', user_id: existing.userId, password: 'fine long passphrase' });
+    assert.match(taken.body, /That userId is taken/);
+    const reserved = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'fresh.address@example.org', user_id: 'admin', password: 'fine long passphrase' });
+    assert.match(reserved.body, /reserved/);
+    secrets.push('fresh.address@example.org', 'fine long passphrase');
+  });
+});
+
+test('sign-ups are limited per client address', async () => {
+  const client = new SiteClient(t.baseUrl, { 'x-forwarded-for': '203.0.113.200' });
+  const token = await client.csrf('/signup');
+  const statuses: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    statuses.push((await client.post('/signup', { _csrf: token, email: 'not-an-address', user_id: `farm_${i}`, password: 'x' })).res.status);
+  }
+  assert.deepEqual(statuses, [...Array(10).fill(400), 429]);
+});
+
+describe('headers and markup', () => {
+  test('pages send a strict CSP and the other security headers, and have no inline script or style', async () => {
+    const { client, userId } = await newAccount();
+    for (const path of ['/', '/signup', '/login', '/account', `/u/${userId}`, '/no/such/page']) {
+      const { res, body } = await (path === '/signup' || path === '/login' ? new SiteClient(t.baseUrl) : client).get(path);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /default-src 'none'/, path);
+      assert.match(csp, /script-src 'self'(;|$)/, path);
+      assert.match(csp, /style-src 'self'(;|$)/, path);
+      assert.match(csp, /frame-ancestors 'none'/, path);
+      assert.match(csp, /form-action 'self'/, path);
+      assert.doesNotMatch(csp, /unsafe/, path);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY', path);
+      assert.equal(res.headers.get('referrer-policy'), 'same-origin', path);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
+      assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin', path);
+      assert.doesNotMatch(body, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: inline script`);
+      assert.doesNotMatch(body, /\son[a-z]+=/i, `${path}: inline event handler`);
+      assert.doesNotMatch(body, /\sstyle=/i, `${path}: inline style`);
+    }
+    const account = await client.get('/account');
+    assert.equal(account.res.headers.get('cache-control'), 'no-store');
+  });
+
+  test('the stylesheet and script are long-cached under content-hashed names', async () => {
+    const { body } = await new SiteClient(t.baseUrl).get('/');
+    const css = /href="(\/assets\/site\.[0-9a-f]{12}\.css)"/.exec(body)?.[1];
+    const js = /src="(\/assets\/site\.[0-9a-f]{12}\.js)"/.exec(body)?.[1];
+    assert.ok(css && js);
+    for (const [url, type] of [
+      [css, /^text\/css/],
+      [js, /^text\/javascript/],
+    ] as const) {
+      const res = await fetch(t.baseUrl + url);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', type);
+      assert.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    }
+    assert.equal((await fetch(`${t.baseUrl}/assets/site.000000000000.css`)).status, 404);
+  });
+});
+
+test('the logs hold none of the passwords, session cookies or e-mail addresses used above', () => {
+  assert.ok(secrets.length > 300);
+  assertLogsClean(t, secrets);
+});

@@ -1,0 +1,371 @@
+// The widget's server side over HTTP (SPEC §4.4, §5, §7): the per-user boot script, signed URLs,
+// allowed origins, the static bundle and the picker's catalogue. The browser side is in
+// widget.browser.test.ts and test/e2e/.
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import vm from 'node:vm';
+import { signWidget, widgetSigningKey } from '../../client/index.js';
+import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
+import { rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
+import { setCentralIdentity } from '../../src/services/central.js';
+import { WIDGET_DIR } from '../../src/widget/bundle.js';
+import type { WidgetBootConfig } from '../../src/widget/boot-script.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+let manifest: WidgetManifest;
+type Partner = Awaited<ReturnType<TestApp['partner']>>;
+
+before(async () => {
+  manifest = await buildWidget();
+  t = await startTestApp({ BASE_URL: 'https://id.example.org' });
+});
+after(() => t.close());
+
+const widgetPath = (apiKey: string, uid: string, sync = 'TRUE', query = '') =>
+  `/api/service_collection_widget/${apiKey}/${encodeURIComponent(uid)}/${sync}${query}`;
+
+async function get(pathAndQuery: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${t.baseUrl}${pathAndQuery}`, { headers });
+  return { res, body: await res.text() };
+}
+
+/** Runs a boot script the way a page would and returns what it handed to the bundle. */
+function bootConfig(js: string): WidgetBootConfig {
+  const loaded: { src?: string }[] = [];
+  const window: Record<string, unknown> = {};
+  const document = { currentScript: null, createElement: () => ({}), head: { appendChild: (s: { src?: string }) => loaded.push(s) } };
+  vm.runInNewContext(js, { window, document });
+  const queue = window.__idsvc_widget_queue as { config: WidgetBootConfig }[];
+  assert.equal(queue.length, 1);
+  assert.equal(loaded[0]?.src, queue[0]!.config.bundleUrl);
+  return queue[0]!.config;
+}
+
+/** Runs an error script and returns what it reported. */
+function reported(js: string): string[] {
+  const lines: string[] = [];
+  vm.runInNewContext(js, { console: { error: (...a: unknown[]) => lines.push(a.join(' ')) } });
+  return lines;
+}
+
+async function widgetFor(pathAndQuery: string, headers: Record<string, string> = {}): Promise<WidgetBootConfig> {
+  const { res, body } = await get(pathAndQuery, headers);
+  assert.equal(res.status, 200, body);
+  return bootConfig(body);
+}
+
+async function widgetError(pathAndQuery: string, status: number, headers: Record<string, string> = {}): Promise<string> {
+  const { res, body } = await get(pathAndQuery, headers);
+  assert.equal(res.status, status, body);
+  assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+  assert.equal(res.headers.get('cache-control'), 'private, no-store');
+  assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  const lines = reported(body);
+  assert.equal(lines.length, 1);
+  return lines[0]!;
+}
+
+async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
+  const user = await t.ctx.db.kysely.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
+  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+}
+
+const nowSeconds = () => Math.floor(t.clock.now() / 1000);
+
+/** A signed query string, built by hand (not by the client), so the scheme itself is pinned. */
+function signedQuery(apiKey: string, uid: string, apiToken: string, exp = nowSeconds() + 600, key = widgetSigningKey(apiToken)): string {
+  const sig = createHmac('sha256', key).update(`${apiKey}:${uid}:${exp}`).digest('hex');
+  return `?exp=${exp}&sig=${sig}`;
+}
+
+describe('the per-user boot script', () => {
+  let P: Partner;
+  before(async () => {
+    P = await t.partner();
+    await t.user({ email: 'wanda@example.com', userId: 'wanda' });
+    await central('wanda', 'gitlab', 'wanda-gl');
+    await P.client.updateService('wanda', 'github', 'wanda-gh');
+  });
+
+  test('is JavaScript that is never stored by shared caches and carries its own data', async () => {
+    const { res, body } = await get(widgetPath(P.apiKey, 'Wanda@Example.COM', 'true', '?lang=de'));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(res.headers.get('cache-control'), 'private, no-store');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
+    assert.equal(res.headers.get('x-idsvc-api-version'), '1');
+    assert.equal(res.headers.get('etag'), null);
+    const c = bootConfig(body);
+    assert.deepEqual(c, {
+      apiBase: 'https://id.example.org',
+      apiKey: P.apiKey,
+      userIdentifier: 'Wanda@Example.COM', // exactly as in the path: handed back to the page's callbacks
+      displaySync: true,
+      lang: 'de',
+      view: 'public',
+      warning: null,
+      services: [{ svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/wanda-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' }],
+      catalogueUrl: 'https://id.example.org/widget/catalogue.json',
+      bundleUrl: `https://id.example.org/widget/${manifest.file}`,
+    });
+  });
+
+  test('display_sync is TRUE or FALSE in any case; anything else is an error script', async () => {
+    for (const [v, expected] of [['TRUE', true], ['true', true], ['False', false], ['FALSE', false]] as const) {
+      assert.equal((await widgetFor(widgetPath(P.apiKey, 'wanda', v))).displaySync, expected, v);
+    }
+    assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda', 'yes'), 400), 'idsvc widget: invalid_request: display_sync must be TRUE or FALSE');
+    assert.match(await widgetError(`/api/service_collection_widget/${P.apiKey}/wanda`, 400), /^idsvc widget: invalid_request: display_sync is missing/);
+  });
+
+  test('lang is passed on when it looks like a language tag, else English', async () => {
+    assert.equal((await widgetFor(widgetPath(P.apiKey, 'wanda', 'TRUE', '?lang=fr-CA'))).lang, 'fr-CA');
+    assert.equal((await widgetFor(widgetPath(P.apiKey, 'wanda', 'TRUE', '?lang=%3C%2Fscript%3E'))).lang, 'en');
+    assert.equal((await widgetFor(widgetPath(P.apiKey, 'wanda'))).lang, 'en');
+  });
+
+  test('errors answer a script that reports them, with the status of SPEC §6', async () => {
+    assert.equal(await widgetError(widgetPath('z'.repeat(32), 'wanda'), 401), 'idsvc widget: invalid_api_key: Invalid API key');
+    assert.equal(await widgetError(widgetPath('short', 'wanda'), 401), 'idsvc widget: invalid_api_key: Invalid API key');
+    assert.match(await widgetError(widgetPath(P.apiKey, 'not an identifier!'), 400), /^idsvc widget: invalid_request: user_identifier/);
+    assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?callback=x'), 400), 'idsvc widget: invalid_request: unknown querystring field "callback"');
+    const leaked = await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?api_token=s3cr3tvalue'), 400);
+    assert.match(leaked, /^idsvc widget: credentials_in_query: /);
+    assert.ok(!leaked.includes('s3cr3tvalue'));
+    const S = await t.partner();
+    await updatePartner(t.ctx.db.kysely, S.id, { suspended: true }, t.clock.now());
+    assert.equal(await widgetError(widgetPath(S.apiKey, 'wanda'), 403), 'idsvc widget: forbidden: This partner is suspended');
+  });
+
+  test('an unknown or opted-out person gets an empty widget, like anyone with nothing to show', async () => {
+    await t.user({ email: 'hidden@example.com', userId: 'hidden', optedIn: false });
+    await central('hidden', 'gitlab', 'hidden-gl');
+    for (const uid of ['nobody', 'hidden', 'hidden@example.com', 'f'.repeat(64)]) {
+      const c = await widgetFor(widgetPath(P.apiKey, uid));
+      assert.deepEqual([c.view, c.services, c.warning], ['public', [], null], uid);
+      const signed = await widgetFor(widgetPath(P.apiKey, uid, 'TRUE', signedQuery(P.apiKey, uid, P.apiToken)));
+      assert.deepEqual([signed.view, signed.services, signed.warning], ['private', [], null], uid);
+    }
+  });
+
+  test('a trusted partner sees usrSvcId in the public view, as in return_services', async () => {
+    const T = await t.partner({ trusted: true });
+    const c = await widgetFor(widgetPath(T.apiKey, 'wanda'));
+    assert.deepEqual(c.services.map((s) => s.usrSvcId), ['wanda-gl']);
+  });
+
+  test('nothing in the data can end the script or open a comment', async () => {
+    const nasty = `</script><script>alert(1)</script>"'<!--`;
+    const uid = `${nasty}@x.example`;
+    await P.client.updateService(uid, 'github', nasty);
+    const { body } = await get(widgetPath(P.apiKey, uid, 'TRUE', signedQuery(P.apiKey, uid, P.apiToken)));
+    assert.ok(!/<\/script|<!--|\u2028|\u2029/i.test(body), body);
+    const c = bootConfig(body);
+    assert.equal(c.userIdentifier, uid);
+    assert.equal(c.services[0]?.usrSvcId, nasty);
+    assert.match(await widgetError(widgetPath(P.apiKey, `a\u2028b@x.example`), 400), /^idsvc widget: invalid_request: /);
+  });
+});
+
+describe('signed widget URLs', () => {
+  let P: Partner;
+  let Q: Partner;
+  before(async () => {
+    P = await t.partner();
+    Q = await t.partner();
+    await t.user({ email: 'sigrid@example.com', userId: 'sigrid' });
+    await central('sigrid', 'gitlab', 'sigrid-gl');
+    await P.client.updateService('sigrid', 'github', 'sigrid-gh');
+  });
+
+  const publicView = [{ svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/sigrid-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' }];
+  const privateView = [{ svcId: 'github', svcName: 'GitHub', usrSvcId: 'sigrid-gh', url: 'https://www.github.com/sigrid-gh', verified: false, svcFavicon: 'https://www.github.com/favicon.ico' }];
+
+  test('unsigned: the public view, without a warning', async () => {
+    const c = await widgetFor(widgetPath(P.apiKey, 'sigrid'));
+    assert.deepEqual([c.view, c.services, c.warning], ['public', publicView, null]);
+  });
+
+  test('signed by the client library: the partner\'s private view', async () => {
+    const url = P.client.widgetUrl('sigrid', { now: t.clock.now(), lang: 'es' });
+    const c = await widgetFor(url.slice(t.baseUrl.length));
+    assert.deepEqual([c.view, c.services, c.warning, c.lang], ['private', privateView, null, 'es']);
+  });
+
+  test('the key is the hex SHA-256 of the api_token, not the token itself', async () => {
+    assert.equal((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', signedQuery(P.apiKey, 'sigrid', P.apiToken)))).view, 'private');
+    const rawKey = await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds() + 60, P.apiToken)));
+    assert.equal(rawKey.view, 'public');
+    // Upper-case hex is the same signature.
+    const exp = nowSeconds() + 60;
+    const upper = signWidget(P.apiKey, 'sigrid', exp, P.apiToken).toUpperCase();
+    assert.equal((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', `?exp=${exp}&sig=${upper}`))).view, 'private');
+  });
+
+  test('expired, tampered, for another person or another partner: the public view and a warning', async () => {
+    const exp = nowSeconds() + 600;
+    const good = signWidget(P.apiKey, 'sigrid', exp, P.apiToken);
+    const cases: [string, string, RegExp][] = [
+      ['expired', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds()), /expired/],
+      ['expired long ago', signedQuery(P.apiKey, 'sigrid', P.apiToken, 1), /expired/],
+      ['exp moved', `?exp=${exp + 1}&sig=${good}`, /invalid signature/],
+      ['another person', signedQuery(P.apiKey, 'someone_else', P.apiToken), /invalid signature/],
+      ['another spelling of the person', signedQuery(P.apiKey, 'sigrid@example.com', P.apiToken), /invalid signature/],
+      ['another partner\'s key and token', signedQuery(Q.apiKey, 'sigrid', Q.apiToken), /invalid signature/],
+      ['this key, another partner\'s token', signedQuery(P.apiKey, 'sigrid', Q.apiToken), /invalid signature/],
+      ['sig only', `?sig=${good}`, /needs both exp and sig/],
+      ['exp only', `?exp=${exp}`, /needs both exp and sig/],
+      ['malformed sig', `?exp=${exp}&sig=${good.slice(1)}`, /malformed/],
+      ['malformed exp', `?exp=soon&sig=${good}`, /malformed/],
+    ];
+    for (const [name, query, warning] of cases) {
+      const c = await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', query));
+      assert.deepEqual([c.view, c.services], ['public', publicView], name);
+      assert.match(c.warning ?? '', warning, name);
+      assert.match(c.warning ?? '', /showing the public view$/, name);
+    }
+  });
+
+  test('after a token rotation, the old token signs until its grace period ends', async () => {
+    const R = await t.partner();
+    await R.client.updateService('sigrid', 'github', 'r-gh');
+    const oldQuery = signedQuery(R.apiKey, 'sigrid', R.apiToken, nowSeconds() + 7 * 86400);
+    const newToken = await rotatePartnerToken(t.ctx.db.kysely, R.id, 3600, t.clock.now());
+    const newQuery = signedQuery(R.apiKey, 'sigrid', newToken, nowSeconds() + 7 * 86400);
+    assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', oldQuery))).view, 'private');
+    assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', newQuery))).view, 'private');
+    t.clock.advance(3600 * 1000);
+    assert.match((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', oldQuery))).warning ?? '', /invalid signature/);
+    assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', newQuery))).view, 'private');
+  });
+
+  test('the api_token in a POST body, or legacy open reads, also give the private view', async () => {
+    const res = await fetch(`${t.baseUrl}${widgetPath(P.apiKey, 'sigrid')}`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    assert.deepEqual(bootConfig(await res.text()).services, privateView);
+    const L = await t.partner({ legacyOpenReads: true });
+    await L.client.updateService('sigrid', 'github', 'sigrid-gh');
+    const c = await widgetFor(widgetPath(L.apiKey, 'sigrid'));
+    assert.deepEqual([c.view, c.services, c.warning], ['private', privateView, null]);
+  });
+});
+
+describe('allowed origins', () => {
+  let P: Partner;
+  before(async () => {
+    P = await t.partner({ origins: ['https://partner.example'] });
+  });
+
+  test('a listed origin, named by Referer (a <script src>) or Origin, gets the widget', async () => {
+    await widgetFor(widgetPath(P.apiKey, 'wanda'), { referer: 'https://partner.example/account?tab=1' });
+    await widgetFor(widgetPath(P.apiKey, 'wanda'), { referer: 'https://partner.example/' });
+    await widgetFor(widgetPath(P.apiKey, 'wanda'), { origin: 'https://partner.example' });
+  });
+
+  test('another origin, or none at all, gets a forbidden script', async () => {
+    for (const headers of [
+      { referer: 'https://evil.example/partner.example' },
+      { referer: 'http://partner.example/' },
+      { referer: 'https://partner.example.evil.example/' },
+      { origin: 'null' },
+      { referer: 'not a url' },
+    ]) {
+      assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda'), 403, headers), 'idsvc widget: forbidden: Origin not allowed for this API key', JSON.stringify(headers));
+    }
+    assert.match(await widgetError(widgetPath(P.apiKey, 'wanda'), 403), /^idsvc widget: forbidden: This partner allows its widget only on listed origins, and the request named none/);
+  });
+
+  test('a partner without a list serves any page, and requests without a Referer', async () => {
+    const open = await t.partner();
+    await widgetFor(widgetPath(open.apiKey, 'wanda'));
+    await widgetFor(widgetPath(open.apiKey, 'wanda'), { referer: 'https://anywhere.example/' });
+  });
+});
+
+describe('the widget bundle', () => {
+  test('is within its size budget', () => {
+    assert.ok(manifest.gzipBytes <= WIDGET_GZIP_BUDGET, `${manifest.gzipBytes} bytes gzip`);
+  });
+
+  test('is served cached for a year, with an ETag, to pages on any origin', async () => {
+    const url = `${t.baseUrl}/widget/${manifest.file}`;
+    const res = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    const etag = res.headers.get('etag');
+    assert.match(etag ?? '', /^"[A-Za-z0-9_-]+"$/);
+    assert.deepEqual(Buffer.from(await res.arrayBuffer()), await readFile(path.join(WIDGET_DIR, manifest.file)));
+    const again = await fetch(url, { headers: { 'if-none-match': etag!, 'accept-encoding': 'identity' } });
+    assert.equal(again.status, 304);
+    assert.equal(again.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    // Gzipped for clients that take it, under its own tag.
+    const gz = await fetch(url); // fetch asks for gzip and unpacks it
+    assert.equal(gz.headers.get('content-encoding'), 'gzip');
+    assert.equal(gz.headers.get('etag'), etag!.replace(/"$/, '-gz"'));
+    assert.equal((await gz.arrayBuffer()).byteLength, manifest.bytes);
+  });
+
+  test('only bundle files are served', async () => {
+    for (const name of ['widget.00000000.js', 'manifest.json', '..%2F..%2Fpackage.json', 'widget.c6ac0c96.js.map']) {
+      assert.equal(await widgetError(`/widget/${name}`, 404), 'idsvc widget: not_found: No such widget bundle', name);
+    }
+  });
+});
+
+describe('the catalogue for the picker', () => {
+  test('every enabled service, in combined order, with what the picker needs', async () => {
+    const P = await t.partner();
+    const res = await fetch(`${t.baseUrl}/widget/catalogue.json`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    const entries = (await res.json()) as Record<string, unknown>[];
+    const combined = await P.publicClient.serviceDetails({ order: 'combined' });
+    assert.deepEqual(entries.map((e) => e.svcId), combined.map((e) => e.svcId));
+    assert.ok(!entries.some((e) => e.svcId === 'mastodon'), 'disabled services are left out');
+    const github = entries.find((e) => e.svcId === 'github');
+    assert.deepEqual(github, {
+      svcId: 'github',
+      svcName: 'GitHub',
+      svcLeftURL: 'https://www.github.com/',
+      svcRightURL: '',
+      regexCheck: '^[a-zA-Z0-9](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9])){0,38}$',
+      urlBuilder: null,
+      svcFavicon: 'https://www.github.com/favicon.ico',
+    });
+  });
+
+  test('any page may fetch it; shared caches may keep it for five minutes', async () => {
+    const res = await fetch(`${t.baseUrl}/widget/catalogue.json`, { headers: { origin: 'https://anywhere.example' } });
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=300');
+    const etag = res.headers.get('etag')!;
+    assert.ok(etag);
+    const again = await fetch(`${t.baseUrl}/widget/catalogue.json`, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+  });
+});
+
+describe('the widget path without display_sync', () => {
+  test('POST is still unsync_user (SPEC §4.6), answering XML', async () => {
+    const P = await t.partner();
+    const res = await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/wanda`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
+    assert.match(await res.text(), /<code>not_found<\/code>/);
+  });
+});
+
+test('the OpenAPI document lists the widget operation', async () => {
+  const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  const ops = doc.paths['/api/service_collection_widget/{api_key}/{user_identifier}/{display_sync}'];
+  assert.equal(ops?.get?.operationId, 'service_collection_widget');
+});
