@@ -40,7 +40,12 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
   let databaseUrl: string;
   let pgSchema: string | undefined;
   let tmpDir: string | undefined;
-  if (TEST_DB === 'postgres') {
+  // An instance started with another's cliEnv shares its database and leaves it to the owner.
+  const shared = env.DATABASE_URL !== undefined;
+  if (shared) {
+    databaseUrl = env.DATABASE_URL!;
+    if (env.DATABASE_SCHEMA) pgSchema = env.DATABASE_SCHEMA;
+  } else if (TEST_DB === 'postgres') {
     databaseUrl = PG_URL;
     pgSchema = `t_${id}`;
   } else {
@@ -88,7 +93,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     async close() {
       await app.close();
       await ctx.close();
-      if (pgSchema) {
+      if (pgSchema && !shared) {
         const c = new pg.Client({ connectionString: PG_URL });
         await c.connect();
         await c.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);

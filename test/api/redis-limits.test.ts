@@ -1,0 +1,53 @@
+// With REDIS_URL, limits are shared by every instance (SPEC §8): two apps, one counter.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { updatePartner } from '../../src/repositories/partners.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+let one: TestApp;
+let two: TestApp;
+
+before(async () => {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await probe.connect(); // fails the suite loudly when Redis is missing: CI has it
+  await probe.flushdb();
+  probe.disconnect();
+  one = await startTestApp({ REDIS_URL, RATE_LIMIT_PER_ADDRESS: '5' });
+  // The second instance reads the same database: same partners, same users.
+  two = await startTestApp({ REDIS_URL, RATE_LIMIT_PER_ADDRESS: '5', ...one.cliEnv, LOG_LEVEL: 'info' });
+});
+after(async () => {
+  await two.close().catch(() => {});
+  await one.close();
+});
+
+test('the per-api_key limit counts requests on both instances', async () => {
+  const P = await one.partner();
+  await updatePartner(one.ctx.db.kysely, P.id, { rateLimitPerMinute: 4 }, one.clock.now());
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const base = i % 2 === 0 ? one.baseUrl : two.baseUrl;
+    statuses.push((await fetch(`${base}/api/service_details/${P.apiKey}/github`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) })).status);
+  }
+  assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
+});
+
+test('requests without a valid token are limited per client address, across instances', async () => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const base = i % 2 === 0 ? one.baseUrl : two.baseUrl;
+    statuses.push((await fetch(`${base}/api/service_details/${'x'.repeat(32)}/github`)).status);
+  }
+  assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
+});
+
+test('credential-failure throttles live in Redis and hold across instances', async () => {
+  const P = await one.partner();
+  await one.user({ email: 'rhea@example.org', userId: 'rhea' });
+  const sync = (base: string, password: string) =>
+    fetch(`${base}/api/sync_user/${P.apiKey}/rhea`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, email_address: 'rhea@example.org', password }) });
+  for (let i = 0; i < 5; i++) assert.equal((await sync(i % 2 ? one.baseUrl : two.baseUrl, 'wrong password')).status, 401);
+  assert.equal((await sync(two.baseUrl, 'correct horse battery')).status, 429);
+});

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { projectRoot } from '../../src/paths.js';
+
+test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
+  const c = loadConfig({});
+  assert.equal(c.port, 8080);
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.baseUrl, 'http://127.0.0.1:8080');
+  assert.equal(c.databaseUrl, `sqlite:${path.join(projectRoot, 'data', 'idsvc.sqlite')}`);
+  assert.equal(c.redisUrl, null);
+  assert.equal(c.fetchAllowPrivate, false);
+  assert.ok(Object.isFrozen(c));
+});
+
+test('every bad value names its variable', () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ BASE_URL: 'ftp://x' }, 'BASE_URL'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ DATABASE_SCHEMA: 'Robert; DROP' }, 'DATABASE_SCHEMA'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ FETCH_ALLOW_PRIVATE: 'maybe' }, 'FETCH_ALLOW_PRIVATE'],
+    [{ TOKEN_GRACE_SECONDS: '-1' }, 'TOKEN_GRACE_SECONDS'],
+  ];
+  for (const [env, name] of cases) {
+    assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);
+  }
+});
+
+test('start-up with a bad value stops with a message naming the variable', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: 'eighty' },
+    cwd: projectRoot,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /PORT must be a whole number/);
+});
