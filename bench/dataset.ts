@@ -33,6 +33,7 @@ export const IDENTITIES_PER_USER = 8;
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const PG_DB = 'idsvc_bench';
 
+
 export const emailOf = (i: number) => `bench${i}@example.com`;
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -44,10 +45,13 @@ function log(msg: string): void {
   process.stderr.write(`[dataset] ${msg}\n`);
 }
 
-function pgUrl(users: number): { url: string; schema: string } {
+// One database per dataset size: Kysely's migrator looks for its own tables in every schema of a
+// database, so two datasets in two schemas of one database would confuse it.
+function pgUrl(users: number): { url: string; database: string } {
   const u = new URL(PG_ADMIN_URL);
-  u.pathname = `/${PG_DB}`;
-  return { url: u.toString(), schema: `bench_${users}` };
+  const database = `${PG_DB}_${users}`;
+  u.pathname = `/${database}`;
+  return { url: u.toString(), database };
 }
 
 export async function ensureDataset(backend: Backend, users: number): Promise<Dataset> {
@@ -65,26 +69,22 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
   }
   const started = Date.now();
   let databaseUrl: string;
-  let schema: string | undefined;
   if (backend === 'sqlite') {
     const file = path.join(DATA_DIR, `${name}.sqlite`);
     for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
     databaseUrl = `sqlite:${file}`;
   } else {
-    ({ url: databaseUrl, schema } = pgUrl(users));
+    const { url, database } = pgUrl(users);
+    databaseUrl = url;
     const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
     await admin.connect();
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [PG_DB]);
-    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${PG_DB}`);
+    await admin.query(`DROP DATABASE IF EXISTS ${database}`);
+    await admin.query(`CREATE DATABASE ${database}`);
     await admin.end();
-    const c = new pg.Client({ connectionString: databaseUrl });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
   }
 
   // The storage layer creates the schema and loads the shipped catalogue, as on a first start.
-  const config = loadConfig({ DATABASE_URL: databaseUrl, ...(schema ? { DATABASE_SCHEMA: schema } : {}), LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' });
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' });
   const ctx = await createContext(config);
   const now = Date.now();
   const { apiKey, apiToken } = await createPartner(ctx.db.kysely, { name: 'Bench partner' }, now);
@@ -98,7 +98,7 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
 
   if (!fs.existsSync(idsFile)) writeIdsFile(idsFile, users);
   fs.writeFileSync(servicesFile, services.join('\n') + '\n');
-  const meta: Dataset = { backend, users, databaseUrl, schema: schema ?? null, apiKey, apiToken, idsFile, servicesFile, services };
+  const meta: Dataset = { backend, users, databaseUrl, schema: null, apiKey, apiToken, idsFile, servicesFile, services };
   fs.writeFileSync(metaFile, JSON.stringify(meta, null, 2));
   log(`built ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return meta;

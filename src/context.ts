@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
+import { GroupCommit } from './db/group-commit.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { RequestLimiter } from './services/rate-limits.js';
@@ -14,6 +15,8 @@ export interface AppContext {
   readonly db: Db;
   readonly clock: Clock;
   readonly catalogue: CatalogueCache;
+  /** Transactions for hot writes (update_service): grouped into one commit on SQLite. */
+  readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
   readonly throttle: FailureThrottle;
   readonly redis: Redis | null;
@@ -41,6 +44,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     db,
     clock,
     catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
+    writes: new GroupCommit(db),
     limiter: new RequestLimiter(redis),
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,

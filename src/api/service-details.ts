@@ -49,7 +49,8 @@ function parseRequest(params: Readonly<Record<string, string>>): Request {
   return isOrder(first) ? { order: first, limit: undefined } : { svcId: first };
 }
 
-const rendered = new Map<string, { body: string; etag: string }>();
+// Kept as bytes: a 180 kB string would be encoded to UTF-8 again on every send.
+const rendered = new Map<string, { body: Buffer; etag: string }>();
 
 export const serviceDetails: ApiOperation = {
   operationId: 'service_details',
@@ -79,7 +80,7 @@ export const serviceDetails: ApiOperation = {
     }
     let hit = rendered.get(key);
     if (!hit) {
-      const body = render(build(), format);
+      const body = Buffer.from(render(build(), format));
       hit = { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
       if (rendered.size > 5000) rendered.clear();
       rendered.set(key, hit);

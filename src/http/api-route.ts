@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { PartnerRow } from '../db/schema.js';
 import { ApiError, errors } from '../domain/errors.js';
-import { allowedOrigins, findPartnerByKey, tokenMatches } from '../repositories/partners.js';
+import { allowedOrigins, lookupPartnerByKey, tokenMatches } from '../repositories/partners.js';
 import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
 import { requestOrigin, wantsJson } from './request-info.js';
 import type { LimitState } from '../services/rate-limits.js';
@@ -95,7 +95,7 @@ async function authorise(ctx: AppContext, request: FastifyRequest, reply: Fastif
   const params = request.params as Record<string, string>;
   const body = (request.body ?? {}) as Record<string, string | undefined>;
   const key = params.api_key ?? '';
-  const partner = API_KEY_PATTERN.test(key) ? await findPartnerByKey(ctx.db.kysely, key) : undefined;
+  const partner = API_KEY_PATTERN.test(key) ? await lookupPartnerByKey(ctx.db, key) : undefined;
   const now = ctx.clock.now();
   const token = body.api_token;
   const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);

@@ -1,6 +1,5 @@
 // One answer model, two wire formats (SPEC §8): the operations build a Doc; render() turns it into
-// XML (via fast-xml-parser's builder) or the JSON twin with the same field names.
-import { XMLBuilder } from 'fast-xml-parser';
+// XML or the JSON twin with the same field names.
 
 /** A list of elements named `item` (XML) or a JSON array. */
 export interface ListNode {
@@ -26,29 +25,41 @@ function isList(v: Value): v is ListNode {
   return typeof v === 'object';
 }
 
-type XmlTree = { [k: string]: string | XmlTree | XmlTree[] };
+// The XML is written directly rather than through fast-xml-parser's XMLBuilder, which walks a
+// generic tree (name validation, path matching) and cost more than the rest of a return_services
+// answer. The output is byte for byte what the builder wrote with { format: false,
+// suppressEmptyNode: true, processEntities: true } (test/http/document.test.ts compares the two):
+// the five entities escaped, an empty value or list written as `<name/>`.
+const ENTITY = /[&<>'"]/;
+const ENTITIES = /[&<>'"]/g;
+const ENTITY_OF: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&apos;', '"': '&quot;' };
+const escapeText = (s: string) => (ENTITY.test(s) ? s.replace(ENTITIES, (c) => ENTITY_OF[c]!) : s);
 
-function toXmlFields(fields: Fields): XmlTree {
-  const out: XmlTree = {};
-  for (const [k, v] of Object.entries(fields)) {
-    out[k] = isList(v) ? toXmlList(v) : xmlSafe(v);
+const element = (name: string, content: string) => (content === '' ? `<${name}/>` : `<${name}>${content}</${name}>`);
+
+function fieldsXml(fields: Fields): string {
+  let out = '';
+  for (const k in fields) {
+    const v = fields[k]!;
+    out += element(k, isList(v) ? listXml(v) : escapeText(xmlSafe(v)));
   }
   return out;
 }
 
-function toXmlList(l: ListNode): XmlTree | string {
-  return l.items.length === 0 ? '' : { [l.item]: l.items.map(toXmlFields) };
+function listXml(l: ListNode): string {
+  let out = '';
+  for (const item of l.items) out += element(l.item, fieldsXml(item));
+  return out;
 }
 
-const builder = new XMLBuilder({ format: false, suppressEmptyNode: true, processEntities: true });
 const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>\n';
 
 export function toXml(doc: Doc): string {
-  let body: XmlTree | string;
-  if ('text' in doc) body = xmlSafe(doc.text);
-  else if ('fields' in doc) body = toXmlFields(doc.fields);
-  else body = toXmlList(doc.list);
-  return PROLOG + builder.build({ [doc.root]: body }) + '\n';
+  let body: string;
+  if ('text' in doc) body = escapeText(xmlSafe(doc.text));
+  else if ('fields' in doc) body = fieldsXml(doc.fields);
+  else body = listXml(doc.list);
+  return PROLOG + element(doc.root, body) + '\n';
 }
 
 function toJsonFields(fields: Fields): Record<string, unknown> {

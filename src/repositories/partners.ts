@@ -1,5 +1,7 @@
 // Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5).
 import type { Kysely } from 'kysely';
+import type { Db } from '../db/database.js';
+import { statement } from '../db/prepared.js';
 import type { Database, PartnerRow } from '../db/schema.js';
 import { digestsEqual, newApiKey, newApiToken, newWebhookSecret, sha256 } from '../domain/secrets.js';
 
@@ -47,6 +49,13 @@ export async function createPartner(db: Kysely<Database>, input: NewPartner, now
 
 export async function findPartnerByKey(db: Kysely<Database>, apiKey: string): Promise<PartnerRow | undefined> {
   return db.selectFrom('partners').selectAll().where('api_key', '=', apiKey).executeTakeFirst();
+}
+
+const partnerByKey = statement<PartnerRow>('SELECT * FROM partners WHERE api_key = ?');
+
+/** findPartnerByKey as a prepared statement on the read connection: the check every API call makes. */
+export function lookupPartnerByKey(db: Db, apiKey: string): Promise<PartnerRow | undefined> {
+  return partnerByKey.get(db, apiKey);
 }
 
 export async function findPartner(db: Kysely<Database>, keyOrId: string): Promise<PartnerRow | undefined> {

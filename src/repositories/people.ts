@@ -1,6 +1,7 @@
 // Resolving a user_identifier to a person: the account (if any) and the subject that partner
 // repositories and links hang off. Every shape of identifier for one person lands on one subject.
 import type { Kysely, Transaction } from 'kysely';
+import { statement, type Exec } from '../db/prepared.js';
 import type { Database, UserRow } from '../db/schema.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 
@@ -85,6 +86,82 @@ export async function findOrCreatePerson(db: Q, id: ParsedIdentifier, now: numbe
     .executeTakeFirst();
   if (row) return { user: found.user, subjectId: row.id };
   const again = await findPerson(db, id);
+  if (again.subjectId === undefined) throw new Error('subject vanished during creation');
+  return { user: again.user, subjectId: again.subjectId };
+}
+
+// ---- The same lookups as prepared statements, for the hot paths (return_services, update_service).
+// They answer exactly as findUserByIdentifier / findPerson / findOrCreatePerson above.
+
+const userBy = {
+  md5: statement<UserRow>('SELECT * FROM users WHERE email_md5 = ?'),
+  sha256: statement<UserRow>('SELECT * FROM users WHERE email_sha256 = ?'),
+  userId: statement<UserRow>('SELECT * FROM users WHERE user_id = ?'),
+};
+const subjectOfUserRef = statement<{ id: number }>('SELECT id FROM subjects WHERE user_ref = ?');
+const orphanBy = {
+  md5: statement<{ id: number }>('SELECT id FROM subjects WHERE email_md5 = ?'),
+  sha256: statement<{ id: number }>('SELECT id FROM subjects WHERE email_sha256 = ?'),
+  email: statement<{ id: number }>('SELECT id FROM subjects WHERE (email_md5 = ? OR email_sha256 = ?)'),
+  userId: statement<{ id: number }>('SELECT id FROM subjects WHERE handle = ?'),
+};
+const completeSubjectHashes = statement<never>('UPDATE subjects SET email_md5 = ?, email_sha256 = ? WHERE id = ? AND (email_md5 IS NULL OR email_sha256 IS NULL)');
+const insertSubject = {
+  user: statement<{ id: number }>('INSERT INTO subjects (user_ref, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
+  md5: statement<{ id: number }>('INSERT INTO subjects (email_md5, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
+  sha256: statement<{ id: number }>('INSERT INTO subjects (email_sha256, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
+  email: statement<{ id: number }>('INSERT INTO subjects (email_md5, email_sha256, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id'),
+  userId: statement<{ id: number }>('INSERT INTO subjects (handle, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
+};
+
+export function lookupUser(q: Exec, id: ParsedIdentifier): Promise<UserRow | undefined> {
+  switch (id.kind) {
+    case 'md5':
+    case 'email':
+      return q.get(userBy.md5, id.md5);
+    case 'sha256':
+      return q.get(userBy.sha256, id.sha256);
+    case 'userId':
+      return q.get(userBy.userId, id.userId);
+  }
+}
+
+function lookupOrphan(q: Exec, id: ParsedIdentifier): Promise<{ id: number } | undefined> {
+  switch (id.kind) {
+    case 'md5':
+      return q.get(orphanBy.md5, id.md5);
+    case 'sha256':
+      return q.get(orphanBy.sha256, id.sha256);
+    case 'email':
+      return q.get(orphanBy.email, id.md5, id.sha256);
+    case 'userId':
+      return q.get(orphanBy.userId, id.userId);
+  }
+}
+
+export async function lookupPerson(q: Exec, id: ParsedIdentifier): Promise<Person> {
+  const user = await lookupUser(q, id);
+  if (user) return { user, subjectId: (await q.get(subjectOfUserRef, user.id))?.id };
+  return { user: undefined, subjectId: (await lookupOrphan(q, id))?.id };
+}
+
+export async function lookupOrCreatePerson(q: Exec, id: ParsedIdentifier, now: number): Promise<{ user: UserRow | undefined; subjectId: number }> {
+  const found = await lookupPerson(q, id);
+  if (found.subjectId !== undefined) {
+    if (!found.user && id.kind === 'email') await q.run(completeSubjectHashes, id.md5, id.sha256, found.subjectId);
+    return { user: found.user, subjectId: found.subjectId };
+  }
+  const row = found.user
+    ? await q.get(insertSubject.user, found.user.id, now)
+    : id.kind === 'md5'
+      ? await q.get(insertSubject.md5, id.md5, now)
+      : id.kind === 'sha256'
+        ? await q.get(insertSubject.sha256, id.sha256, now)
+        : id.kind === 'email'
+          ? await q.get(insertSubject.email, id.md5, id.sha256, now)
+          : await q.get(insertSubject.userId, id.userId, now);
+  if (row) return { user: found.user, subjectId: row.id };
+  const again = await lookupPerson(q, id);
   if (again.subjectId === undefined) throw new Error('subject vanished during creation');
   return { user: again.user, subjectId: again.subjectId };
 }

@@ -4,10 +4,11 @@ import type { Kysely } from 'kysely';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
+import { inTx, onReader, statement, type Exec } from '../db/prepared.js';
 import type { Database, PartnerRow, UserRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
-import { findOrCreatePerson, findPerson, type Person } from '../repositories/people.js';
+import { lookupOrCreatePerson, lookupPerson, lookupUser, type Person } from '../repositories/people.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
 import { removeCentralIdentity, setCentralIdentity } from './central.js';
 
@@ -33,12 +34,9 @@ export function entryUrl(e: ViewEntry): string {
   return buildProfileUrl(e.svc, e.usrSvcId);
 }
 
-export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): Promise<ViewEntry[]> {
-  const rows = await db
-    .selectFrom('central_identities')
-    .select(['svc_id', 'usr_svc_id', 'verified', 'source_partner_id', 'updated_at'])
-    .where('user_ref', '=', user.id)
-    .execute();
+type CentralRow = { svc_id: string; usr_svc_id: string; verified: number; source_partner_id: number | null; updated_at: number };
+
+function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): ViewEntry[] {
   const out: ViewEntry[] = [];
   for (const r of rows) {
     const svc = snap.byId.get(r.svc_id);
@@ -54,19 +52,29 @@ export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapsh
   return out;
 }
 
-async function ownEntries(db: Kysely<Database>, snap: CatalogueSnapshot, partner: PartnerRow, subjectId: number): Promise<ViewEntry[]> {
+export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): Promise<ViewEntry[]> {
   const rows = await db
-    .selectFrom('partner_identities')
-    .select(['svc_id', 'usr_svc_id', 'updated_at'])
-    .where('partner_id', '=', partner.id)
-    .where('subject_id', '=', subjectId)
+    .selectFrom('central_identities')
+    .select(['svc_id', 'usr_svc_id', 'verified', 'source_partner_id', 'updated_at'])
+    .where('user_ref', '=', user.id)
     .execute();
-  const out: ViewEntry[] = [];
-  for (const r of rows) {
-    const svc = snap.byId.get(r.svc_id);
-    if (svc) out.push({ svc, usrSvcId: r.usr_svc_id, showUsrSvcId: true, verified: false, updatedAt: r.updated_at });
-  }
-  return out;
+  return centralViewEntries(rows, snap, user, partner);
+}
+
+// The hot paths' statements (db/prepared.ts); the same queries as the Kysely ones beside them.
+const centralOf = statement<CentralRow>('SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at FROM central_identities WHERE user_ref = ?');
+const ownOf = statement<{ svc_id: string; usr_svc_id: string; updated_at: number }>('SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ?');
+const firstLinkBySubjectOrUser = statement<{ user_ref: number }>('SELECT user_ref FROM links WHERE partner_id = ? AND (subject_id = ? OR user_ref = ?) ORDER BY id LIMIT 1');
+const userById = statement<UserRow>('SELECT * FROM users WHERE id = ?');
+const upsertPushed = statement<never>(
+  'INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ' +
+    'ON CONFLICT (partner_id, subject_id, svc_id) DO UPDATE SET usr_svc_id = excluded.usr_svc_id, updated_at = excluded.updated_at',
+);
+const deletePushed = statement<never>('DELETE FROM partner_identities WHERE partner_id = ? AND subject_id = ? AND svc_id = ?');
+const linkOfSubject = statement<{ user_ref: number }>('SELECT user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
+
+async function centralEntriesOf(q: Exec, snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): Promise<ViewEntry[]> {
+  return centralViewEntries(await q.all(centralOf, user.id), snap, user, partner);
 }
 
 /** The link between this partner and this person, if any (by subject, or by the account itself). */
@@ -88,26 +96,41 @@ export async function findLink(db: Kysely<Database>, partner: PartnerRow, person
 
 /** SPEC §3 rule 3: the central repository of an opted-in user. */
 export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<{ user: UserRow; entries: ViewEntry[] }> {
-  const person = await findPerson(ctx.db.kysely, id);
-  if (!isVisible(person.user)) throw errors.userNotFound();
+  const q = onReader(ctx.db);
+  // Only the account matters here (not the subject): one indexed lookup, then its entries.
+  const user = await lookupUser(q, id);
+  if (!isVisible(user)) throw errors.userNotFound();
   const snap = await ctx.catalogue.get();
-  const entries = await centralEntries(ctx.db.kysely, snap, person.user, partner);
-  return { user: person.user, entries: entries.sort(bySvcName) };
+  const entries = await centralEntriesOf(q, snap, user, partner);
+  return { user, entries: entries.sort(bySvcName) };
+}
+
+/** The link between this partner and this person (by subject, or by the account), as findLink. */
+async function linkOf(q: Exec, partner: PartnerRow, person: Person): Promise<{ user_ref: number } | undefined> {
+  if (person.subjectId === undefined && !person.user) return undefined;
+  // -1 never matches an id: stands in for the side that is absent.
+  return q.get(firstLinkBySubjectOrUser, partner.id, person.subjectId ?? -1, person.user?.id ?? -1);
 }
 
 /** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. */
 export async function privateView(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier): Promise<ViewEntry[]> {
-  const db = ctx.db.kysely;
-  const person = await findPerson(db, id);
+  const q = onReader(ctx.db);
+  const person = await lookupPerson(q, id);
   const snap = await ctx.catalogue.get();
-  const own = person.subjectId === undefined ? [] : await ownEntries(db, snap, partner, person.subjectId);
-  const link = await findLink(db, partner, person);
+  const own: ViewEntry[] = [];
+  if (person.subjectId !== undefined) {
+    for (const r of await q.all(ownOf, partner.id, person.subjectId)) {
+      const svc = snap.byId.get(r.svc_id);
+      if (svc) own.push({ svc, usrSvcId: r.usr_svc_id, showUsrSvcId: true, verified: false, updatedAt: r.updated_at });
+    }
+  }
+  const link = await linkOf(q, partner, person);
   let linkedUser: UserRow | undefined;
-  if (link) linkedUser = person.user?.id === link.user_ref ? person.user : await db.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirst();
+  if (link) linkedUser = person.user?.id === link.user_ref ? person.user : await q.get(userById, link.user_ref);
   if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
   if (!isVisible(linkedUser)) return own.sort(bySvcName);
   const merged = new Map(own.map((e) => [e.svc.svcId, e]));
-  for (const c of await centralEntries(db, snap, linkedUser, partner)) {
+  for (const c of await centralEntriesOf(q, snap, linkedUser, partner)) {
     const mine = merged.get(c.svc.svcId);
     // On a clash the central entry wins when verified, else the newer one.
     if (!mine || c.verified || c.updatedAt > mine.updatedAt) merged.set(c.svc.svcId, mine && mine.usrSvcId === c.usrSvcId ? { ...c, showUsrSvcId: true } : c);
@@ -127,20 +150,15 @@ export function validateUsrSvcId(raw: string | undefined): string {
 /** SPEC §4.3: add, replace or remove one entry of the partner's repository (and flow it when linked). */
 export async function pushIdentity(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    const person = usrSvcId === '' ? await findPerson(tx, id) : await findOrCreatePerson(tx, id, now);
+  // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
+  await ctx.writes.run(async (tx) => {
+    const q = inTx(ctx.db, tx);
+    const person = usrSvcId === '' ? await lookupPerson(q, id) : await lookupOrCreatePerson(q, id, now);
     if (person.subjectId === undefined) return; // removing what never existed: a no-op
     const subjectId = person.subjectId;
-    if (usrSvcId === '') {
-      await tx.deleteFrom('partner_identities').where('partner_id', '=', partner.id).where('subject_id', '=', subjectId).where('svc_id', '=', svc.svcId).execute();
-    } else {
-      await tx
-        .insertInto('partner_identities')
-        .values({ partner_id: partner.id, subject_id: subjectId, svc_id: svc.svcId, usr_svc_id: usrSvcId, created_at: now, updated_at: now })
-        .onConflict((oc) => oc.columns(['partner_id', 'subject_id', 'svc_id']).doUpdateSet({ usr_svc_id: usrSvcId, updated_at: now }))
-        .execute();
-    }
-    const link = await tx.selectFrom('links').select('user_ref').where('partner_id', '=', partner.id).where('subject_id', '=', subjectId).executeTakeFirst();
+    if (usrSvcId === '') await q.run(deletePushed, partner.id, subjectId, svc.svcId);
+    else await q.run(upsertPushed, partner.id, subjectId, svc.svcId, usrSvcId, now, now);
+    const link = await q.get(linkOfSubject, partner.id, subjectId);
     if (!link) return;
     const user = await tx.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirstOrThrow();
     if (usrSvcId === '') await removeCentralIdentity(tx, user, svc.svcId, { partnerId: partner.id }, now);

@@ -29,7 +29,7 @@ async function readManifest(dir: string): Promise<WidgetManifest | null> {
 }
 
 /** In a checkout run by tsx (npm run dev, tests) a missing bundle is built on first use. */
-async function buildInCheckout(): Promise<WidgetManifest> {
+async function buildInCheckout(dir: string): Promise<WidgetManifest> {
   const script = pathToFileURL(path.join(projectRoot, 'scripts', 'build-widget.ts')).href;
   let mod: { buildWidget(dir?: string): Promise<WidgetManifest> };
   try {
@@ -37,7 +37,7 @@ async function buildInCheckout(): Promise<WidgetManifest> {
   } catch {
     throw new Error('The widget bundle is not built (public/widget/manifest.json is missing): run `npm run build`.');
   }
-  return mod.buildWidget(WIDGET_DIR);
+  return mod.buildWidget(dir);
 }
 
 export class WidgetBundle {
@@ -49,7 +49,7 @@ export class WidgetBundle {
   /** The current bundle, read once per process (a deploy restarts the process). */
   current(): Promise<WidgetManifest> {
     this.manifest ??= readManifest(this.dir)
-      .then((m) => m ?? buildInCheckout())
+      .then((m) => m ?? buildInCheckout(this.dir))
       .catch((err: unknown) => {
         this.manifest = undefined; // a later request tries again
         throw err;

@@ -132,13 +132,19 @@ export function listed(w: Locator): Promise<string[]> {
 }
 
 /** Resolves when the page's console has a line matching `pattern` (console events arrive asynchronously). */
-export async function consoleLine(o: Opened, pattern: RegExp): Promise<string> {
+export async function consoleLine(o: Opened, pattern: RegExp, timeoutMs = 10_000): Promise<string> {
   const found = () => o.console.find((l) => pattern.test(l));
-  if (found()) return found()!;
-  return new Promise((resolve) => {
+  const now = found();
+  if (now) return now;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      o.page.off('console', listener);
+      reject(new Error(`no console line matched ${pattern}; got:\n${o.console.join('\n')}`));
+    }, timeoutMs);
     const listener = () => {
       const line = found();
       if (!line) return;
+      clearTimeout(timer);
       o.page.off('console', listener);
       resolve(line);
     };

@@ -42,7 +42,7 @@ function bootConfig(js: string): WidgetBootConfig {
   const queue = window.__idsvc_widget_queue as { config: WidgetBootConfig }[];
   assert.equal(queue.length, 1);
   assert.equal(loaded[0]?.src, queue[0]!.config.bundleUrl);
-  return queue[0]!.config;
+  return JSON.parse(JSON.stringify(queue[0]!.config)) as WidgetBootConfig; // out of the sandbox's realm
 }
 
 /** Runs an error script and returns what it reported. */
@@ -268,13 +268,14 @@ describe('allowed origins', () => {
   });
 
   test('another origin, or none at all, gets a forbidden script', async () => {
-    for (const headers of [
+    const others: Record<string, string>[] = [
       { referer: 'https://evil.example/partner.example' },
       { referer: 'http://partner.example/' },
       { referer: 'https://partner.example.evil.example/' },
       { origin: 'null' },
       { referer: 'not a url' },
-    ]) {
+    ];
+    for (const headers of others) {
       assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda'), 403, headers), 'idsvc widget: forbidden: Origin not allowed for this API key', JSON.stringify(headers));
     }
     assert.match(await widgetError(widgetPath(P.apiKey, 'wanda'), 403), /^idsvc widget: forbidden: This partner allows its widget only on listed origins, and the request named none/);

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { ApiError, USER_NOT_FOUND } from '../../domain/errors.js';
+import { ApiError } from '../../domain/errors.js';
 import { optionalText, SITE, sendPage, viewerOf } from '../http.js';
 import { findVisibleUser, publicProfileOf } from '../public-profile.js';
 import { HomePage } from '../views/Home.js';
@@ -21,7 +21,8 @@ export function registerPageRoutes(app: FastifyInstance, ctx: AppContext): void 
 
   app.get('/u/:userId', { config: SITE, schema: { hide: true, params: Type.Object({ userId: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
     const user = await findVisibleUser(ctx, (request.params as { userId: string }).userId);
-    if (!user) throw new ApiError('not_found', USER_NOT_FOUND);
+    // One answer for "no such account" and "not opted in", so the page tells nobody which it is.
+    if (!user) throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');
     const p = await publicProfileOf(ctx, user);
     const viewer = await viewerOf(ctx, request, reply);
     return sendPage(

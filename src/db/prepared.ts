@@ -1,0 +1,101 @@
+// Prepared statements for the hot paths (return_services, update_service, the api_key check).
+// Kysely builds the SQL text and better-sqlite3 prepares it again on every call; here a statement
+// is written once, with `?` placeholders, and prepared once per connection: better-sqlite3
+// statements on SQLite, named (server-side prepared) statements on PostgreSQL. Everything else
+// keeps using Kysely.
+//
+// Reads outside a transaction go to `db.reader` on SQLite, a second connection that sees only
+// committed data and never waits behind the writer's open transaction (WAL). Inside a transaction
+// the statement must run on that transaction's connection: pass the `tx`.
+import type SQLite from 'better-sqlite3';
+import { CompiledQuery, type Transaction } from 'kysely';
+import type { Db } from './database.js';
+import type { Database } from './schema.js';
+
+type Params = readonly (string | number | null)[];
+
+export interface Statement<Row> {
+  /** All rows, outside any transaction. */
+  all(db: Db, ...params: Params): Promise<Row[]>;
+  /** The first row, outside any transaction. */
+  get(db: Db, ...params: Params): Promise<Row | undefined>;
+  /** All rows, on a transaction's connection. */
+  allIn(db: Db, tx: Transaction<Database>, ...params: Params): Promise<Row[]>;
+  getIn(db: Db, tx: Transaction<Database>, ...params: Params): Promise<Row | undefined>;
+  /** Runs a write on a transaction's connection; the number of rows changed. */
+  runIn(db: Db, tx: Transaction<Database>, ...params: Params): Promise<number>;
+}
+
+let counter = 0;
+
+/** `?` placeholders become `$1, $2, …` for PostgreSQL (no statement here has a `?` in a literal). */
+function toPg(text: string): string {
+  let n = 0;
+  return text.replace(/\?/g, () => `$${++n}`);
+}
+
+export function statement<Row>(text: string): Statement<Row> {
+  const name = `idsvc_${++counter}`;
+  const pgText = toPg(text);
+  const onReader = new WeakMap<SQLite.Database, SQLite.Statement>();
+  const onWriter = new WeakMap<SQLite.Database, SQLite.Statement>();
+  const prep = (cache: WeakMap<SQLite.Database, SQLite.Statement>, conn: SQLite.Database) => {
+    let s = cache.get(conn);
+    if (!s) {
+      s = conn.prepare(text);
+      cache.set(conn, s);
+    }
+    return s;
+  };
+  const pgRows = async (db: Db, params: Params) => (await db.pgPool!.query({ name, text: pgText, values: params as unknown[] })).rows as Row[];
+  const txRows = async (tx: Transaction<Database>, params: Params) => (await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).rows as Row[];
+
+  return {
+    async all(db, ...params) {
+      if (db.reader) return prep(onReader, db.reader).all(...params) as Row[];
+      return pgRows(db, params);
+    },
+    async get(db, ...params) {
+      if (db.reader) return prep(onReader, db.reader).get(...params) as Row | undefined;
+      return (await pgRows(db, params))[0];
+    },
+    // On SQLite the transaction holds Kysely's only connection (the writer), so the raw statement on
+    // that connection runs inside it.
+    async allIn(db, tx, ...params) {
+      if (db.sqlite) return prep(onWriter, db.sqlite).all(...params) as Row[];
+      return txRows(tx, params);
+    },
+    async getIn(db, tx, ...params) {
+      if (db.sqlite) return prep(onWriter, db.sqlite).get(...params) as Row | undefined;
+      return (await txRows(tx, params))[0];
+    },
+    async runIn(db, tx, ...params) {
+      if (db.sqlite) return prep(onWriter, db.sqlite).run(...params).changes;
+      return Number((await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).numAffectedRows ?? 0);
+    },
+  };
+}
+
+/** Where statements run: `onReader(db)` outside transactions, `inTx(db, tx)` inside one. */
+export interface Exec {
+  get<Row>(s: Statement<Row>, ...params: Params): Promise<Row | undefined>;
+  all<Row>(s: Statement<Row>, ...params: Params): Promise<Row[]>;
+  /** Writes; only inside a transaction. */
+  run(s: Statement<unknown>, ...params: Params): Promise<number>;
+}
+
+export function onReader(db: Db): Exec {
+  return {
+    get: (s, ...p) => s.get(db, ...p),
+    all: (s, ...p) => s.all(db, ...p),
+    run: () => Promise.reject(new Error('writes need a transaction: use inTx()')),
+  };
+}
+
+export function inTx(db: Db, tx: Transaction<Database>): Exec {
+  return {
+    get: (s, ...p) => s.getIn(db, tx, ...p),
+    all: (s, ...p) => s.allIn(db, tx, ...p),
+    run: (s, ...p) => s.runIn(db, tx, ...p),
+  };
+}

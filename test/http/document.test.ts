@@ -1,0 +1,45 @@
+// toXml writes XML by hand for speed; it must stay byte for byte what fast-xml-parser's builder
+// wrote before (the wire format partners parse). Random documents, including every character class
+// that needs escaping or replacing, are rendered both ways.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { XMLBuilder } from 'fast-xml-parser';
+import { list, toXml, xmlSafe, type Doc, type Fields, type ListNode } from '../../src/http/document.js';
+
+type Tree = { [k: string]: string | Tree | Tree[] };
+const builder = new XMLBuilder({ format: false, suppressEmptyNode: true, processEntities: true });
+const fieldsTree = (f: Fields): Tree => {
+  const out: Tree = {};
+  for (const [k, v] of Object.entries(f)) out[k] = typeof v === 'object' ? listTree(v) : xmlSafe(v);
+  return out;
+};
+const listTree = (l: ListNode): Tree | string => (l.items.length === 0 ? '' : { [l.item]: l.items.map(fieldsTree) });
+function reference(doc: Doc): string {
+  const body = 'text' in doc ? xmlSafe(doc.text) : 'fields' in doc ? fieldsTree(doc.fields) : listTree(doc.list);
+  return '<?xml version="1.0" encoding="UTF-8"?>\n' + builder.build({ [doc.root]: body }) + '\n';
+}
+
+const PIECES = ['', 'a', 'neil simon', '&', '<', '>', "'", '"', '&amp;', ']]>', '\u0000', '\u0008', '\t', '\n', '\r', '\u001F', '\uFFFE', '\uD800', '\uDC00', '\uD83D\uDE00', 'é', '\u2028', 'https://x.example/?a=1&b=2'];
+let seed = 42;
+const rand = (n: number) => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed % n;
+};
+const text = () => Array.from({ length: rand(4) }, () => PIECES[rand(PIECES.length)]).join('');
+const fields = (depth: number): Fields => {
+  const out: Record<string, string | ListNode> = {};
+  for (const name of ['svcId', 'svcName', 'usrSvcId', 'url', 'verified'].slice(0, rand(6))) {
+    out[name] = depth > 0 && rand(4) === 0 ? list('service', Array.from({ length: rand(3) }, () => fields(depth - 1))) : text();
+  }
+  return out;
+};
+
+test('toXml writes exactly what the XML builder wrote', () => {
+  for (let i = 0; i < 2000; i++) {
+    const kind = rand(3);
+    const doc: Doc =
+      kind === 0 ? { root: 'error', text: text() } : kind === 1 ? { root: 'service', fields: fields(2) } : { root: 'services', list: list('service', Array.from({ length: rand(4) }, () => fields(1))) };
+    assert.equal(toXml(doc), reference(doc), JSON.stringify(doc));
+  }
+  assert.equal(toXml({ root: 'services', list: list('service', []) }), '<?xml version="1.0" encoding="UTF-8"?>\n<services/>\n');
+});
