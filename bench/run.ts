@@ -1,5 +1,5 @@
 // `npm run bench -- [--users N] [--postgres] [--no-sqlite] [--duration S] [--connections C]
-//                   [--scenarios a,b] [--workers N] [--warmup S] [--no-ceilings]
+//                   [--rounds N] [--scenarios a,b] [--workers N] [--warmup S] [--no-ceilings]
 //                   [--service-dir DIR] [--out FILE] [--cpu-prof DIR]`
 //
 // Builds (or reuses) the dataset, starts the real server and the two ceiling servers, drives each
@@ -27,8 +27,9 @@ const { values: args } = parseArgs({
     users: { type: 'string', default: '1000000' },
     postgres: { type: 'boolean', default: false },
     'no-sqlite': { type: 'boolean', default: false },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '64' },
     scenarios: { type: 'string', default: SCENARIOS.join(',') },
     workers: { type: 'string', default: '1' },
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
 
 const users = Number(args.users);
 const duration = Number(args.duration);
+const rounds = Number(args.rounds);
 const warmup = Number(args.warmup);
 const connections = Number(args.connections);
 const workers = Number(args.workers);
@@ -267,8 +269,7 @@ interface Measured {
   non_2xx: number;
 }
 
-async function measure(base: string, scenario: Scenario, ds: Dataset, label: string): Promise<Measured> {
-  if (warmup > 0) await wrk(base, scenario, ds, warmup);
+async function measureOnce(base: string, scenario: Scenario, ds: Dataset, label: string): Promise<Measured> {
   const r = await wrk(base, scenario, ds, duration);
   const m = {
     rps: Math.round(r.requests / (r.duration_us / 1e6)),
@@ -278,6 +279,30 @@ async function measure(base: string, scenario: Scenario, ds: Dataset, label: str
   };
   log(`${label.padEnd(14)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s  p50 ${m.p50_ms} ms  p99 ${m.p99_ms} ms${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
   return m;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/**
+ * The machine is shared and noisy, so the servers of one scenario are measured in interleaved
+ * rounds (bytes ceiling, work ceiling, service, again…) and each figure is the median of its rounds:
+ * a burst of someone else's work then hits all three alike instead of one.
+ */
+async function measureInterleaved(targets: { label: string; base: string }[], scenario: Scenario, ds: Dataset): Promise<Measured[]> {
+  if (warmup > 0) for (const t of targets) await wrk(t.base, scenario, ds, warmup);
+  const all: Measured[][] = targets.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (const [i, t] of targets.entries()) all[i]!.push(await measureOnce(t.base, scenario, ds, t.label));
+  }
+  return all.map((ms) => ({
+    rps: Math.round(median(ms.map((m) => m.rps))),
+    p50_ms: median(ms.map((m) => m.p50_ms)),
+    p99_ms: median(ms.map((m) => m.p99_ms)),
+    non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
+  }));
 }
 
 // ---- one backend -------------------------------------------------------------------------------
@@ -315,13 +340,17 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
       await checkWorkCeiling(service.url, workC.url, ds);
     }
     const runs: Run[] = [];
-    let rssPeak = 0;
     for (const scenario of scenarios) {
-      const bytes = bytesC ? await measure(bytesC.url, scenario, ds, 'bytes ceiling') : null;
-      const work = workC && HAS_WORK_CEILING.has(scenario) ? await measure(workC.url, scenario, ds, 'work ceiling') : null;
-      const m = await measure(service.url, scenario, ds, `idsvc/${backend}`);
+      const targets = [
+        { label: `idsvc/${backend}`, base: service.url },
+        ...(bytesC ? [{ label: 'bytes ceiling', base: bytesC.url }] : []),
+        ...(workC && HAS_WORK_CEILING.has(scenario) ? [{ label: 'work ceiling', base: workC.url }] : []),
+      ];
+      const measured = await measureInterleaved(targets, scenario, ds);
+      const m = measured[0]!;
+      const bytes = bytesC ? measured[1]! : null;
+      const work = workC && HAS_WORK_CEILING.has(scenario) ? measured[targets.length - 1]! : null;
       const rss = rssAnonMb(service.child.pid ?? 0);
-      rssPeak = Math.max(rssPeak, rss ?? 0);
       runs.push({
         name: scenario,
         backend,
@@ -386,7 +415,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const backends: Backend[] = [...(args['no-sqlite'] ? [] : (['sqlite'] as const)), ...(args.postgres ? (['postgres'] as const) : [])];
   if (backends.length === 0) throw new Error('nothing to run: --no-sqlite without --postgres');
-  log(`${users} users, ${connections} connections, ${duration} s per run, ${cores} cores (server on CPU ${SERVER_CPUS ?? 'any'}, wrk on CPU ${LOAD_CPUS ?? 'any'})`);
+  log(`${users} users, ${connections} connections, ${rounds} rounds of ${duration} s per server, ${cores} cores (server on CPU ${SERVER_CPUS ?? 'any'}, wrk on CPU ${LOAD_CPUS ?? 'any'})`);
   const entry = compiledEntry();
   const runs: Run[] = [];
   for (const b of backends) runs.push(...(await benchBackend(b, entry)));
@@ -394,7 +423,7 @@ async function main(): Promise<void> {
     users,
     date: new Date().toISOString(),
     machine: { cpus: cores, model: os.cpus()[0]?.model ?? '?', memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version },
-    settings: { connections, duration_s: duration, warmup_s: warmup, workers, server_cpus: SERVER_CPUS, load_cpus: LOAD_CPUS },
+    settings: { connections, duration_s: duration, rounds, warmup_s: warmup, workers, server_cpus: SERVER_CPUS, load_cpus: LOAD_CPUS },
     runs,
   };
   const json = JSON.stringify(result, null, 2) + '\n';

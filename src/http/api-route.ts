@@ -133,6 +133,10 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         method,
         url: path,
         config: { kind: op.kind ?? 'api' },
+        // A POST without a body (or Content-Type) means "no fields", not a malformed body.
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
         schema: {
           operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
           summary: op.summary,

@@ -1,6 +1,8 @@
 // What reaches logs and metrics: secrets in query strings and e-mail addresses in paths are
 // replaced before a URL is written anywhere (SPEC §5).
 export const SECRET_FIELDS = ['api_token', 'email_address', 'password'] as const;
+/** Query values kept out of logs although they may be sent in a URL: a widget signature is a short-lived pass. */
+const REDACTED_QUERY_FIELDS: readonly string[] = [...SECRET_FIELDS, 'sig'];
 
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
@@ -13,7 +15,7 @@ export function redactUrl(url: string): string {
   const params = new URLSearchParams(url.slice(q + 1));
   const out: string[] = [];
   for (const [k, v] of params) {
-    const secret = (SECRET_FIELDS as readonly string[]).includes(k) || /@/.test(v);
+    const secret = REDACTED_QUERY_FIELDS.includes(k) || /@/.test(v);
     out.push(`${encodeURIComponent(k)}=${secret ? '[redacted]' : encodeURIComponent(v)}`);
   }
   return `${cleanPath}?${out.join('&')}`;

@@ -119,3 +119,18 @@ test('every operation answers well-formed XML and its JSON twin', async () => {
   const lookup = await P.client.reverseLookup('github', '@HAL<&>"\'');
   assert.deepEqual(lookup.map((u) => u.userId), ['hal']);
 });
+
+test('a POST without any body is "no fields", not a malformed body', async () => {
+  const P = await t.partner();
+  const res = await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/github`, { method: 'POST' });
+  assert.equal(res.status, 200);
+  const noToken = await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/someone/github/x`, { method: 'POST' });
+  await expectError(noToken, 401, 'invalid_api_token');
+});
+
+test('a widget signature in the URL stays out of the logs', async () => {
+  const P = await t.partner();
+  const sig = 'f'.repeat(64);
+  await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/someone/TRUE?exp=1&sig=${sig}`);
+  assert.ok(!t.logs.join('').includes(sig));
+});
