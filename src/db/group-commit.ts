@@ -38,12 +38,17 @@ export class GroupCommit {
     if (!raw) return this.db.kysely.transaction().execute(work);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.draining) void this.drain(raw);
+      if (!this.draining) {
+        this.draining = true;
+        // Not at once: the requests read in the same turn of the event loop would each run a
+        // whole transaction (better-sqlite3 is synchronous) before the next one is even parsed.
+        // setImmediate waits only for the rest of this turn's I/O, never for a timer.
+        setImmediate(() => void this.drain(raw));
+      }
     });
   }
 
   private async drain(raw: NonNullable<Db['sqlite']>): Promise<void> {
-    this.draining = true;
     const { savepoint, release, rollback } = (this.statements ??= {
       savepoint: raw.prepare('SAVEPOINT idsvc_write'),
       release: raw.prepare('RELEASE idsvc_write'),
@@ -78,6 +83,8 @@ export class GroupCommit {
           if (o.ok) job.resolve(o.value);
           else job.reject(o.err);
         });
+        // The commit blocked the event loop; let the requests that arrived meanwhile queue up.
+        await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.draining = false;
