@@ -22,7 +22,8 @@ import {
 } from '../src/catalogue/catalogue-file.js';
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const DEFAULT_SHERLOCK_DATA = path.resolve(PROJECT_ROOT, '../shared/data/sherlock/data.json');
+// A copy of Sherlock's list is kept in the project so a fresh clone can regenerate the catalogue.
+export const DEFAULT_SHERLOCK_DATA = path.resolve(PROJECT_ROOT, 'catalogue/source/sherlock-data.json');
 export const DEFAULT_OUT_DIR = path.join(PROJECT_ROOT, 'catalogue');
 
 /**
