@@ -79,8 +79,17 @@ interface Row {
   updated_at?: number;
 }
 
+interface PublicRow {
+  opted_in: number;
+  svc_id: string | null;
+  usr_svc_id: string | null;
+  verified: number | null;
+}
+
 interface Store {
   catalogue: Map<string, CatalogueEntry>;
+  /** The one indexed query of the public view: the account by MD5 joined with its entries. */
+  publicRows(md5: string): Promise<PublicRow[]>;
   person(md5: string): Promise<{ uid: number; opted_in: number; sid: number | null } | undefined>;
   central(uid: number): Promise<Row[]>;
   own(sid: number): Promise<Row[]>;
@@ -119,6 +128,7 @@ async function sqliteStore(file: string, partnerId: number): Promise<Store> {
   db.pragma('mmap_size = 1073741824');
   const catalogue = new Map((db.prepare('SELECT * FROM services WHERE disabled = 0').all() as ServiceRow[]).map((r) => [r.svc_id, rowToEntry(r)]));
   const person = db.prepare('SELECT u.id AS uid, u.opted_in, s.id AS sid FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_md5 = ?');
+  const publicRows = db.prepare('SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = ?');
   const central = db.prepare('SELECT svc_id, usr_svc_id, verified, updated_at FROM central_identities WHERE user_ref = ?');
   const own = db.prepare('SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ?');
   const link = db.prepare('SELECT user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
@@ -132,11 +142,13 @@ async function sqliteStore(file: string, partnerId: number): Promise<Store> {
   });
   return {
     catalogue,
+    publicRows: async (md5) => publicRows.all(md5) as PublicRow[],
     person: async (md5) => person.get(md5) as never,
     central: async (uid) => central.all(uid) as Row[],
     own: async (sid) => own.all(partnerId, sid) as Row[],
     link: async (sid) => (link.get(partnerId, sid) as { user_ref: number } | undefined)?.user_ref,
-    push: async (md5, svcId, usrSvcId, now) => void push(md5, svcId, usrSvcId, now),
+    // IMMEDIATE: take the write lock first, as the service does (see src/db/group-commit.ts).
+    push: async (md5, svcId, usrSvcId, now) => void push.immediate(md5, svcId, usrSvcId, now),
   };
 }
 
@@ -147,6 +159,8 @@ async function pgStore(url: string, schema: string | null, partnerId: number): P
   const q = async <T>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[];
   return {
     catalogue: new Map(rows.map((r) => [r.svc_id, rowToEntry(r)])),
+    publicRows: (md5) =>
+      q<PublicRow>('public', 'SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = $1', [md5]),
     person: async (md5) =>
       (await q<{ uid: number; opted_in: number; sid: number | null }>('person', 'SELECT u.id AS uid, u.opted_in, s.id AS sid FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_md5 = $1', [md5]))[0],
     central: (uid) => q<Row>('central', 'SELECT svc_id, usr_svc_id, verified, updated_at FROM central_identities WHERE user_ref = $1', [uid]),
@@ -173,12 +187,12 @@ function workServer(store: Store): http.Server {
     const scenario = scenarioOf(method, url);
     const md5 = parts[4] ?? '';
     if (scenario === 'return_services_public') {
-      const p = await store.person(md5);
-      if (!p || p.opted_in !== 1) return [404, NOT_FOUND];
+      const rows = await store.publicRows(md5);
+      if (rows.length === 0 || rows[0]!.opted_in !== 1) return [404, NOT_FOUND];
       const entries = [];
-      for (const r of await store.central(p.uid)) {
-        const svc = store.catalogue.get(r.svc_id);
-        if (svc) entries.push({ svc, usrSvcId: r.usr_svc_id, show: false, verified: r.verified === 1 });
+      for (const r of rows) {
+        const svc = r.svc_id === null ? undefined : store.catalogue.get(r.svc_id);
+        if (svc) entries.push({ svc, usrSvcId: r.usr_svc_id ?? '', show: false, verified: r.verified === 1 });
       }
       return [200, servicesXml(entries)];
     }

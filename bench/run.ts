@@ -113,6 +113,32 @@ function rssAnonMb(pid: number): number | null {
   return Math.round(kb / 102.4) / 10;
 }
 
+/** CPU seconds (user + system) used so far by a process and its children (cluster workers). */
+function cpuSeconds(pid: number): number {
+  const pids = [pid];
+  try {
+    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+      const kids = fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
+      if (kids) pids.push(...kids.split(/\s+/).map(Number));
+    }
+  } catch {
+    return 0;
+  }
+  let ticks = 0;
+  for (const p of pids) {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
 /** The service, compiled once into bench/data/dist so it runs as in production (no tsx loader). */
 function compiledEntry(): string {
   const dir = path.resolve(args['service-dir'] ?? ROOT);
@@ -264,20 +290,25 @@ function wrk(base: string, scenario: Scenario, ds: Dataset, seconds: number): Pr
 
 interface Measured {
   rps: number;
+  /** Requests per CPU-second of the server process: what the server costs, whatever else runs. */
+  rps_per_cpu: number;
   p50_ms: number;
   p99_ms: number;
   non_2xx: number;
 }
 
-async function measureOnce(base: string, scenario: Scenario, ds: Dataset, label: string): Promise<Measured> {
+async function measureOnce(base: string, pid: number, scenario: Scenario, ds: Dataset, label: string): Promise<Measured> {
+  const cpu0 = cpuSeconds(pid);
   const r = await wrk(base, scenario, ds, duration);
+  const cpu = cpuSeconds(pid) - cpu0;
   const m = {
     rps: Math.round(r.requests / (r.duration_us / 1e6)),
+    rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
     p50_ms: Math.round(r.p50_us / 10) / 100,
     p99_ms: Math.round(r.p99_us / 10) / 100,
     non_2xx: r.non_2xx + r.socket_errors,
   };
-  log(`${label.padEnd(14)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s  p50 ${m.p50_ms} ms  p99 ${m.p99_ms} ms${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
+  log(`${label.padEnd(14)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s  p50 ${m.p50_ms} ms  p99 ${m.p99_ms} ms${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
   return m;
 }
 
@@ -291,14 +322,15 @@ const median = (xs: number[]) => {
  * rounds (bytes ceiling, work ceiling, service, again…) and each figure is the median of its rounds:
  * a burst of someone else's work then hits all three alike instead of one.
  */
-async function measureInterleaved(targets: { label: string; base: string }[], scenario: Scenario, ds: Dataset): Promise<Measured[]> {
+async function measureInterleaved(targets: { label: string; base: string; pid: number }[], scenario: Scenario, ds: Dataset): Promise<Measured[]> {
   if (warmup > 0) for (const t of targets) await wrk(t.base, scenario, ds, warmup);
   const all: Measured[][] = targets.map(() => []);
   for (let r = 0; r < rounds; r++) {
-    for (const [i, t] of targets.entries()) all[i]!.push(await measureOnce(t.base, scenario, ds, t.label));
+    for (const [i, t] of targets.entries()) all[i]!.push(await measureOnce(t.base, t.pid, scenario, ds, t.label));
   }
   return all.map((ms) => ({
     rps: Math.round(median(ms.map((m) => m.rps))),
+    rps_per_cpu: Math.round(median(ms.map((m) => m.rps_per_cpu))),
     p50_ms: median(ms.map((m) => m.p50_ms)),
     p99_ms: median(ms.map((m) => m.p99_ms)),
     non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
@@ -317,6 +349,10 @@ export interface Run {
   work_ceiling_rps: number | null;
   ratio_bytes: number | null;
   ratio_work: number | null;
+  /** The same three, per CPU-second of each server process (steadier on a shared machine). */
+  rps_per_cpu: number;
+  ratio_bytes_cpu: number | null;
+  ratio_work_cpu: number | null;
   rss_anon_mb: number | null;
   non_2xx: number;
   connections: number;
@@ -342,9 +378,9 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
     const runs: Run[] = [];
     for (const scenario of scenarios) {
       const targets = [
-        { label: `idsvc/${backend}`, base: service.url },
-        ...(bytesC ? [{ label: 'bytes ceiling', base: bytesC.url }] : []),
-        ...(workC && HAS_WORK_CEILING.has(scenario) ? [{ label: 'work ceiling', base: workC.url }] : []),
+        { label: `idsvc/${backend}`, base: service.url, pid: service.child.pid ?? 0 },
+        ...(bytesC ? [{ label: 'bytes ceiling', base: bytesC.url, pid: bytesC.child.pid ?? 0 }] : []),
+        ...(workC && HAS_WORK_CEILING.has(scenario) ? [{ label: 'work ceiling', base: workC.url, pid: workC.child.pid ?? 0 }] : []),
       ];
       const measured = await measureInterleaved(targets, scenario, ds);
       const m = measured[0]!;
@@ -361,6 +397,9 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
         work_ceiling_rps: work?.rps ?? null,
         ratio_bytes: ratio(m.rps, bytes?.rps ?? null),
         ratio_work: ratio(m.rps, work?.rps ?? null),
+        rps_per_cpu: m.rps_per_cpu,
+        ratio_bytes_cpu: ratio(m.rps_per_cpu, bytes?.rps_per_cpu ?? null),
+        ratio_work_cpu: ratio(m.rps_per_cpu, work?.rps_per_cpu ?? null),
         rss_anon_mb: rss,
         non_2xx: m.non_2xx,
         connections,
@@ -392,7 +431,8 @@ async function partnerIdOf(ds: Dataset): Promise<number> {
 // ---- output ------------------------------------------------------------------------------------
 
 function table(runs: Run[]): string {
-  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'RssAnon MB'];
+  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'RssAnon MB'];
+  const pc = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(0)} %`);
   const fmt = (n: number | null, d = 0) => (n === null ? '–' : n.toFixed(d));
   const rows = runs.map((r) => [
     r.backend,
@@ -404,6 +444,9 @@ function table(runs: Run[]): string {
     r.ratio_bytes === null ? '–' : `${(r.ratio_bytes * 100).toFixed(0)} %`,
     fmt(r.work_ceiling_rps),
     r.ratio_work === null ? '–' : `${(r.ratio_work * 100).toFixed(0)} %`,
+    fmt(r.rps_per_cpu),
+    pc(r.ratio_bytes_cpu),
+    pc(r.ratio_work_cpu),
     fmt(r.rss_anon_mb, 1),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -415,6 +458,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const backends: Backend[] = [...(args['no-sqlite'] ? [] : (['sqlite'] as const)), ...(args.postgres ? (['postgres'] as const) : [])];
   if (backends.length === 0) throw new Error('nothing to run: --no-sqlite without --postgres');
+  // Checked first, so a missing load generator does not surface after minutes of dataset building.
+  if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed: apt-get install -y wrk (Debian/Ubuntu) or brew install wrk');
   log(`${users} users, ${connections} connections, ${rounds} rounds of ${duration} s per server, ${cores} cores (server on CPU ${SERVER_CPUS ?? 'any'}, wrk on CPU ${LOAD_CPUS ?? 'any'})`);
   const entry = compiledEntry();
   const runs: Run[] = [];

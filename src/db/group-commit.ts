@@ -28,7 +28,7 @@ const MAX_BATCH = 256;
 export class GroupCommit {
   private queue: Job[] = [];
   private draining = false;
-  private statements: Record<'savepoint' | 'release' | 'rollback', { run(): unknown }> | undefined;
+  private statements: Record<'lock' | 'savepoint' | 'release' | 'rollback', { run(): unknown }> | undefined;
 
   constructor(private readonly db: Db) {}
 
@@ -49,7 +49,12 @@ export class GroupCommit {
   }
 
   private async drain(raw: NonNullable<Db['sqlite']>): Promise<void> {
-    const { savepoint, release, rollback } = (this.statements ??= {
+    const { lock, savepoint, release, rollback } = (this.statements ??= {
+      // A write that changes nothing, run first: it takes the write lock at the start, waiting up
+      // to busy_timeout for another process (the CLI, another instance). Taken later, after the
+      // jobs' first reads, SQLite could only fail at once ("database is locked") when another
+      // connection had committed in between, because the batch's read snapshot would be stale.
+      lock: raw.prepare('UPDATE settings SET key = key WHERE 0'),
       savepoint: raw.prepare('SAVEPOINT idsvc_write'),
       release: raw.prepare('RELEASE idsvc_write'),
       rollback: raw.prepare('ROLLBACK TO idsvc_write'),
@@ -61,6 +66,7 @@ export class GroupCommit {
         try {
           // Kysely's transaction holds its one connection, so nothing else runs inside this one.
           await this.db.kysely.transaction().execute(async (tx) => {
+            lock.run();
             for (const job of batch) {
               savepoint.run();
               try {

@@ -8,7 +8,7 @@ import { inTx, onReader, statement, type Exec } from '../db/prepared.js';
 import type { Database, PartnerRow, UserRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
-import { lookupOrCreatePerson, lookupPerson, lookupUser, type Person } from '../repositories/people.js';
+import { lookupOrCreatePerson, lookupPerson, type AccountRef, type Person, type PersonRef } from '../repositories/people.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
 import { removeCentralIdentity, setCentralIdentity } from './central.js';
 
@@ -22,7 +22,7 @@ export interface ViewEntry {
 }
 
 /** A person is visible to partners other than through their own pushes only when opted in. */
-export const isVisible = (user: UserRow | undefined): user is UserRow => user !== undefined && user.opted_in === 1;
+export const isVisible = <U extends Pick<UserRow, 'opted_in'>>(user: U | undefined): user is U => user !== undefined && user.opted_in === 1;
 
 export function bySvcName(a: ViewEntry, b: ViewEntry): number {
   const x = a.svc.svcName.toLowerCase();
@@ -36,11 +36,11 @@ export function entryUrl(e: ViewEntry): string {
 
 type CentralRow = { svc_id: string; usr_svc_id: string; verified: number; source_partner_id: number | null; updated_at: number };
 
-function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): ViewEntry[] {
+function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot, user: Pick<UserRow, 'pro'>, partner: PartnerRow | null): ViewEntry[] {
   const out: ViewEntry[] = [];
   for (const r of rows) {
     const svc = snap.byId.get(r.svc_id);
-    if (!svc) continue; // disabled service: kept, not shown
+    if (!svc) continue; // disabled service (or, in publicView's join, no entry at all): kept, not shown
     out.push({
       svc,
       usrSvcId: r.usr_svc_id,
@@ -65,7 +65,7 @@ export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapsh
 const centralOf = statement<CentralRow>('SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at FROM central_identities WHERE user_ref = ?');
 const ownOf = statement<{ svc_id: string; usr_svc_id: string; updated_at: number }>('SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ?');
 const firstLinkBySubjectOrUser = statement<{ user_ref: number }>('SELECT user_ref FROM links WHERE partner_id = ? AND (subject_id = ? OR user_ref = ?) ORDER BY id LIMIT 1');
-const userById = statement<UserRow>('SELECT * FROM users WHERE id = ?');
+const userById = statement<AccountRef>('SELECT id, opted_in, pro FROM users WHERE id = ?');
 const upsertPushed = statement<never>(
   'INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ' +
     'ON CONFLICT (partner_id, subject_id, svc_id) DO UPDATE SET usr_svc_id = excluded.usr_svc_id, updated_at = excluded.updated_at',
@@ -73,7 +73,7 @@ const upsertPushed = statement<never>(
 const deletePushed = statement<never>('DELETE FROM partner_identities WHERE partner_id = ? AND subject_id = ? AND svc_id = ?');
 const linkOfSubject = statement<{ user_ref: number }>('SELECT user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
 
-async function centralEntriesOf(q: Exec, snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): Promise<ViewEntry[]> {
+async function centralEntriesOf(q: Exec, snap: CatalogueSnapshot, user: AccountRef, partner: PartnerRow | null): Promise<ViewEntry[]> {
   return centralViewEntries(await q.all(centralOf, user.id), snap, user, partner);
 }
 
@@ -94,19 +94,33 @@ export async function findLink(db: Kysely<Database>, partner: PartnerRow, person
     .executeTakeFirst();
 }
 
+/** The account fields the views need, beside each central entry. */
+type UserWithCentralRow = Pick<UserRow, 'id' | 'opted_in' | 'pro'> & { [K in keyof CentralRow]: CentralRow[K] | null };
+const publicSelect =
+  'SELECT u.id, u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at ' +
+  'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ';
+// One indexed query per request: the account by its identifier, joined with its entries.
+const publicBy = {
+  md5: statement<UserWithCentralRow>(`${publicSelect}u.email_md5 = ?`),
+  sha256: statement<UserWithCentralRow>(`${publicSelect}u.email_sha256 = ?`),
+  userId: statement<UserWithCentralRow>(`${publicSelect}u.user_id = ?`),
+};
+
 /** SPEC §3 rule 3: the central repository of an opted-in user. */
-export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<{ user: UserRow; entries: ViewEntry[] }> {
+export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<{ user: Pick<UserRow, 'id' | 'opted_in' | 'pro'>; entries: ViewEntry[] }> {
   const q = onReader(ctx.db);
-  // Only the account matters here (not the subject): one indexed lookup, then its entries.
-  const user = await lookupUser(q, id);
+  const rows =
+    id.kind === 'md5' || id.kind === 'email' ? await q.all(publicBy.md5, id.md5) : id.kind === 'sha256' ? await q.all(publicBy.sha256, id.sha256) : await q.all(publicBy.userId, id.userId);
+  const user = rows[0];
   if (!isVisible(user)) throw errors.userNotFound();
   const snap = await ctx.catalogue.get();
-  const entries = await centralEntriesOf(q, snap, user, partner);
-  return { user, entries: entries.sort(bySvcName) };
+  // A user without entries comes back as one row of NULLs, which no catalogue entry matches.
+  const entries = centralViewEntries(rows as unknown as CentralRow[], snap, user, partner);
+  return { user: { id: user.id, opted_in: user.opted_in, pro: user.pro }, entries: entries.sort(bySvcName) };
 }
 
 /** The link between this partner and this person (by subject, or by the account), as findLink. */
-async function linkOf(q: Exec, partner: PartnerRow, person: Person): Promise<{ user_ref: number } | undefined> {
+async function linkOf(q: Exec, partner: PartnerRow, person: PersonRef): Promise<{ user_ref: number } | undefined> {
   if (person.subjectId === undefined && !person.user) return undefined;
   // -1 never matches an id: stands in for the side that is absent.
   return q.get(firstLinkBySubjectOrUser, partner.id, person.subjectId ?? -1, person.user?.id ?? -1);
@@ -125,7 +139,7 @@ export async function privateView(ctx: AppContext, partner: PartnerRow, id: Pars
     }
   }
   const link = await linkOf(q, partner, person);
-  let linkedUser: UserRow | undefined;
+  let linkedUser: AccountRef | undefined;
   if (link) linkedUser = person.user?.id === link.user_ref ? person.user : await q.get(userById, link.user_ref);
   if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
   if (!isVisible(linkedUser)) return own.sort(bySvcName);

@@ -1,0 +1,17 @@
+// Prints a results file (bench/results/*.json) as the Markdown table docs/performance.md uses.
+// `node --import tsx bench/table.ts bench/results/latest.json`
+import fs from 'node:fs';
+import type { Run } from './run.js';
+
+const file = process.argv[2] ?? 'bench/results/latest.json';
+const result = JSON.parse(fs.readFileSync(file, 'utf8')) as { users: number; runs: Run[] };
+const pc = (x: number | null) => (x === null ? '–' : `${Math.round(x * 100)} %`);
+const n = (x: number | null) => (x === null ? '–' : x.toLocaleString('en-GB'));
+process.stdout.write(`${result.users.toLocaleString('en-GB')} users\n\n`);
+process.stdout.write('| backend | scenario | req/s | p50 ms | p99 ms | bytes ceiling | ratio | work ceiling | ratio | ratio per CPU-s (work) | RssAnon MB |\n');
+process.stdout.write('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n');
+for (const r of result.runs) {
+  process.stdout.write(
+    `| ${r.backend} | ${r.name} | ${n(r.rps)} | ${r.p50_ms} | ${r.p99_ms} | ${n(r.bytes_ceiling_rps)} | ${pc(r.ratio_bytes)} | ${n(r.work_ceiling_rps)} | ${pc(r.ratio_work)} | ${pc(r.ratio_work_cpu)} | ${r.rss_anon_mb ?? '–'} |\n`,
+  );
+}
