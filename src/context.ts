@@ -5,6 +5,7 @@ import { openDatabase, migrate, type Db } from './db/database.js';
 import { GroupCommit } from './db/group-commit.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
+import { PartnerCache } from './services/partner-cache.js';
 import { RequestLimiter } from './services/rate-limits.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
 import { countServices, upsertServices } from './repositories/catalogue.js';
@@ -15,6 +16,8 @@ export interface AppContext {
   readonly db: Db;
   readonly clock: Clock;
   readonly catalogue: CatalogueCache;
+  /** The partner behind an api_key, kept in memory where a change feed keeps it exact. */
+  readonly partners: PartnerCache;
   /** Transactions for hot writes (update_service): grouped into one commit on SQLite. */
   readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
@@ -38,18 +41,21 @@ export async function createContext(config: Config, options: ContextOptions = {}
   await migrate(db);
   // An empty catalogue is a fresh database: load the shipped catalogue file.
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
+  const partners = new PartnerCache(db, config.partnerCache);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
   return {
     config,
     db,
     clock,
     catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
+    partners,
     writes: new GroupCommit(db),
     limiter: new RequestLimiter(redis),
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,
     async close() {
       if (redis) redis.disconnect();
+      await partners.close();
       await db.close();
     },
   };

@@ -7,6 +7,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration }
 import type { Database } from './schema.js';
 import { initialMigration } from './migrations/001-initial.js';
 import { siteMigration } from './migrations/002-site.js';
+import { partnerChangesMigration } from './migrations/003-partner-changes.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -20,6 +21,8 @@ export interface Db {
   readonly pgPool: pg.Pool | null;
   /** The PostgreSQL schema in use, when one was named. */
   readonly pgSchema: string | null;
+  /** PostgreSQL only: where to open a connection of one's own (the partner cache's LISTEN). */
+  readonly pgConnectionString: string | null;
   close(): Promise<void>;
 }
 
@@ -65,6 +68,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader,
       pgPool: null,
       pgSchema: null,
+      pgConnectionString: null,
       async close() {
         await kysely.destroy();
         if (reader !== raw) reader.close();
@@ -92,6 +96,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     reader: null,
     pgPool: pool,
     pgSchema: schema ?? null,
+    pgConnectionString: url,
     async close() {
       await kysely.destroy();
     },
@@ -102,6 +107,7 @@ export async function migrate(db: Db): Promise<void> {
   const migrations: Record<string, Migration> = {
     '001-initial': initialMigration(db.dialect),
     '002-site': siteMigration(),
+    '003-partner-changes': partnerChangesMigration(db.dialect),
   };
   const migrator = new Migrator({
     db: db.kysely,

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { PartnerRow } from '../db/schema.js';
 import { ApiError, errors } from '../domain/errors.js';
-import { allowedOrigins, lookupPartnerByKey, tokenMatches } from '../repositories/partners.js';
+import { allowedOrigins, tokenMatches } from '../repositories/partners.js';
 import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
 import { requestOrigin, wantsJson } from './request-info.js';
 import type { LimitState } from '../services/rate-limits.js';
@@ -95,7 +95,7 @@ async function authorise(ctx: AppContext, request: FastifyRequest, reply: Fastif
   const params = request.params as Record<string, string>;
   const body = (request.body ?? {}) as Record<string, string | undefined>;
   const key = params.api_key ?? '';
-  const partner = API_KEY_PATTERN.test(key) ? await lookupPartnerByKey(ctx.db, key) : undefined;
+  const partner = API_KEY_PATTERN.test(key) ? await ctx.partners.get(key) : undefined;
   const now = ctx.clock.now();
   const token = body.api_token;
   const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);
@@ -134,8 +134,9 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         url: path,
         config: { kind: op.kind ?? 'api' },
         // A POST without a body (or Content-Type) means "no fields", not a malformed body.
-        preValidation: async (request) => {
+        preValidation: (request, _reply, done) => {
           if (request.body === undefined || request.body === null) request.body = {};
+          done();
         },
         schema: {
           operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,

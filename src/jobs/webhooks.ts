@@ -7,6 +7,7 @@ import type { Database } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import type { OutboxRow } from '../db/schema.js';
 import { safeFetch } from '../verification/safe-fetch.js';
+import { disablePartnerWebhook } from '../repositories/partners.js';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const GIVE_UP_AFTER_MS = 72 * 3600 * 1000;
@@ -99,7 +100,7 @@ export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
       .where('id', '=', row.id)
       .execute();
     if (outcome.disableEndpoint) {
-      await ctx.db.kysely.updateTable('partners').set({ webhook_disabled: 1, updated_at: now }).where('id', '=', row.partner_id).execute();
+      await disablePartnerWebhook(ctx.db.kysely, row.partner_id, now);
     }
   }
   return rows.length;

@@ -20,6 +20,20 @@ export interface CreatedPartner {
   apiToken: string;
 }
 
+// Writes to `partners` made in this process tell the partner cache at once (services/partner-cache.ts);
+// other processes' writes reach it through PostgreSQL's NOTIFY (migration 003).
+const writeListeners = new Set<() => void>();
+
+/** Calls `listener` after every write to `partners` made in this process; returns the unsubscribe. */
+export function onPartnerWrite(listener: () => void): () => void {
+  writeListeners.add(listener);
+  return () => writeListeners.delete(listener);
+}
+
+function partnersWritten(): void {
+  for (const l of writeListeners) l();
+}
+
 export async function createPartner(db: Kysely<Database>, input: NewPartner, now: number): Promise<CreatedPartner> {
   const apiKey = newApiKey();
   const apiToken = newApiToken();
@@ -44,6 +58,7 @@ export async function createPartner(db: Kysely<Database>, input: NewPartner, now
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  partnersWritten();
   return { partner, apiKey, apiToken };
 }
 
@@ -104,6 +119,7 @@ export async function rotatePartnerToken(
     })
     .where('id', '=', partnerId)
     .execute();
+  partnersWritten();
   return apiToken;
 }
 
@@ -120,7 +136,7 @@ export interface PartnerSettings {
 export async function updatePartner(db: Kysely<Database>, partnerId: number, s: PartnerSettings, now: number): Promise<PartnerRow> {
   const current = await db.selectFrom('partners').selectAll().where('id', '=', partnerId).executeTakeFirstOrThrow();
   const webhookChanged = s.webhookUrl !== undefined && s.webhookUrl !== current.webhook_url;
-  return db
+  const updated = await db
     .updateTable('partners')
     .set({
       ...(s.name !== undefined ? { name: s.name } : {}),
@@ -142,11 +158,32 @@ export async function updatePartner(db: Kysely<Database>, partnerId: number, s: 
     .where('id', '=', partnerId)
     .returningAll()
     .executeTakeFirstOrThrow();
+  partnersWritten();
+  return updated;
 }
 
+/** After an endpoint answered 410 Gone (SPEC §9): no more deliveries until the operator sets a URL again. */
+export async function disablePartnerWebhook(db: Kysely<Database>, partnerId: number, now: number): Promise<void> {
+  await db.updateTable('partners').set({ webhook_disabled: 1, updated_at: now }).where('id', '=', partnerId).execute();
+  partnersWritten();
+}
+
+// Parsed once per row object: the API checks the origin of every browser call, and cached rows
+// (services/partner-cache.ts) are the same object from one call to the next.
+const parsedOrigins = new WeakMap<PartnerRow, string[]>();
+
 export function allowedOrigins(partner: PartnerRow): string[] {
+  let origins = parsedOrigins.get(partner);
+  if (!origins) {
+    origins = parseOrigins(partner.allowed_origins);
+    parsedOrigins.set(partner, origins);
+  }
+  return origins;
+}
+
+function parseOrigins(text: string): string[] {
   try {
-    const parsed: unknown = JSON.parse(partner.allowed_origins);
+    const parsed: unknown = JSON.parse(text);
     return Array.isArray(parsed) ? parsed.filter((o): o is string => typeof o === 'string') : [];
   } catch {
     return [];

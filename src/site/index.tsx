@@ -22,9 +22,10 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
   registerWebFinger(app, ctx);
 
   // Error pages of unmatched paths are rendered outside the plugin below; they get the headers here.
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer, API calls included.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.routeOptions.url === undefined && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) setSecurityHeaders(reply, https);
-    return payload;
+    done(null, payload);
   });
 
   await app.register(async (site) => {

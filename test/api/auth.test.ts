@@ -1,25 +1,15 @@
 // Keys, tokens, origins, throttles and rate limits (SPEC §2, §5, §8).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdsvcClient, IdsvcError } from '../../client/index.js';
+import { IdsvcClient } from '../../client/index.js';
 import { findPartnerByKey, rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
-import { startTestApp, postForm, type TestApp } from '../helpers/app.js';
+import { startTestApp, postForm, type TestApp, errorCode as code } from '../helpers/app.js';
 
 let t: TestApp;
 before(async () => {
   t = await startTestApp({ RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000' });
 });
 after(() => t.close());
-
-const code = async (p: Promise<unknown>) => {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    if (e instanceof IdsvcError) return e.code;
-    throw e;
-  }
-};
 
 test('keys and tokens have the documented shapes; the token is stored only as a hash', async () => {
   const P = await t.partner();

@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
 import { createUser } from '../../src/repositories/users.js';
 import { hashPassword } from '../../src/domain/passwords.js';
-import { IdsvcClient } from '../../client/index.js';
+import { IdsvcClient, IdsvcError } from '../../client/index.js';
 
 export const TEST_DB = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -102,6 +102,17 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What a client call came to: 'ok', or the SPEC error code it was refused with. */
+export async function errorCode(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+    return 'ok';
+  } catch (e) {
+    if (e instanceof IdsvcError) return e.code;
+    throw e;
+  }
 }
 
 /** A fetch with the given body encoded as a form, the way old clients call. */

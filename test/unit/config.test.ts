@@ -28,6 +28,7 @@ test('every bad value names its variable', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ FETCH_ALLOW_PRIVATE: 'maybe' }, 'FETCH_ALLOW_PRIVATE'],
     [{ TOKEN_GRACE_SECONDS: '-1' }, 'TOKEN_GRACE_SECONDS'],
+    [{ PARTNER_CACHE: 'sometimes' }, 'PARTNER_CACHE'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);

@@ -1,0 +1,106 @@
+// The partner cache (services/partner-cache.ts): on PostgreSQL it answers from memory while its
+// change feed listens, and any change to `partners`, by any connection, empties it; on SQLite, and
+// whenever the feed is down, every call reads the table.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import pg from 'pg';
+import SQLite from 'better-sqlite3';
+import { IdsvcClient } from '../../client/index.js';
+import { updatePartner } from '../../src/repositories/partners.js';
+import { startTestApp, PG_URL, TEST_DB, type TestApp, errorCode as code } from '../helpers/app.js';
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp();
+  if (TEST_DB === 'postgres' && !t.ctx.partners.caching) await once(t.ctx.partners, 'live');
+});
+after(() => t.close());
+
+/** Runs SQL on a connection of its own to the test's database: another process, as far as the server knows. */
+async function elsewhere(sqlText: string, params: unknown[], options: { skipTriggers?: boolean } = {}): Promise<void> {
+  if (TEST_DB === 'postgres') {
+    const c = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${t.cliEnv.DATABASE_SCHEMA}` });
+    await c.connect();
+    try {
+      // replica mode skips ordinary triggers: a change the cache is never told about.
+      if (options.skipTriggers) await c.query('SET session_replication_role = replica');
+      let n = 0;
+      await c.query(sqlText.replace(/\?/g, () => `$${++n}`), params);
+    } finally {
+      await c.end();
+    }
+  } else {
+    const file = t.cliEnv.DATABASE_URL!.slice('sqlite:'.length);
+    const c = new SQLite(file);
+    try {
+      c.prepare(sqlText).run(...(params as (string | number)[]));
+    } finally {
+      c.close();
+    }
+  }
+}
+
+test('a partner suspended by another connection is refused on its next call', async () => {
+  const P = await t.partner();
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found'); // read once: now cached where caching is on
+  const invalidated = TEST_DB === 'postgres' ? once(t.ctx.partners, 'invalidated') : Promise.resolve();
+  await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id]);
+  await invalidated; // the notification, on PostgreSQL; nothing to wait for on SQLite
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden');
+});
+
+test('writes through this process take effect at once, without waiting for a notification', async () => {
+  const P = await t.partner();
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
+  await updatePartner(t.ctx.db.kysely, P.id, { suspended: true }, t.clock.now());
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden');
+  await updatePartner(t.ctx.db.kysely, P.id, { suspended: false }, t.clock.now());
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
+});
+
+test('SQLite reads the table on every call', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+  assert.equal(t.ctx.partners.caching, false);
+  const P = await t.partner();
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
+  await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id]);
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden');
+});
+
+test('PostgreSQL answers from memory while listening, and reads the table while the feed is down', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const cache = t.ctx.partners;
+  assert.equal(cache.caching, true);
+  const P = await t.partner();
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
+  // A change that fires no trigger is invisible to the cache: this is what proves the row came from memory.
+  await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found', 'served from memory');
+
+  // The feed goes down (its connection ended by the server): nothing is cached any more.
+  const down = once(cache, 'down');
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query('SELECT pg_terminate_backend($1)', [cache.listenerPid]);
+  await admin.end();
+  await down;
+  assert.equal(cache.caching, false);
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden', 'read from the table');
+
+  // It comes back by itself, empty.
+  await once(cache, 'live');
+  await elsewhere('UPDATE partners SET suspended = 0 WHERE id = ?', [P.id], { skipTriggers: true });
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
+});
+
+test('PARTNER_CACHE=0 turns it off', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const other = await startTestApp({ ...t.cliEnv, PARTNER_CACHE: '0' });
+  try {
+    const P = await t.partner();
+    assert.equal(await code(new IdsvcClient({ baseUrl: other.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org')), 'not_found');
+    await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });
+    assert.equal(other.ctx.partners.caching, false);
+    assert.equal(await code(new IdsvcClient({ baseUrl: other.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org')), 'forbidden');
+  } finally {
+    await other.close();
+  }
+});
