@@ -90,8 +90,8 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Private memory of a process and its children (cluster workers), from /proc/PID/status. */
-function rssAnonMb(pid: number): number | null {
+/** A process and its children (cluster workers); empty once it has exited. */
+function processTree(pid: number): number[] {
   const pids = [pid];
   try {
     for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -99,43 +99,46 @@ function rssAnonMb(pid: number): number | null {
       if (kids) pids.push(...kids.split(/\s+/).map(Number));
     }
   } catch {
-    return null;
+    return [];
   }
-  let kb = 0;
+  return pids;
+}
+
+/** Sums a number read from each process of the tree; a process that exited meanwhile counts 0. */
+function sumOverTree(pid: number, read: (p: number) => number): number | null {
+  const pids = processTree(pid);
+  if (pids.length === 0) return null;
+  let total = 0;
   for (const p of pids) {
     try {
-      const m = /RssAnon:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) kb += Number(m[1]);
+      total += read(p);
     } catch {
       // exited meanwhile
     }
   }
-  return Math.round(kb / 102.4) / 10;
+  return total;
+}
+
+/** Private memory of a process and its children (cluster workers), from /proc/PID/status. */
+function rssAnonMb(pid: number): number | null {
+  const kb = sumOverTree(pid, (p) => Number(/RssAnon:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0));
+  return kb === null ? null : Math.round(kb / 102.4) / 10;
 }
 
 /** CPU seconds (user + system) used so far by a process and its children (cluster workers). */
 function cpuSeconds(pid: number): number {
-  const pids = [pid];
-  try {
-    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-      const kids = fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
-      if (kids) pids.push(...kids.split(/\s+/).map(Number));
-    }
-  } catch {
-    return 0;
-  }
-  let ticks = 0;
-  for (const p of pids) {
-    try {
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return ticks / CLOCK_TICKS;
+  const ticks = sumOverTree(pid, (p) => {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  });
+  return (ticks ?? 0) / CLOCK_TICKS;
+}
+
+/** Bytes the process tree has caused to be written to storage (/proc/PID/io): the WAL, on SQLite. */
+function writeBytes(pid: number): number {
+  return sumOverTree(pid, (p) => Number(/^write_bytes:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/io`, 'utf8'))?.[1] ?? 0)) ?? 0;
 }
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
@@ -295,18 +298,23 @@ interface Measured {
   p50_ms: number;
   p99_ms: number;
   non_2xx: number;
+  /** Kilobytes written to storage by the server per request (SQLite: WAL and checkpoints). */
+  disk_kb_per_req: number;
 }
 
 async function measureOnce(base: string, pid: number, scenario: Scenario, ds: Dataset, label: string): Promise<Measured> {
   const cpu0 = cpuSeconds(pid);
+  const written0 = writeBytes(pid);
   const r = await wrk(base, scenario, ds, duration);
   const cpu = cpuSeconds(pid) - cpu0;
+  const written = writeBytes(pid) - written0;
   const m = {
     rps: Math.round(r.requests / (r.duration_us / 1e6)),
     rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
     p50_ms: Math.round(r.p50_us / 10) / 100,
     p99_ms: Math.round(r.p99_us / 10) / 100,
     non_2xx: r.non_2xx + r.socket_errors,
+    disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
   };
   log(`${label.padEnd(14)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s  p50 ${m.p50_ms} ms  p99 ${m.p99_ms} ms${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
   return m;
@@ -334,6 +342,7 @@ async function measureInterleaved(targets: { label: string; base: string; pid: n
     p50_ms: median(ms.map((m) => m.p50_ms)),
     p99_ms: median(ms.map((m) => m.p99_ms)),
     non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
+    disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
   }));
 }
 
@@ -354,6 +363,8 @@ export interface Run {
   ratio_bytes_cpu: number | null;
   ratio_work_cpu: number | null;
   rss_anon_mb: number | null;
+  /** SQLite: kilobytes the service wrote to storage per request (on PostgreSQL the server writes). */
+  disk_kb_per_req: number | null;
   non_2xx: number;
   connections: number;
   workers: number;
@@ -401,6 +412,7 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
         ratio_bytes_cpu: ratio(m.rps_per_cpu, bytes?.rps_per_cpu ?? null),
         ratio_work_cpu: ratio(m.rps_per_cpu, work?.rps_per_cpu ?? null),
         rss_anon_mb: rss,
+        disk_kb_per_req: backend === 'sqlite' ? m.disk_kb_per_req : null,
         non_2xx: m.non_2xx,
         connections,
         workers,
@@ -431,7 +443,7 @@ async function partnerIdOf(ds: Dataset): Promise<number> {
 // ---- output ------------------------------------------------------------------------------------
 
 function table(runs: Run[]): string {
-  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'RssAnon MB'];
+  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'RssAnon MB', 'disk KB/req'];
   const pc = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(0)} %`);
   const fmt = (n: number | null, d = 0) => (n === null ? '–' : n.toFixed(d));
   const rows = runs.map((r) => [
@@ -448,6 +460,7 @@ function table(runs: Run[]): string {
     pc(r.ratio_bytes_cpu),
     pc(r.ratio_work_cpu),
     fmt(r.rss_anon_mb, 1),
+    fmt(r.disk_kb_per_req, 2),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
