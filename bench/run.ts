@@ -1,6 +1,6 @@
 // `npm run bench -- [--users N] [--postgres] [--no-sqlite] [--duration S] [--connections C]
 //                   [--rounds N] [--scenarios a,b] [--workers N] [--warmup S] [--no-ceilings]
-//                   [--service-dir DIR] [--out FILE] [--cpu-prof DIR]`
+//                   [--service-dir DIR] [--out FILE] [--cpu-prof DIR] [--env KEY=VALUE…]`
 //
 // Builds (or reuses) the dataset, starts the real server and the two ceiling servers, drives each
 // with wrk (pinned to another core than the server where the machine has one), prints a table and
@@ -39,9 +39,18 @@ const { values: args } = parseArgs({
     'service-dir': { type: 'string' },
     /** Where to write the results (default bench/results/latest.json and a dated copy). */
     out: { type: 'string' },
+    /** A setting for the service, KEY=VALUE, repeatable (e.g. --env PARTNER_CACHE=0 to compare). */
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
 
+const serviceEnv = Object.fromEntries(
+  args.env.map((kv) => {
+    const at = kv.indexOf('=');
+    if (at < 1) throw new Error(`--env wants KEY=VALUE, not ${kv}`);
+    return [kv.slice(0, at), kv.slice(at + 1)];
+  }),
+);
 const users = Number(args.users);
 const duration = Number(args.duration);
 const rounds = Number(args.rounds);
@@ -176,6 +185,7 @@ async function startService(entry: string, ds: Dataset, port: number): Promise<S
     RATE_LIMIT_PER_ADDRESS: '100000000',
     // The re-verification job would fetch 8 M profile pages from the internet.
     BACKGROUND_JOBS: '0',
+    ...serviceEnv,
   };
   const nodeArgs = [...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), entry, 'serve', '--workers', String(workers)];
   const [cmd, argv] = pinned(SERVER_CPUS, process.execPath, nodeArgs);
@@ -481,7 +491,7 @@ async function main(): Promise<void> {
     users,
     date: new Date().toISOString(),
     machine: { cpus: cores, model: os.cpus()[0]?.model ?? '?', memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version },
-    settings: { connections, duration_s: duration, rounds, warmup_s: warmup, workers, server_cpus: SERVER_CPUS, load_cpus: LOAD_CPUS },
+    settings: { connections, duration_s: duration, rounds, warmup_s: warmup, workers, server_cpus: SERVER_CPUS, load_cpus: LOAD_CPUS, env: serviceEnv },
     runs,
   };
   const json = JSON.stringify(result, null, 2) + '\n';
