@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
+import { Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { isReachable } from '../db/database.js';
 import type { Metrics } from '../http/metrics.js';
 
 export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metrics): void {
   const hidden = { hide: true } as const;
+  // Correct either way, but slower while 0 on PostgreSQL: worth an alert (docs/operations.md).
+  new Gauge({
+    name: 'idsvc_partner_cache_listening',
+    help: '1 while partner rows are served from memory (PostgreSQL change feed listening), else 0',
+    registers: [metrics.registry],
+    collect() {
+      this.set(ctx.partners.caching ? 1 : 0);
+    },
+  });
   app.get('/healthz', { config: { kind: 'ops' }, schema: hidden }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { kind: 'ops' }, schema: hidden }, async (_req, reply) => {
     const ok = await isReachable(ctx.db);

@@ -61,6 +61,7 @@ test('writes through this process take effect at once, without waiting for a not
 
 test('SQLite reads the table on every call', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
   assert.equal(t.ctx.partners.caching, false);
+  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 0$/m);
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id]);
@@ -70,6 +71,7 @@ test('SQLite reads the table on every call', { skip: TEST_DB !== 'sqlite' && 'SQ
 test('PostgreSQL answers from memory while listening, and reads the table while the feed is down', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
   const cache = t.ctx.partners;
   assert.equal(cache.caching, true);
+  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 1$/m);
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   // A change that fires no trigger is invisible to the cache: this is what proves the row came from memory.
@@ -84,6 +86,7 @@ test('PostgreSQL answers from memory while listening, and reads the table while 
   await admin.end();
   await down;
   assert.equal(cache.caching, false);
+  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 0$/m);
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden', 'read from the table');
 
   // It comes back by itself, empty.
