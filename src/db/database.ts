@@ -21,8 +21,6 @@ export interface Db {
   readonly pgPool: pg.Pool | null;
   /** The PostgreSQL schema in use, when one was named. */
   readonly pgSchema: string | null;
-  /** PostgreSQL only: where to open a connection of one's own (the partner cache's LISTEN). */
-  readonly pgConnectionString: string | null;
   close(): Promise<void>;
 }
 
@@ -68,7 +66,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader,
       pgPool: null,
       pgSchema: null,
-      pgConnectionString: null,
       async close() {
         await kysely.destroy();
         if (reader !== raw) reader.close();
@@ -96,7 +93,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     reader: null,
     pgPool: pool,
     pgSchema: schema ?? null,
-    pgConnectionString: url,
     async close() {
       await kysely.destroy();
     },

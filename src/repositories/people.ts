@@ -1,7 +1,7 @@
 // Resolving a user_identifier to a person: the account (if any) and the subject that partner
 // repositories and links hang off. Every shape of identifier for one person lands on one subject.
 import type { Kysely, Transaction } from 'kysely';
-import { statement, type Exec } from '../db/prepared.js';
+import { statement, type Exec, type Statement } from '../db/prepared.js';
 import type { Database, UserRow } from '../db/schema.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 
@@ -105,7 +105,7 @@ export interface PersonRef {
 // row costs twice as much to read.
 type UserAndSubject = AccountRef & { subject_id: number | null };
 const userAndSubject = 'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE ';
-const userBy = {
+const userBy: ByAccountIdentifier<UserAndSubject> = {
   md5: statement<UserAndSubject>(`${userAndSubject}u.email_md5 = ?`),
   sha256: statement<UserAndSubject>(`${userAndSubject}u.email_sha256 = ?`),
   userId: statement<UserAndSubject>(`${userAndSubject}u.user_id = ?`),
@@ -125,16 +125,28 @@ const insertSubject = {
   userId: statement<{ id: number }>('INSERT INTO subjects (handle, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
 };
 
-function lookupUserAndSubject(q: Exec, id: ParsedIdentifier): Promise<UserAndSubject | undefined> {
+/** One statement per column an account is found by; an e-mail address is looked up by its MD5. */
+export interface ByAccountIdentifier<Row> {
+  md5: Statement<Row>;
+  sha256: Statement<Row>;
+  userId: Statement<Row>;
+}
+
+/** Runs the statement of `set` that finds the account `id` names; all its rows. */
+export function allByAccountIdentifier<Row>(q: Exec, set: ByAccountIdentifier<Row>, id: ParsedIdentifier): Promise<Row[]> {
   switch (id.kind) {
     case 'md5':
     case 'email':
-      return q.get(userBy.md5, id.md5);
+      return q.all(set.md5, id.md5);
     case 'sha256':
-      return q.get(userBy.sha256, id.sha256);
+      return q.all(set.sha256, id.sha256);
     case 'userId':
-      return q.get(userBy.userId, id.userId);
+      return q.all(set.userId, id.userId);
   }
+}
+
+async function lookupUserAndSubject(q: Exec, id: ParsedIdentifier): Promise<UserAndSubject | undefined> {
+  return (await allByAccountIdentifier(q, userBy, id))[0];
 }
 
 function lookupOrphan(q: Exec, id: ParsedIdentifier): Promise<{ id: number } | undefined> {

@@ -6,7 +6,7 @@
 // process (the CLI, another instance, an operator's SQL), and a dedicated listening connection
 // empties the cache when one arrives. While that connection is down, nothing is cached, so a
 // suspension or token rotation is never missed; what remains is the delivery delay of a
-// notification (well under a millisecond on one machine).
+// notification, sent by PostgreSQL at commit (not measured separately; the tests wait for it).
 //
 // Writes made in this process (repositories/partners.ts) empty it at once, without waiting for the
 // notification. On SQLite there is no change feed across processes, and the lookup is a few
@@ -41,7 +41,9 @@ export class PartnerCache extends EventEmitter {
   ) {
     super();
     this.stopLocal = onPartnerWrite(() => this.invalidate());
-    if (enabled && db.dialect === 'postgres' && db.pgConnectionString) void this.listen(db.pgConnectionString);
+    // Its own connection, outside the pool: LISTEN holds a session for as long as the server runs.
+    const url = db.pgPool?.options.connectionString;
+    if (enabled && url) void this.listen(url);
   }
 
   async get(apiKey: string): Promise<PartnerRow | undefined> {

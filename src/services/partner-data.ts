@@ -8,7 +8,7 @@ import { inTx, onReader, statement, type Exec } from '../db/prepared.js';
 import type { Database, PartnerRow, UserRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
-import { lookupOrCreatePerson, lookupPerson, type AccountRef, type Person, type PersonRef } from '../repositories/people.js';
+import { allByAccountIdentifier, lookupOrCreatePerson, lookupPerson, type AccountRef, type ByAccountIdentifier, type Person, type PersonRef } from '../repositories/people.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
 import { removeCentralIdentity, setCentralIdentity } from './central.js';
 
@@ -95,22 +95,20 @@ export async function findLink(db: Kysely<Database>, partner: PartnerRow, person
 }
 
 /** The account fields the views need, beside each central entry. */
-type UserWithCentralRow = Pick<UserRow, 'id' | 'opted_in' | 'pro'> & { [K in keyof CentralRow]: CentralRow[K] | null };
+type UserWithCentralRow = AccountRef & { [K in keyof CentralRow]: CentralRow[K] | null };
 const publicSelect =
   'SELECT u.id, u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at ' +
   'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ';
 // One indexed query per request: the account by its identifier, joined with its entries.
-const publicBy = {
+const publicBy: ByAccountIdentifier<UserWithCentralRow> = {
   md5: statement<UserWithCentralRow>(`${publicSelect}u.email_md5 = ?`),
   sha256: statement<UserWithCentralRow>(`${publicSelect}u.email_sha256 = ?`),
   userId: statement<UserWithCentralRow>(`${publicSelect}u.user_id = ?`),
 };
 
 /** SPEC §3 rule 3: the central repository of an opted-in user. */
-export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<{ user: Pick<UserRow, 'id' | 'opted_in' | 'pro'>; entries: ViewEntry[] }> {
-  const q = onReader(ctx.db);
-  const rows =
-    id.kind === 'md5' || id.kind === 'email' ? await q.all(publicBy.md5, id.md5) : id.kind === 'sha256' ? await q.all(publicBy.sha256, id.sha256) : await q.all(publicBy.userId, id.userId);
+export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<{ user: AccountRef; entries: ViewEntry[] }> {
+  const rows = await allByAccountIdentifier(onReader(ctx.db), publicBy, id);
   const user = rows[0];
   if (!isVisible(user)) throw errors.userNotFound();
   const snap = await ctx.catalogue.get();
