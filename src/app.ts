@@ -1,7 +1,7 @@
 // The whole HTTP application as one Fastify instance. server.ts only starts it; tests build the same
 // app and talk to it through HTTP (app.inject or a real port).
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
@@ -72,10 +72,20 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     done();
   });
 
+  // Metrics by route pattern. Each route gets its own onResponse hook that knows its pattern, so a
+  // request neither builds request.routeOptions (a new object on every read) nor hashes labels;
+  // requests that match no route are counted by the global hook.
+  app.addHook('onRoute', (route) => {
+    const recorder = metrics.forRoute(route.url ?? route.path ?? 'unknown');
+    const hook: onResponseHookHandler = (request, reply, done) => {
+      recorder.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    route.onResponse = route.onResponse === undefined ? [hook] : [...(Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]), hook];
+  });
+  const unmatched = metrics.forRoute('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    metrics.duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    if (request.is404) unmatched.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

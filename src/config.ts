@@ -25,7 +25,7 @@ export interface Config {
   readonly syncFailureWindowSeconds: number;
   /** Background workers (webhook delivery, re-verification); off in tests that drive them by hand. */
   readonly backgroundJobs: boolean;
-  /** PostgreSQL: keep partner rows in memory, emptied by NOTIFY (services/partner-cache.ts). */
+  /** Keep partner rows in memory, emptied on any change (services/partner-cache.ts). */
   readonly partnerCache: boolean;
   readonly nodeEnv: string;
 }

@@ -8,6 +8,7 @@ import type { Database } from './schema.js';
 import { initialMigration } from './migrations/001-initial.js';
 import { siteMigration } from './migrations/002-site.js';
 import { partnerChangesMigration } from './migrations/003-partner-changes.js';
+import { partnerVersionMigration } from './migrations/004-partner-version.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -104,6 +105,7 @@ export async function migrate(db: Db): Promise<void> {
     '001-initial': initialMigration(db.dialect),
     '002-site': siteMigration(),
     '003-partner-changes': partnerChangesMigration(db.dialect),
+    '004-partner-version': partnerVersionMigration(db.dialect),
   };
   const migrator = new Migrator({
     db: db.kysely,

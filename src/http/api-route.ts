@@ -3,7 +3,7 @@
 // SPEC §8, and the answer rendered as XML or JSON. An operation module supplies only its schemas
 // and a handler that returns a Doc.
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { PartnerRow } from '../db/schema.js';
 import { ApiError, errors } from '../domain/errors.js';
@@ -119,6 +119,11 @@ export function formatOf(request: FastifyRequest): Format {
   return wantsJson(request) ? 'json' : 'xml';
 }
 
+const emptyBodyIsNoFields: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+  done();
+};
+
 export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
   const body = Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
   const query = Type.Object(
@@ -134,10 +139,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         url: path,
         config: { kind: op.kind ?? 'api' },
         // A POST without a body (or Content-Type) means "no fields", not a malformed body.
-        preValidation: (request, _reply, done) => {
-          if (request.body === undefined || request.body === null) request.body = {};
-          done();
-        },
+        ...(method === 'POST' ? { preValidation: emptyBodyIsNoFields } : {}),
         schema: {
           operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
           summary: op.summary,

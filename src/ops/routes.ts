@@ -6,10 +6,10 @@ import type { Metrics } from '../http/metrics.js';
 
 export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metrics): void {
   const hidden = { hide: true } as const;
-  // Correct either way, but slower while 0 on PostgreSQL: worth an alert (docs/operations.md).
+  // Correct either way, but slower while 0: on PostgreSQL worth an alert (docs/operations.md).
   new Gauge({
     name: 'idsvc_partner_cache_listening',
-    help: '1 while partner rows are served from memory (PostgreSQL change feed listening), else 0',
+    help: '1 while partner rows are served from memory (SQLite: unless PARTNER_CACHE=0; PostgreSQL: while its change feed listens), else 0',
     registers: [metrics.registry],
     collect() {
       this.set(ctx.partners.caching ? 1 : 0);

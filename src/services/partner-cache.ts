@@ -1,17 +1,21 @@
 // The partner behind an api_key, for the check every API call makes (SPEC §5).
 //
-// On PostgreSQL that check is a round trip to the server on every request, half of what a
-// return_services answer costs. The cache keeps the rows it has read for as long as it can know
-// they are current: a trigger on `partners` (migration 003) sends NOTIFY on every change, by any
-// process (the CLI, another instance, an operator's SQL), and a dedicated listening connection
-// empties the cache when one arrives. While that connection is down, nothing is cached, so a
-// suspension or token rotation is never missed; what remains is the delivery delay of a
-// notification, sent by PostgreSQL at commit (not measured separately; the tests wait for it).
+// Reading the partner's row on every request is a round trip to the server on PostgreSQL (half of
+// what a return_services answer costs) and, on SQLite, several times what a one-number read costs.
+// The cache keeps the rows it has read for as long as it can know they are current, whoever changes
+// them (this server, the CLI, another instance, an operator's SQL):
 //
-// Writes made in this process (repositories/partners.ts) empty it at once, without waiting for the
-// notification. On SQLite there is no change feed across processes, and the lookup is a few
-// microseconds from the page cache (docs/performance.md), so every call reads the table.
+// - PostgreSQL: a trigger on `partners` (migration 003) sends NOTIFY on every change, and a
+//   dedicated listening connection empties the cache when one arrives. While that connection is
+//   down, nothing is cached, so a suspension or token rotation is never missed; what remains is
+//   the delivery delay of a notification, sent by PostgreSQL at commit (the tests wait for it).
+// - SQLite: triggers on `partners` bump a one-row counter (migration 004), and every call reads
+//   that counter first, on the read connection: when it has moved, the cache is emptied. Exact,
+//   with no delay: the read sees every commit made before it, by any process.
+//
+// Writes made in this process (repositories/partners.ts) empty it at once, on either database.
 import { EventEmitter } from 'node:events';
+import type SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Db } from '../db/database.js';
 import type { PartnerRow } from '../db/schema.js';
@@ -25,7 +29,7 @@ export class PartnerCache extends EventEmitter {
   private readonly rows = new Map<string, PartnerRow>();
   /** Bumped on every invalidation: a read that started before one must not fill the cache. */
   private generation = 0;
-  /** True only while the change feed is listening. */
+  /** True while rows may be served from memory: on SQLite when enabled, on PostgreSQL while the change feed listens. */
   private live = false;
   private listener: pg.Client | null = null;
   private reconnect: NodeJS.Timeout | null = null;
@@ -33,24 +37,39 @@ export class PartnerCache extends EventEmitter {
   /** The PostgreSQL backend of the listening connection (tests end it to see the cache stop). */
   listenerPid: number | null = null;
   private readonly stopLocal: () => void;
+  /** SQLite: the change counter of migration 004, and the value the cached rows were read under. */
+  private readonly versionRow: SQLite.Statement | null = null;
+  private version: number | null = null;
+  /** Calls answered from memory, and calls that read the table (for tests). */
+  hits = 0;
+  misses = 0;
 
-  /** `enabled` false: never cache (the CLI, or a pooler that does not pass notifications on). */
+  /** `enabled` false: never cache (the CLI, a pooler that does not pass notifications on, or to compare). */
   constructor(
     private readonly db: Db,
     enabled = true,
   ) {
     super();
     this.stopLocal = onPartnerWrite(() => this.invalidate());
+    if (enabled && db.reader) {
+      this.versionRow = db.reader.prepare('SELECT version FROM partner_changes WHERE id = 1').pluck();
+      this.live = true;
+    }
     // Its own connection, outside the pool: LISTEN holds a session for as long as the server runs.
     const url = db.pgPool?.options.connectionString;
     if (enabled && url) void this.listen(url);
   }
 
   async get(apiKey: string): Promise<PartnerRow | undefined> {
+    if (this.versionRow) this.checkVersion();
     if (this.live) {
       const hit = this.rows.get(apiKey);
-      if (hit) return hit;
+      if (hit) {
+        this.hits++;
+        return hit;
+      }
     }
+    this.misses++;
     const generation = this.generation;
     const row = await lookupPartnerByKey(this.db, apiKey);
     // Unknown keys are not remembered: a stream of made-up keys must not grow the map.
@@ -58,7 +77,20 @@ export class PartnerCache extends EventEmitter {
     return row;
   }
 
-  /** Whether answers may come from memory (the change feed is listening). */
+  /**
+   * SQLite: empties the cache when the change counter has moved since the rows were read. A commit
+   * that lands between this read and a lookup that fills the cache moves the counter too, so the
+   * next call drops that row as well: a row is never served from memory after the counter moved.
+   */
+  private checkVersion(): void {
+    const version = this.versionRow!.get() as number;
+    if (version !== this.version) {
+      if (this.version !== null) this.invalidate();
+      this.version = version;
+    }
+  }
+
+  /** Whether answers may come from memory (SQLite: always, when enabled; PostgreSQL: while the change feed listens). */
   get caching(): boolean {
     return this.live;
   }
@@ -106,6 +138,7 @@ export class PartnerCache extends EventEmitter {
   async close(): Promise<void> {
     this.closed = true;
     this.live = false;
+    this.rows.clear();
     this.stopLocal();
     if (this.reconnect) clearTimeout(this.reconnect);
     const client = this.listener;

@@ -24,7 +24,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
   // Error pages of unmatched paths are rendered outside the plugin below; they get the headers here.
   // A callback hook, not an async one: it runs on every answer, API calls included.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.routeOptions.url === undefined && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) setSecurityHeaders(reply, https);
+    if (request.is404 && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) setSecurityHeaders(reply, https);
     done(null, payload);
   });
 

@@ -34,8 +34,16 @@ test('health, readiness and metrics', async () => {
   assert.deepEqual(await ready.json(), { status: 'ready' });
   const P = await t.partner();
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/github`);
+  await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/no-such-service`);
+  await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/no-such-service`, { method: 'POST' });
+  await fetch(`${t.baseUrl}/no/such/page`);
   const metrics = await (await fetch(`${t.baseUrl}/metrics`)).text();
   assert.match(metrics, /idsvc_http_requests_total\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="GET",status="200"\} 1/);
+  // Each method and status of a route is its own series; paths that match no route count as one.
+  assert.match(metrics, /idsvc_http_requests_total\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="GET",status="404"\} 1/);
+  assert.match(metrics, /idsvc_http_requests_total\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="POST",status="404"\} 1/);
+  assert.match(metrics, /idsvc_http_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
+  assert.match(metrics, /idsvc_http_request_duration_seconds_count\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="GET"\} 2/);
   assert.ok(!metrics.includes(P.apiKey), 'metrics carry route patterns, not keys');
 });
 

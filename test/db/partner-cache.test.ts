@@ -1,6 +1,7 @@
-// The partner cache (services/partner-cache.ts): on PostgreSQL it answers from memory while its
-// change feed listens, and any change to `partners`, by any connection, empties it; on SQLite, and
-// whenever the feed is down, every call reads the table.
+// The partner cache (services/partner-cache.ts): it answers from memory, and any change to
+// `partners`, by any connection, empties it: on SQLite through a counter kept by triggers, read on
+// every call; on PostgreSQL through NOTIFY, while its change feed listens (when the feed is down,
+// every call reads the table).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -34,7 +35,18 @@ async function elsewhere(sqlText: string, params: unknown[], options: { skipTrig
     const file = t.cliEnv.DATABASE_URL!.slice('sqlite:'.length);
     const c = new SQLite(file);
     try {
-      c.prepare(sqlText).run(...(params as (string | number)[]));
+      const run = () => c.prepare(sqlText).run(...(params as (string | number)[]));
+      if (!options.skipTriggers) run();
+      else {
+        // The change counter's triggers dropped and put back around the change, in one transaction.
+        const triggers = c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'partners'").all() as { name: string; sql: string }[];
+        assert.equal(triggers.length, 3);
+        c.transaction(() => {
+          for (const tr of triggers) c.exec(`DROP TRIGGER ${tr.name}`);
+          run();
+          for (const tr of triggers) c.exec(tr.sql);
+        })();
+      }
     } finally {
       c.close();
     }
@@ -59,13 +71,37 @@ test('writes through this process take effect at once, without waiting for a not
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
 });
 
-test('SQLite reads the table on every call', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
-  assert.equal(t.ctx.partners.caching, false);
-  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 0$/m);
+test('SQLite answers from memory until the change counter moves, whoever moves it', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+  const cache = t.ctx.partners;
+  assert.equal(cache.caching, true);
+  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 1$/m);
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
-  await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id]);
-  assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden');
+  const hits = cache.hits;
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
+  assert.equal(cache.hits, hits + 1, 'the second call is answered from memory');
+  // A change that fires no trigger is invisible to the cache: this is what proves the row came from memory.
+  await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found', 'served from memory');
+  // Any change that moves the counter, here to another partner's row by another connection, empties it.
+  const Q = await t.partner();
+  await elsewhere('UPDATE partners SET name = ? WHERE id = ?', ['renamed elsewhere', Q.id]);
+  assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden', 'read from the table again');
+  // Deleting a partner elsewhere is seen at once too.
+  assert.equal(await code(Q.client.returnServices('kim@example.org')), 'not_found');
+  await elsewhere('DELETE FROM partners WHERE id = ?', [Q.id]);
+  assert.equal(await code(Q.client.returnServices('kim@example.org')), 'invalid_api_key');
+});
+
+test('a token rotated by another connection is refused on its next call', async () => {
+  const P = await t.partner();
+  const client = new IdsvcClient({ baseUrl: t.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken });
+  await client.updateService('kim@example.org', 'github', 'kim-gh');
+  const invalidated = TEST_DB === 'postgres' ? once(t.ctx.partners, 'invalidated') : Promise.resolve();
+  // A new hash with no grace period for the old token (as `partner rotate-token KEY --grace 0` leaves it).
+  await elsewhere('UPDATE partners SET token_hash = ?, previous_token_hash = NULL, previous_token_expires_at = NULL WHERE id = ?', ['0'.repeat(64), P.id]);
+  await invalidated;
+  assert.equal(await code(client.updateService('kim@example.org', 'github', 'kim-gh2')), 'invalid_api_token');
 });
 
 test('PostgreSQL answers from memory while listening, and reads the table while the feed is down', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
@@ -95,7 +131,7 @@ test('PostgreSQL answers from memory while listening, and reads the table while 
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
 });
 
-test('PARTNER_CACHE=0 turns it off', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('PARTNER_CACHE=0 turns it off', async () => {
   const other = await startTestApp({ ...t.cliEnv, PARTNER_CACHE: '0' });
   try {
     const P = await t.partner();
