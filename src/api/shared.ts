@@ -43,15 +43,12 @@ export async function serviceOf(ctx: AppContext, svcId: string | undefined): Pro
   return svc;
 }
 
+/** One entry of an answer. Two literal shapes rather than a spread: this runs for every entry of every answer. */
 export function userServiceFields(e: ViewEntry): Fields {
-  return {
-    svcId: e.svc.svcId,
-    svcName: e.svc.svcName,
-    ...(e.showUsrSvcId ? { usrSvcId: e.usrSvcId } : {}),
-    url: entryUrl(e),
-    verified: e.verified ? 'TRUE' : 'FALSE',
-    svcFavicon: e.svc.svcFavicon,
-  };
+  const verified = e.verified ? 'TRUE' : 'FALSE';
+  return e.showUsrSvcId
+    ? { svcId: e.svc.svcId, svcName: e.svc.svcName, usrSvcId: e.usrSvcId, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon }
+    : { svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon };
 }
 
 export const userServiceSchema = Type.Object({

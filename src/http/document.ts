@@ -37,11 +37,16 @@ const escapeText = (s: string) => (ENTITY.test(s) ? s.replace(ENTITIES, (c) => E
 
 const element = (name: string, content: string) => (content === '' ? `<${name}/>` : `<${name}>${content}</${name}>`);
 
+// Nearly every value is plain text: one scan for anything that may need work (an entity, a
+// character XML cannot carry, any surrogate) lets the common case skip both replacements.
+const MAY_NEED_WORK = /[&<>'"\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+const xmlText = (s: string) => (MAY_NEED_WORK.test(s) ? escapeText(xmlSafe(s)) : s);
+
 function fieldsXml(fields: Fields): string {
   let out = '';
   for (const k in fields) {
     const v = fields[k]!;
-    out += element(k, isList(v) ? listXml(v) : escapeText(xmlSafe(v)));
+    out += element(k, isList(v) ? listXml(v) : xmlText(v));
   }
   return out;
 }
@@ -56,7 +61,7 @@ const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>\n';
 
 export function toXml(doc: Doc): string {
   let body: string;
-  if ('text' in doc) body = escapeText(xmlSafe(doc.text));
+  if ('text' in doc) body = xmlText(doc.text);
   else if ('fields' in doc) body = fieldsXml(doc.fields);
   else body = listXml(doc.list);
   return PROLOG + element(doc.root, body) + '\n';
