@@ -17,7 +17,7 @@ export const returnServices: ApiOperation = {
   async handler(call) {
     const id = userIdentifierOf(call);
     if (profileTypeOf(call) === 'public') {
-      const { entries } = await publicView(call.ctx, call.partner, id);
+      const entries = await publicView(call.ctx, call.partner, id);
       return { root: 'services', list: list('service', entries.map(userServiceFields)) };
     }
     requirePrivateAccess(call);

@@ -37,7 +37,7 @@ function requireNamedOrigin(call: ApiCall): void {
 /** Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with nothing to show. */
 async function prefill(call: ApiCall, id: ParsedIdentifier, privateAccess: boolean): Promise<ViewEntry[]> {
   try {
-    return privateAccess ? await privateView(call.ctx, call.partner, id) : (await publicView(call.ctx, call.partner, id)).entries;
+    return privateAccess ? await privateView(call.ctx, call.partner, id) : await publicView(call.ctx, call.partner, id);
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_found') return [];
     throw err;

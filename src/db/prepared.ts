@@ -34,21 +34,37 @@ function toPg(text: string): string {
   return text.replace(/\?/g, () => `$${++n}`);
 }
 
-export function statement<Row>(text: string): Statement<Row> {
+export interface StatementOptions {
+  /**
+   * 'array': each row is an array of the selected columns, in order (declare Row as a tuple).
+   * Building a row object costs a property per column, which for a many-row answer is a good
+   * part of what the query costs.
+   */
+  rowMode?: 'object' | 'array';
+}
+
+export function statement<Row>(text: string, options: StatementOptions = {}): Statement<Row> {
   const name = `idsvc_${++counter}`;
   const pgText = toPg(text);
+  const arrays = options.rowMode === 'array';
   const onReader = new WeakMap<SQLite.Database, SQLite.Statement>();
   const onWriter = new WeakMap<SQLite.Database, SQLite.Statement>();
   const prep = (cache: WeakMap<SQLite.Database, SQLite.Statement>, conn: SQLite.Database) => {
     let s = cache.get(conn);
     if (!s) {
       s = conn.prepare(text);
+      if (arrays) s.raw(true);
       cache.set(conn, s);
     }
     return s;
   };
-  const pgRows = async (db: Db, params: Params) => (await db.pgPool!.query({ name, text: pgText, values: params as unknown[] })).rows as Row[];
-  const txRows = async (tx: Transaction<Database>, params: Params) => (await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).rows as Row[];
+  const pgRows = async (db: Db, params: Params) =>
+    (await db.pgPool!.query({ name, text: pgText, values: params as unknown[], ...(arrays ? { rowMode: 'array' as const } : {}) })).rows as Row[];
+  const txRows = async (tx: Transaction<Database>, params: Params) => {
+    const rows = (await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).rows as Record<string, unknown>[];
+    // Kysely gives objects; their keys keep the column order.
+    return (arrays ? rows.map((r) => Object.values(r)) : rows) as Row[];
+  };
 
   return {
     async all(db, ...params) {
