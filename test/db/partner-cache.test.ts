@@ -93,6 +93,18 @@ test('SQLite answers from memory until the change counter moves, whoever moves i
   assert.equal(await code(Q.client.returnServices('kim@example.org')), 'invalid_api_key');
 });
 
+test('SQLite reads the change counter once per turn of the event loop, and a change is seen from the next turn on', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+  const cache = t.ctx.partners;
+  const P = await t.partner();
+  await new Promise((r) => setImmediate(r)); // a fresh turn
+  assert.equal((await cache.get(P.apiKey))?.suspended, 0);
+  await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id]);
+  // Still the turn whose first call read the counter: the calls of one turn share that reading.
+  assert.equal((await cache.get(P.apiKey))?.suspended, 0);
+  await new Promise((r) => setImmediate(r));
+  assert.equal((await cache.get(P.apiKey))?.suspended, 1, 'the next turn reads the counter again and sees the change');
+});
+
 test('a token rotated by another connection is refused on its next call', async () => {
   const P = await t.partner();
   const client = new IdsvcClient({ baseUrl: t.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken });
