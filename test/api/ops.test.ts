@@ -67,5 +67,7 @@ test('a fault answers internal_error with only the request id, and is logged', a
   assert.equal(res.statusCode, 500);
   assert.equal(res.body, '<?xml version="1.0" encoding="UTF-8"?>\n<error><code>internal_error</code><message>Internal error (request req-1)</message></error>\n');
   assert.ok(lines.join('').includes('secret internals'), 'the fault itself is in the log for operators');
+  const logged = lines.map((l) => JSON.parse(l) as { reqId?: string; err?: { message?: string } }).find((l) => l.err?.message === 'secret internals');
+  assert.equal(logged?.reqId, 'req-1', 'the line names the request it came from');
   await app.close();
 });
