@@ -11,7 +11,7 @@ import { redactUrl, SECRET_FIELDS } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
-import { registerSite, renderSiteError } from './site/index.js';
+import { registerSite, siteErrorRenderer } from './site/index.js';
 import { renderWidgetErrorScript } from './widget/boot-script.js';
 import { registerWidget } from './widget/routes.js';
 
@@ -89,7 +89,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     done();
   });
 
-  installErrorHandling(app, { site: (_req, status, message) => renderSiteError(status, message), widget: renderWidgetErrorScript, ...options.errorRenderers });
+  installErrorHandling(app, { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers });
   registerOps(app, ctx, metrics);
   registerApi(app, ctx);
   registerWidget(app, ctx);

@@ -9,7 +9,8 @@ export type RouteKind = 'api' | 'widget' | 'site' | 'ops';
 
 export interface ErrorRenderers {
   widget?: (code: ErrorCode, message: string) => string;
-  site?: (request: FastifyRequest, status: number, message: string) => string;
+  /** Also sets the page's headers on `reply` (error pages of unmatched paths get no others). */
+  site?: (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => string;
 }
 
 function describeValidation(err: FastifyError): string {
@@ -43,7 +44,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Api
     return reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'private, no-store').send(renderers.widget(err.code, err.message));
   }
   if (kind === 'site' && renderers.site) {
-    return reply.type('text/html; charset=utf-8').send(renderers.site(request, err.status, err.message));
+    return reply.type('text/html; charset=utf-8').send(renderers.site(request, reply, err.status, err.message));
   }
   const format = wantsJson(request) ? 'json' : 'xml';
   return reply.type(CONTENT_TYPE[format]).send(render({ root: 'error', fields: { code: err.code, message: err.message } }, format));

@@ -6,6 +6,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import type { ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
@@ -20,13 +21,6 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
   const https = isHttps(ctx);
   registerAssets(app);
   registerWebFinger(app, ctx);
-
-  // Error pages of unmatched paths are rendered outside the plugin below; they get the headers here.
-  // A callback hook, not an async one: it runs on every answer, API calls included.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.is404 && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) setSecurityHeaders(reply, https);
-    done(null, payload);
-  });
 
   await app.register(async (site) => {
     await site.register(cookie);
@@ -50,4 +44,17 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
 /** The HTML answer for an error on a site page. */
 export function renderSiteError(status: number, message: string): string {
   return renderDocument(<ErrorPage status={status} message={message} />);
+}
+
+/**
+ * The error pages' renderer (http/errors.ts). Pages of paths that match no route are rendered
+ * outside the site plugin, whose hook sets the security headers, so they are set here: one place
+ * for error pages rather than a hook on every answer.
+ */
+export function siteErrorRenderer(ctx: AppContext): NonNullable<ErrorRenderers['site']> {
+  const https = isHttps(ctx);
+  return (_request, reply, status, message) => {
+    setSecurityHeaders(reply, https);
+    return renderSiteError(status, message);
+  };
 }
