@@ -38,7 +38,8 @@ export interface StatementOptions {
   /**
    * 'array': each row is an array of the selected columns, in order (declare Row as a tuple).
    * Building a row object costs a property per column, which for a many-row answer is a good
-   * part of what the query costs.
+   * part of what the query costs. The selected columns must have distinct names: inside a
+   * PostgreSQL transaction the rows come from Kysely as objects and are turned into arrays.
    */
   rowMode?: 'object' | 'array';
 }
