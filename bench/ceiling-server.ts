@@ -16,6 +16,7 @@ import pg from 'pg';
 import { buildProfileUrl } from '../src/catalogue/profile-url.js';
 import type { CatalogueEntry } from '../src/catalogue/catalogue-file.js';
 import { rowToEntry } from '../src/repositories/catalogue.js';
+import { MMAP_SIZE } from '../src/db/database.js';
 import type { ServiceRow } from '../src/db/schema.js';
 
 export interface Sample {
@@ -125,7 +126,7 @@ async function sqliteStore(file: string, partnerId: number): Promise<Store> {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
-  db.pragma('mmap_size = 1073741824');
+  db.pragma(`mmap_size = ${MMAP_SIZE}`);
   const catalogue = new Map((db.prepare('SELECT * FROM services WHERE disabled = 0').all() as ServiceRow[]).map((r) => [r.svc_id, rowToEntry(r)]));
   const person = db.prepare('SELECT u.id AS uid, u.opted_in, s.id AS sid FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_md5 = ?');
   const publicRows = db.prepare('SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = ?');

@@ -28,7 +28,8 @@ export interface Db {
 // BIGINT columns hold millisecond times and ids; they fit in a double, so read them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-const MMAP_SIZE = 2 * 1024 ** 3;
+/** The most this build of SQLite maps (SQLITE_MAX_MMAP_SIZE); the benchmark's work ceiling uses the same. */
+export const MMAP_SIZE = 2 * 1024 ** 3;
 
 export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves this way); created when missing. */
