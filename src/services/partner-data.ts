@@ -111,10 +111,11 @@ const publicBy: ByAccountIdentifier<PublicRow> = {
 /** SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer. */
 export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<ViewEntry[]> {
   const rows = await allByAccountIdentifier(onReader(ctx.db), publicBy, id);
-  const first = rows[0];
-  if (first === undefined || first[0] !== 1) throw errors.userNotFound();
+  const [optedIn, pro] = rows[0] ?? [];
+  // isVisible's rule, on the array row: unknown and opted-out users answer alike.
+  if (optedIn !== 1) throw errors.userNotFound();
   const snap = await ctx.catalogue.get();
-  const seesIds = partner !== null && (partner.trusted === 1 || first[1] === 1);
+  const seesIds = partner !== null && (partner.trusted === 1 || pro === 1);
   const entries: ViewEntry[] = [];
   for (const [, , svcId, usrSvcId, verified, source, updatedAt] of rows) {
     // A user without entries comes back as one row of NULLs; a disabled service is kept, not shown.
