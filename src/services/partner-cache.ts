@@ -95,7 +95,7 @@ export class PartnerCache extends EventEmitter {
   /**
    * SQLite: empties the cache when the change counter has moved since the rows were read. A commit
    * that lands between this read and a lookup that fills the cache moves the counter too, so the
-   * next call drops that row as well: a row is never served from memory after the counter moved.
+   * next turn's reading drops that row as well: no row outlives a change beyond the next reading.
    */
   private checkVersion(): void {
     const version = this.versionRow!.get() as number;
