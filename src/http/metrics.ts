@@ -2,8 +2,6 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 
 export interface Metrics {
   registry: Registry;
-  requests: Counter<'route' | 'method' | 'status'>;
-  duration: Histogram<'route' | 'method'>;
   /** The recorder of one route pattern (or 'unmatched'): what the onResponse hooks call. */
   forRoute(route: string): RouteMetrics;
 }
@@ -26,8 +24,6 @@ export function createMetrics(): Metrics {
   });
   return {
     registry,
-    requests,
-    duration,
     // Every request records two series. Resolving a series from its labels hashes them each time,
     // so each route keeps the children it has used, by method and status: a map lookup instead.
     forRoute(route) {

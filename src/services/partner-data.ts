@@ -36,15 +36,20 @@ export function entryUrl(e: ViewEntry): string {
 
 type CentralRow = { svc_id: string; usr_svc_id: string; verified: number; source_partner_id: number | null; updated_at: number };
 
+/** SPEC §3 rule 5: who may see a central entry's usrSvcId. */
+function showsUsrSvcId(partner: PartnerRow | null, user: Pick<UserRow, 'pro'>, sourcePartnerId: number | null): boolean {
+  return partner !== null && (partner.trusted === 1 || user.pro === 1 || sourcePartnerId === partner.id);
+}
+
 function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot, user: Pick<UserRow, 'pro'>, partner: PartnerRow | null): ViewEntry[] {
   const out: ViewEntry[] = [];
   for (const r of rows) {
     const svc = snap.byId.get(r.svc_id);
-    if (!svc) continue; // disabled service (or, in publicView's join, no entry at all): kept, not shown
+    if (!svc) continue; // disabled service: kept, not shown
     out.push({
       svc,
       usrSvcId: r.usr_svc_id,
-      showUsrSvcId: partner !== null && (partner.trusted === 1 || user.pro === 1 || r.source_partner_id === partner.id),
+      showUsrSvcId: showsUsrSvcId(partner, user, r.source_partner_id),
       verified: r.verified === 1,
       updatedAt: r.updated_at,
     });
@@ -111,17 +116,17 @@ const publicBy: ByAccountIdentifier<PublicRow> = {
 /** SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer. */
 export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<ViewEntry[]> {
   const rows = await allByAccountIdentifier(onReader(ctx.db), publicBy, id);
-  const [optedIn, pro] = rows[0] ?? [];
-  // isVisible's rule, on the array row: unknown and opted-out users answer alike.
-  if (optedIn !== 1) throw errors.userNotFound();
+  const first = rows[0];
+  const user = first && { opted_in: first[0], pro: first[1] };
+  // Unknown and opted-out users answer alike.
+  if (!isVisible(user)) throw errors.userNotFound();
   const snap = await ctx.catalogue.get();
-  const seesIds = partner !== null && (partner.trusted === 1 || pro === 1);
   const entries: ViewEntry[] = [];
   for (const [, , svcId, usrSvcId, verified, source, updatedAt] of rows) {
     // A user without entries comes back as one row of NULLs; a disabled service is kept, not shown.
     const svc = svcId === null ? undefined : snap.byId.get(svcId);
     if (!svc) continue;
-    entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: seesIds || (partner !== null && source === partner.id), verified: verified === 1, updatedAt: updatedAt ?? 0 });
+    entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(partner, user, source), verified: verified === 1, updatedAt: updatedAt ?? 0 });
   }
   return entries.sort(bySvcName);
 }

@@ -1,8 +1,8 @@
 // SQLite: a change counter for `partners`, bumped by triggers on every insert, update and delete,
 // whoever makes it (this server, the CLI, another instance, an operator's sqlite3 shell). The
-// partner cache (services/partner-cache.ts) reads this one-row table on every call, a fraction of
-// what reading the partner's row costs, and drops what it holds when the number has moved. This is
-// SQLite's stand-in for the NOTIFY of migration 003, which PostgreSQL uses instead.
+// partner cache (services/partner-cache.ts) reads this one-row table once per turn of the event
+// loop and drops what it holds when the number has moved. This is SQLite's stand-in for the
+// NOTIFY of migration 003, which PostgreSQL uses instead.
 import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
