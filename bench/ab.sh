@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Interleaved A/B of two builds of the service on the 1 M-user SQLite dataset (docs/performance.md).
+# Interleaved A/B of two services (docs/performance.md).
 #
 #   bench/ab.sh REV_A REV_B SCENARIO [ROUNDS] [SECONDS]
 #
 # A revision is a commit (checked out into a git worktree under bench/data/ab/) or WORK for the
 # working tree. Both services run at once, pinned to CPU 0; wrk (CPU 1) alternates between them,
-# so a burst of someone else's load hits both alike. Prints every round and the ratio of medians.
-# ENV_A / ENV_B add environment variables to one side (to compare one build with a switch on and
-# off). Needs the dataset (`npm run bench` builds it) and both revisions' migrations to match the
-# dataset's: an older revision refuses a database migrated past it.
+# so a burst of someone else's load hits both alike. Prints every round and the ratio of medians,
+# of requests/s and of requests per CPU-second of the server process.
+#
+# Each side may differ in more than its build:
+#   ENV_A / ENV_B    environment variables for one side (one build with a switch on and off);
+#   DATA_A / DATA_B  the dataset, by name (default sqlite-1000000; e.g. sqlite-10000, postgres-1000000):
+#                    the same build on two sizes, interleaved, is how 1 M against 10 k users is compared;
+#   SEPARATE_DB=1    SQLite: each side works on its own copy of its file, so that one side's WAL
+#                    checkpoints cannot do the other's work (for changes to how writes are stored).
+# Needs the datasets (`npm run bench -- [--users N] [--postgres]` builds them) and both revisions'
+# migrations to match the datasets': an older revision refuses a database migrated past it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 A=$1; B=$2; SCENARIO=$3; ROUNDS=${4:-5}; SECONDS_PER_RUN=${5:-5}
-META=bench/data/sqlite-1000000.meta.json
-[ -f "$META" ] || { echo "no 1 M-user dataset: run npm run bench first" >&2; exit 1; }
+DATA_A=${DATA_A:-sqlite-1000000}; DATA_B=${DATA_B:-sqlite-1000000}
 mkdir -p bench/data/ab
+
+meta() { # DATASET FIELD
+  local file=bench/data/$1.meta.json
+  [ -f "$file" ] || { echo "no dataset $1: build it with npm run bench (see the comment at the top)" >&2; exit 1; }
+  node -p "require('./$file').$2"
+}
 
 build() { # REV -> the compiled tree (inside the repository, so node_modules resolves)
   local rev=$1 out=bench/data/ab/dist-$1 src
@@ -29,33 +41,59 @@ build() { # REV -> the compiled tree (inside the repository, so node_modules res
   fi
   echo "$out"
 }
-DA=$(build "$A"); DB=$(build "$B")
-KEY=$(node -p "require('./$META').apiKey"); TOKEN=$(node -p "require('./$META').apiToken")
+DA=$(build "$A"); [ "$B" = "$A" ] && DB=$DA || DB=$(build "$B")
 
-start() { # DIST PORT EXTRA_ENV
-  env ${3:-} NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$2 DATABASE_URL=sqlite:bench/data/sqlite-1000000.sqlite \
+database_url() { # DATASET SIDE
+  local url; url=$(meta "$1" databaseUrl)
+  if [ "${SEPARATE_DB:-0}" = 1 ] && [[ $url == sqlite:* ]]; then
+    local copy=bench/data/ab/$2.sqlite
+    rm -f "$copy" "$copy-wal" "$copy-shm"; cp "${url#sqlite:}" "$copy"
+    url=sqlite:$copy
+  fi
+  echo "$url"
+}
+URL_A=$(database_url "$DATA_A" a); URL_B=$(database_url "$DATA_B" b)
+
+start() { # DIST PORT EXTRA_ENV DATABASE_URL
+  env ${3:-} NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$2 DATABASE_URL=$4 \
     RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 \
     taskset -c 0 node "$1/src/cli/main.js" serve >/dev/null 2>&1 &
 }
-start "$DA" 18101 "${ENV_A:-}"; PA=$!
-start "$DB" 18102 "${ENV_B:-}"; PB=$!
+start "$DA" 18101 "${ENV_A:-}" "$URL_A"; PA=$!
+start "$DB" 18102 "${ENV_B:-}" "$URL_B"; PB=$!
 trap 'kill $PA $PB 2>/dev/null || true' EXIT
 for port in 18101 18102; do
   for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
 done
 
-rps() { # PORT SECONDS
-  taskset -c 1 wrk -t1 -c64 -d"$2"s -s bench/load.lua "http://127.0.0.1:$1" -- "$SCENARIO" "$KEY" "$TOKEN" \
-    bench/data/ids-1000000.txt bench/data/services-sqlite-1000000.txt |
-    sed -n 's/^WRK_JSON //p' | node -e "const j=JSON.parse(require('fs').readFileSync(0,'utf8'));console.log(Math.round(j.requests/(j.duration_us/1e6)))"
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU of a process, in clock ticks
+TICK=$(getconf CLK_TCK)
+ARGS_A=("$(meta "$DATA_A" apiKey)" "$(meta "$DATA_A" apiToken)" "$(meta "$DATA_A" idsFile)" "$(meta "$DATA_A" servicesFile)")
+ARGS_B=("$(meta "$DATA_B" apiKey)" "$(meta "$DATA_B" apiToken)" "$(meta "$DATA_B" idsFile)" "$(meta "$DATA_B" servicesFile)")
+rps() { # PORT PID SECONDS KEY TOKEN IDS SERVICES -> "requests/s/requests-per-CPU-second"
+  local t0 t1 j
+  t0=$(ticks "$2")
+  j=$(taskset -c 1 wrk -t1 -c64 -d"$3"s -s bench/load.lua "http://127.0.0.1:$1" -- "$SCENARIO" "$4" "$5" "$6" "$7" | sed -n 's/^WRK_JSON //p')
+  t1=$(ticks "$2")
+  node -e 'const [j, t0, t1, tick] = process.argv.slice(1); const r = JSON.parse(j).requests;
+    console.log(Math.round(r / (JSON.parse(j).duration_us / 1e6)) + "/" + Math.round(r / ((t1 - t0) / tick)))' "$j" "$t0" "$t1" "$TICK"
 }
-rps 18101 3 >/dev/null; rps 18102 3 >/dev/null # warm both up
+WARMUP=${WARMUP:-3} # seconds of load on each side before the rounds
+rps 18101 $PA "$WARMUP" "${ARGS_A[@]}" >/dev/null; rps 18102 $PB "$WARMUP" "${ARGS_B[@]}" >/dev/null # warm both up
 a=(); b=()
-for _ in $(seq 1 "$ROUNDS"); do a+=("$(rps 18101 "$SECONDS_PER_RUN")"); b+=("$(rps 18102 "$SECONDS_PER_RUN")"); done
+for _ in $(seq 1 "$ROUNDS"); do
+  a+=("$(rps 18101 $PA "$SECONDS_PER_RUN" "${ARGS_A[@]}")")
+  b+=("$(rps 18102 $PB "$SECONDS_PER_RUN" "${ARGS_B[@]}")")
+done
+# Requests per CPU-second of the server is steadier when the host gives time to others (not the
+# process's CPU time); when the host itself runs slower, both figures move alike.
 node -e '
-  const [a, b] = process.argv.slice(1).map((s) => s.split(" ").map(Number));
+  const [a, b] = process.argv.slice(1).map((s) => s.split(" ").map((x) => x.split("/").map(Number)));
   const median = (x) => { const s = [...x].sort((p, q) => p - q); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
-  console.log("A", a.join(" "), "median", median(a));
-  console.log("B", b.join(" "), "median", median(b));
-  console.log("B/A", (median(b) / median(a)).toFixed(3), "pairwise", a.map((x, i) => (b[i] / x).toFixed(3)).join(" "));
+  for (const [k, label] of [[0, "req/s"], [1, "req/CPU-s"]]) {
+    const x = a.map((r) => r[k]), y = b.map((r) => r[k]);
+    console.log(label.padEnd(9), "A", x.join(" "), "median", median(x));
+    console.log(label.padEnd(9), "B", y.join(" "), "median", median(y));
+    console.log(label.padEnd(9), "B/A", (median(y) / median(x)).toFixed(3), "pairwise", x.map((v, i) => (y[i] / v).toFixed(3)).join(" "));
+  }
 ' "${a[*]}" "${b[*]}"

@@ -44,6 +44,20 @@ test('health, readiness and metrics', async () => {
   assert.match(metrics, /idsvc_http_requests_total\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="POST",status="404"\} 1/);
   assert.match(metrics, /idsvc_http_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
   assert.match(metrics, /idsvc_http_request_duration_seconds_count\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="GET"\} 2/);
+  // A Prometheus histogram: TYPE line, cumulative buckets ending in +Inf = count, and a sum.
+  assert.match(metrics, /^# TYPE idsvc_http_request_duration_seconds histogram$/m);
+  assert.match(metrics, /^# TYPE idsvc_http_requests_total counter$/m);
+  const route = 'route="/api/service_details/:api_key/:order_or_svcId",method="GET"';
+  const buckets = [...metrics.matchAll(/^idsvc_http_request_duration_seconds_bucket\{le="([^"]+)",(.*)\} (\d+)$/gm)].filter((m) => m[2] === route);
+  assert.deepEqual(
+    buckets.map((m) => m[1]),
+    ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf'],
+  );
+  const counts = buckets.map((m) => Number(m[3]));
+  assert.ok(counts.every((n, i) => i === 0 || n >= counts[i - 1]!), `buckets are cumulative: ${counts.join(' ')}`);
+  assert.equal(counts.at(-1), 2);
+  const sum = metrics.match(new RegExp(`^idsvc_http_request_duration_seconds_sum\\{${route.replace(/[/.*+?^${}()|[\]\\]/g, '\\$&')}\\} (\\S+)$`, 'm'));
+  assert.ok(sum && Number(sum[1]) > 0 && Number(sum[1]) < 60, `a duration sum in seconds: ${sum?.[1]}`);
   assert.ok(!metrics.includes(P.apiKey), 'metrics carry route patterns, not keys');
 });
 
