@@ -9,6 +9,7 @@ import { initialMigration } from './migrations/001-initial.js';
 import { siteMigration } from './migrations/002-site.js';
 import { partnerChangesMigration } from './migrations/003-partner-changes.js';
 import { partnerVersionMigration } from './migrations/004-partner-version.js';
+import { servicePopularityMigration } from './migrations/005-service-popularity.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -107,6 +108,7 @@ export async function migrate(db: Db): Promise<void> {
     '002-site': siteMigration(),
     '003-partner-changes': partnerChangesMigration(db.dialect),
     '004-partner-version': partnerVersionMigration(db.dialect),
+    '005-service-popularity': servicePopularityMigration(db.dialect),
   };
   const migrator = new Migrator({
     db: db.kysely,

@@ -164,6 +164,12 @@ export interface SettingsTable {
   value: string;
 }
 
+/** Opted-in users per service, kept by triggers (migration 005). */
+export interface ServicePopularityTable {
+  svc_id: string;
+  user_count: number;
+}
+
 export interface Database {
   partners: PartnersTable;
   users: UsersTable;
@@ -177,6 +183,7 @@ export interface Database {
   sessions: SessionsTable;
   throttles: ThrottlesTable;
   settings: SettingsTable;
+  service_popularity: ServicePopularityTable;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

@@ -95,13 +95,8 @@ export async function setServiceDisabled(db: Q, svcId: string, disabled: boolean
 }
 
 /** Opted-in users per service (SPEC §4.2 "popularity"). */
+/** Opted-in users per service (SPEC §4.2), as the triggers of migration 005 keep them. */
 export async function popularityCounts(db: Q): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom('central_identities as ci')
-    .innerJoin('users as u', 'u.id', 'ci.user_ref')
-    .where('u.opted_in', '=', 1)
-    .groupBy('ci.svc_id')
-    .select(['ci.svc_id as svc_id', sql<number>`count(*)`.as('n')])
-    .execute();
-  return new Map(rows.map((r) => [r.svc_id, Number(r.n)]));
+  const rows = await db.selectFrom('service_popularity').select(['svc_id', 'user_count']).where('user_count', '>', 0).execute();
+  return new Map(rows.map((r) => [r.svc_id, Number(r.user_count)]));
 }
