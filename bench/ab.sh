@@ -12,9 +12,8 @@
 #   ENV_A / ENV_B    environment variables for one side (one build with a switch on and off);
 #   DATA_A / DATA_B  the dataset, by name (default sqlite-1000000; e.g. sqlite-10000, postgres-1000000):
 #                    the same build on two sizes, interleaved, is how 1 M against 10 k users is compared;
-#   SEPARATE_DB=1    SQLite: each side works on its own copy of its file, so that one side's WAL
-#                    checkpoints cannot do the other's work (for changes to how writes are stored).
-# Needs the datasets (`npm run bench -- [--users N] [--postgres]` builds them) and both revisions'
+# Each side works on its own fresh copy of its dataset (bench/dataset.ts, workingCopy), so writes
+# neither change the dataset nor reach the other side. Needs the datasets (`npm run bench -- [--users N] [--postgres]` builds them) and both revisions'
 # migrations to match the datasets': an older revision refuses a database migrated past it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,16 +42,11 @@ build() { # REV -> the compiled tree (inside the repository, so node_modules res
 }
 DA=$(build "$A"); [ "$B" = "$A" ] && DB=$DA || DB=$(build "$B")
 
-database_url() { # DATASET SIDE
-  local url; url=$(meta "$1" databaseUrl)
-  if [ "${SEPARATE_DB:-0}" = 1 ] && [[ $url == sqlite:* ]]; then
-    local copy=bench/data/ab/$2.sqlite
-    rm -f "$copy" "$copy-wal" "$copy-shm"; cp "${url#sqlite:}" "$copy"
-    url=sqlite:$copy
-  fi
-  echo "$url"
+database_url() { # DATASET SIDE -> a fresh working copy's URL (the dataset itself is never written)
+  meta "$1" users >/dev/null
+  node --import tsx bench/dataset.ts copy "$1" "$2"
 }
-URL_A=$(database_url "$DATA_A" a); URL_B=$(database_url "$DATA_B" b)
+URL_A=$(database_url "$DATA_A" ab_a); URL_B=$(database_url "$DATA_B" ab_b)
 
 start() { # DIST PORT EXTRA_ENV DATABASE_URL
   env ${3:-} NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$2 DATABASE_URL=$4 \

@@ -2,11 +2,15 @@
 // and the bench partner's repository (two pushes for every 4th user, a link for every 10th). The
 // schema comes from the storage layer (createContext migrates and loads the catalogue); the rows go
 // in with the raw driver in bulk, because one ORM insert per row would take hours at 1 M users.
-// A dataset is reused when its meta file says it was completed.
+// A dataset is reused when its meta file says it was completed. It is never written to after that:
+// every run works on a fresh copy (workingCopy), because update_service adds rows, and a dataset
+// that grew with each run would make runs incomparable (the 10 k-user set doubled its pushes per
+// user in a few runs, and its private view halved).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import Sqlite from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { createPartner } from '../src/repositories/partners.js';
@@ -64,6 +68,8 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
     const meta = JSON.parse(fs.readFileSync(metaFile, 'utf8')) as Dataset;
     if (meta.users === users) {
       log(`reusing ${name}`);
+      // Migrations added since it was built (createContext migrates), once, on the dataset itself.
+      await (await createContext(loadConfig({ DATABASE_URL: meta.databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' }))).close();
       return meta;
     }
   }
@@ -117,9 +123,9 @@ function writeIdsFile(file: string, users: number): void {
   fs.closeSync(fd);
 }
 
-type Sqlite = import('better-sqlite3').Database;
+type SqliteDb = import('better-sqlite3').Database;
 
-function fillSqlite(db: Sqlite, users: number, services: string[], partnerId: number, now: number): void {
+function fillSqlite(db: SqliteDb, users: number, services: string[], partnerId: number, now: number): void {
   // Loading only: nothing is acknowledged to anyone until the meta file is written at the end.
   db.pragma('synchronous = OFF');
   db.pragma('cache_size = -1048576');
@@ -206,4 +212,41 @@ async function fillPostgres(pool: pg.Pool, users: number, services: string[], pa
   } finally {
     c.release();
   }
+}
+
+/**
+ * A fresh copy of the dataset for one run to write to (`tag` names it: one copy per concurrent
+ * user). SQLite: a copy of the file; PostgreSQL: CREATE DATABASE … TEMPLATE, a file-level copy.
+ */
+export async function workingCopy(ds: Dataset, tag: string): Promise<Dataset> {
+  if (!/^[a-z0-9_]{1,20}$/.test(tag)) throw new Error(`bad working-copy tag: ${tag}`);
+  if (ds.backend === 'sqlite') {
+    const source = ds.databaseUrl.slice('sqlite:'.length);
+    const file = path.join(DATA_DIR, `${ds.backend}-${ds.users}.${tag}.sqlite`);
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+    // A WAL left beside the dataset (an interrupted build) holds committed pages: fold it in first.
+    if (fs.existsSync(`${source}-wal`)) new Sqlite(source).close();
+    fs.copyFileSync(source, file);
+    return { ...ds, databaseUrl: `sqlite:${file}` };
+  }
+  const { database } = pgUrl(ds.users);
+  const copy = `${database}_${tag}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${copy} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${copy} TEMPLATE ${database}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(ds.databaseUrl);
+  u.pathname = `/${copy}`;
+  return { ...ds, databaseUrl: u.toString() };
+}
+
+// `node --import tsx bench/dataset.ts copy NAME TAG` prints the working copy's database URL (bench/ab.sh).
+if (process.argv[1] === import.meta.filename && process.argv[2] === 'copy') {
+  const [, , , name, tag] = process.argv;
+  const meta = JSON.parse(fs.readFileSync(path.join(DATA_DIR, `${name}.meta.json`), 'utf8')) as Dataset;
+  process.stdout.write(`${(await workingCopy(meta, tag ?? 'ab')).databaseUrl}\n`);
 }

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CeilingSettings, Sample } from './ceiling-server.js';
-import { ensureDataset, DATA_DIR, type Backend, type Dataset } from './dataset.js';
+import { ensureDataset, workingCopy, DATA_DIR, type Backend, type Dataset } from './dataset.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS_DIR = path.join(import.meta.dirname, 'results');
@@ -383,7 +383,8 @@ export interface Run {
 const ratio = (a: number, b: number | null) => (b ? Math.round((a / b) * 1000) / 1000 : null);
 
 async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
-  const ds = await ensureDataset(backend, users);
+  // The run writes (update_service) to a copy, so every run starts from the same data.
+  const ds = await workingCopy(await ensureDataset(backend, users), 'run');
   const partnerId = await partnerIdOf(ds);
   const service = await startService(entry, ds, 18080);
   const children: ChildProcess[] = [service.child];
