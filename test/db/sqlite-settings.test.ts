@@ -1,0 +1,33 @@
+// The SQLite settings docs/performance.md gives reasons for ("SQLite settings, and why"): a change to
+// any of them should be deliberate, so each is pinned here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MMAP_SIZE, openDatabase } from '../../src/db/database.js';
+
+test('the writer and the reader connections open with the documented pragmas', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-pragmas-'));
+  const db = await openDatabase(`sqlite:${path.join(dir, 'db.sqlite')}`);
+  try {
+    const w = db.sqlite!;
+    const r = db.reader!;
+    assert.notEqual(w, r, 'a file database gets a second, read-only connection');
+    const p = (c: typeof w, name: string) => c.pragma(name, { simple: true });
+    assert.equal(p(w, 'journal_mode'), 'wal');
+    assert.equal(p(w, 'synchronous'), 2, 'FULL: every commit is fsynced before it is acknowledged');
+    assert.equal(p(w, 'busy_timeout'), 5000);
+    assert.equal(p(w, 'foreign_keys'), 1);
+    // SQLite clamps the request to its build's maximum (0x7fff0000, just under 2 GiB).
+    assert.equal(p(w, 'mmap_size'), Math.min(MMAP_SIZE, 0x7fff0000));
+    assert.equal(p(w, 'wal_autocheckpoint'), 8000);
+    assert.equal(p(w, 'journal_size_limit'), 64 * 1024 * 1024);
+    assert.equal(p(r, 'query_only'), 1);
+    assert.equal(p(r, 'busy_timeout'), 5000);
+    assert.equal(p(r, 'mmap_size'), Math.min(MMAP_SIZE, 0x7fff0000));
+  } finally {
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
