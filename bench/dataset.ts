@@ -69,7 +69,8 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
     const meta = JSON.parse(fs.readFileSync(metaFile, 'utf8')) as Dataset;
     if (meta.users === users) {
       log(`reusing ${name}`);
-      // Migrations added since it was built (createContext migrates), once, on the dataset itself.
+      // Migrations added since it was built run on the dataset itself (createContext migrates;
+      // a no-op once the dataset is up to date), so its working copies need none.
       await (await createContext(loadConfig({ DATABASE_URL: meta.databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' }))).close();
       return meta;
     }

@@ -29,7 +29,7 @@ export interface Db {
 // BIGINT columns hold millisecond times and ids; they fit in a double, so read them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-/** The most this build of SQLite maps (SQLITE_MAX_MMAP_SIZE); the benchmark's work ceiling uses the same. */
+/** 2 GiB, which SQLite clamps to its build's maximum (SQLITE_MAX_MMAP_SIZE, 0x7fff0000); the benchmark's work ceiling uses the same. */
 export const MMAP_SIZE = 2 * 1024 ** 3;
 
 export interface OpenOptions {

@@ -1,6 +1,6 @@
 // The catalogue table. Every change bumps `catalogue_version` so running servers notice a CLI edit
 // without a restart (see services/catalogue-cache.ts).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, ServiceRow } from '../db/schema.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { isUrlBuilder } from '../catalogue/profile-url.js';
@@ -94,7 +94,6 @@ export async function setServiceDisabled(db: Q, svcId: string, disabled: boolean
   return Number(r.numUpdatedRows) > 0;
 }
 
-/** Opted-in users per service (SPEC §4.2 "popularity"). */
 /** Opted-in users per service (SPEC §4.2), as the triggers of migration 005 keep them. */
 export async function popularityCounts(db: Q): Promise<Map<string, number>> {
   const rows = await db.selectFrom('service_popularity').select(['svc_id', 'user_count']).where('user_count', '>', 0).execute();
