@@ -25,6 +25,8 @@ export interface Config {
   readonly syncFailureWindowSeconds: number;
   /** Background workers (webhook delivery, re-verification); off in tests that drive them by hand. */
   readonly backgroundJobs: boolean;
+  /** SQLite: how often a worker thread copies the WAL back into the database file (db/checkpointer.ts); 0 leaves it to the writer. */
+  readonly sqliteCheckpointMs: number;
   /** Keep partner rows in memory, emptied on any change (services/partner-cache.ts). */
   readonly partnerCache: boolean;
   readonly nodeEnv: string;
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     syncFailuresPerPartnerAddress: intVar(env, 'SYNC_FAILURES_PER_PARTNER_ADDRESS', 20, 1, 1_000_000),
     syncFailureWindowSeconds: intVar(env, 'SYNC_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     backgroundJobs: boolVar(env, 'BACKGROUND_JOBS', true),
+    sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 500, 0, 60_000),
     partnerCache: boolVar(env, 'PARTNER_CACHE', true),
     nodeEnv: env.NODE_ENV?.trim() || 'development',
   });

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startBackgroundJobs } from './jobs/index.js';
+import { startCheckpointer } from './db/checkpointer.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -19,11 +20,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const jobs = config.backgroundJobs ? startBackgroundJobs(ctx, app.log) : { stop: async () => {} };
+  // A server's writes are what checkpoints are for; the CLI's few commits leave them to the writer.
+  const sqliteFile = ctx.db.sqlite && !ctx.db.sqlite.memory ? ctx.db.sqlite.name : null;
+  const checkpointer = sqliteFile && config.sqliteCheckpointMs > 0 ? startCheckpointer(sqliteFile, config.sqliteCheckpointMs, app.log) : null;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       await jobs.stop();
       await app.close();
+      await checkpointer?.stop();
       await ctx.close();
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -13,6 +13,8 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.equal(c.databaseUrl, `sqlite:${path.join(projectRoot, 'data', 'idsvc.sqlite')}`);
   assert.equal(c.redisUrl, null);
   assert.equal(c.fetchAllowPrivate, false);
+  assert.equal(c.sqliteCheckpointMs, 500);
+  assert.equal(loadConfig({ SQLITE_CHECKPOINT_MS: '0' }).sqliteCheckpointMs, 0);
   assert.ok(Object.isFrozen(c));
 });
 
@@ -29,6 +31,7 @@ test('every bad value names its variable', () => {
     [{ FETCH_ALLOW_PRIVATE: 'maybe' }, 'FETCH_ALLOW_PRIVATE'],
     [{ TOKEN_GRACE_SECONDS: '-1' }, 'TOKEN_GRACE_SECONDS'],
     [{ PARTNER_CACHE: 'sometimes' }, 'PARTNER_CACHE'],
+    [{ SQLITE_CHECKPOINT_MS: '100000' }, 'SQLITE_CHECKPOINT_MS'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);

@@ -1,0 +1,82 @@
+// Background checkpoints for SQLite. In WAL mode every commit appends pages to the WAL, and a
+// checkpoint copies them back into the database file, at random places, then fsyncs it. Left to
+// SQLite, the writer does that itself inside the commit that crosses wal_autocheckpoint pages, on
+// the event loop (better-sqlite3 is synchronous): every request waits while 32 MB of scattered
+// pages reach the disk, and the more users, the fewer of those pages repeat and the longer it
+// takes. Here a worker thread with its own connection runs a PASSIVE checkpoint every few hundred
+// milliseconds, so the copying and the fsync happen beside the event loop. The writer keeps its
+// own autocheckpoint (database.ts): when the WAL reaches that size it copies only what the
+// worker has not yet copied, and it is still what restarts the WAL from the beginning, so the
+// file stays bounded even when the worker falls behind or stops.
+import { Worker } from 'node:worker_threads';
+import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint-worker.js';
+
+export interface CheckpointerLog {
+  warn(obj: object, msg: string): void;
+}
+
+export interface Checkpointer {
+  /** Checkpoints done and frames copied so far (for tests and metrics). */
+  readonly stats: { rounds: number; framesCopied: number; failures: number };
+  /** Asks for a checkpoint now and resolves when it has run (tests). */
+  checkpointNow(): Promise<CheckpointWorkerMessage>;
+  stop(): Promise<void>;
+}
+
+// Compiled, the worker is a .js file beside this one. Under tsx (tests, npm run dev) it is
+// TypeScript, and on Node 20 a worker does not inherit tsx's loader: it registers it first.
+function spawnWorker(data: CheckpointWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: data });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const file = new URL('./checkpoint-worker.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(file)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData: data });
+}
+
+export function startCheckpointer(file: string, intervalMs: number, log: CheckpointerLog): Checkpointer {
+  const worker = spawnWorker({ file, intervalMs });
+  // The server's shutdown stops it; a process that forgets to must still be able to exit.
+  worker.unref();
+  const stats = { rounds: 0, framesCopied: 0, failures: 0 };
+  const waiting = new Map<number, (m: CheckpointWorkerMessage) => void>();
+  let nextId = 1;
+  let lastCopied = 0;
+  let warned = false;
+  worker.on('message', (m: CheckpointWorkerMessage) => {
+    if (m.type === 'checkpointed') {
+      stats.rounds++;
+      // `copied` counts from the start of the WAL, which restarts after a full checkpoint.
+      stats.framesCopied += m.copied >= lastCopied ? m.copied - lastCopied : m.copied;
+      lastCopied = m.copied;
+    } else {
+      stats.failures++;
+      // Once: a failing checkpoint fails every few hundred milliseconds, and the writer's own
+      // autocheckpoint still keeps the WAL bounded, so nothing is lost meanwhile.
+      if (!warned) log.warn({ error: m.message }, 'background checkpoint failed; the writer checkpoints alone');
+      warned = true;
+    }
+    if (m.id !== undefined) {
+      waiting.get(m.id)?.(m);
+      waiting.delete(m.id);
+      if (waiting.size === 0) worker.unref();
+    }
+  });
+  worker.on('error', (err) => log.warn({ error: err.message }, 'background checkpointer stopped; the writer checkpoints alone'));
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  return {
+    stats,
+    checkpointNow() {
+      const id = nextId++;
+      worker.ref(); // someone waits for the answer
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        worker.postMessage({ type: 'checkpoint', id });
+      });
+    },
+    async stop() {
+      worker.ref();
+      worker.postMessage({ type: 'stop' });
+      await exited;
+    },
+  };
+}
