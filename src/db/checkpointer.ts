@@ -16,7 +16,7 @@ export interface CheckpointerLog {
 }
 
 export interface Checkpointer {
-  /** Checkpoints done and frames copied so far (for tests and metrics). */
+  /** Checkpoints done and frames copied so far (what the tests look at; failures are logged). */
   readonly stats: { rounds: number; framesCopied: number; failures: number };
   /** Asks for a checkpoint now and resolves when it has run (tests). */
   checkpointNow(): Promise<CheckpointWorkerMessage>;
@@ -42,6 +42,7 @@ export function startCheckpointer(file: string, intervalMs: number, log: Checkpo
   let nextId = 1;
   let lastCopied = 0;
   let warned = false;
+  let gone = false;
   worker.on('message', (m: CheckpointWorkerMessage) => {
     if (m.type === 'checkpointed') {
       stats.rounds++;
@@ -62,10 +63,19 @@ export function startCheckpointer(file: string, intervalMs: number, log: Checkpo
     }
   });
   worker.on('error', (err) => log.warn({ error: err.message }, 'background checkpointer stopped; the writer checkpoints alone'));
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      gone = true;
+      // A caller still waiting for a round would otherwise wait forever.
+      for (const answer of waiting.values()) answer({ type: 'failed', message: 'the checkpointer has stopped' });
+      waiting.clear();
+      resolve();
+    }),
+  );
   return {
     stats,
     checkpointNow() {
+      if (gone) return Promise.resolve({ type: 'failed', message: 'the checkpointer has stopped' });
       const id = nextId++;
       worker.ref(); // someone waits for the answer
       return new Promise((resolve) => {

@@ -95,3 +95,13 @@ test('the server checkpoints in the background on its own, and SQLITE_CHECKPOINT
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a checkpointer that cannot open its database says so once and answers instead of hanging', async () => {
+  const log = { warnings: [] as string[], warn(_o: object, msg: string) { this.warnings.push(msg); } };
+  const checkpointer = startCheckpointer(path.join(os.tmpdir(), 'idsvc-no-such-dir', 'nested', 'db.sqlite'), 3_600_000, log);
+  const round = await checkpointer.checkpointNow();
+  assert.equal(round.type, 'failed');
+  assert.deepEqual(log.warnings, ['background checkpointer stopped; the writer checkpoints alone']);
+  assert.equal((await checkpointer.checkpointNow()).type, 'failed', 'asked again after it stopped');
+  await checkpointer.stop();
+});
