@@ -41,9 +41,37 @@ export function buildProfileUrl(entry: ProfileUrlTemplate, usrSvcId: string): st
   if (entry.svcLeftURL.endsWith('@') && id.startsWith('@')) id = id.slice(1);
   if (id === '' || id === '.' || id === '..') return '';
 
-  const encoded = encodeForPosition(id, positionOf(entry.svcLeftURL));
+  const shape = shapeOf(entry);
+  const encoded = encodeForPosition(id, shape.position);
   if (encoded === null) return '';
-  return asHttpUrl(entry.svcLeftURL + encoded + entry.svcRightURL);
+  const candidate = entry.svcLeftURL + encoded + entry.svcRightURL;
+  if (shape.position === 'host') return asHttpUrl(candidate);
+  return shape.parses ? candidate : '';
+}
+
+// What a template is, worked out once per catalogue entry rather than on every URL built: this
+// runs for every entry of every return_services answer, and parsing each URL was a tenth of the
+// work of such an answer. In path and query position the encoded identifier holds only
+// `A-Z a-z 0-9 - _ . ! ~ * ' ( ) % @ : +`, none of which can end the segment or make a URL parser
+// fail, so whether the result parses as http(s) is a property of the template alone. A host
+// position still parses every URL: a label such as `xn--zz` is not a valid host.
+interface TemplateShape {
+  left: string;
+  right: string;
+  position: Position;
+  /** Path and query position: whether the template with any identifier is an http(s) URL. */
+  parses: boolean;
+}
+const shapes = new WeakMap<ProfileUrlTemplate, TemplateShape>();
+
+function shapeOf(entry: ProfileUrlTemplate): TemplateShape {
+  const known = shapes.get(entry);
+  // Compared, not trusted: a caller may reuse one object with another template.
+  if (known && known.left === entry.svcLeftURL && known.right === entry.svcRightURL) return known;
+  const position = positionOf(entry.svcLeftURL);
+  const shape = { left: entry.svcLeftURL, right: entry.svcRightURL, position, parses: asHttpUrl(`${entry.svcLeftURL}x${entry.svcRightURL}`) !== '' };
+  shapes.set(entry, shape);
+  return shape;
 }
 
 type Position = 'host' | 'path' | 'query';

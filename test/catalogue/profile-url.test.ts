@@ -94,3 +94,41 @@ test('matchesPattern', () => {
   assert.equal(matchesPattern(mastodonPattern, '@neil@mastodon.social'), true);
   assert.equal(matchesPattern(mastodonPattern, 'neil'), false);
 });
+
+test('a template that is not an http(s) URL gives "" for every identifier, and a changed template is seen', () => {
+  for (const t of [template('javascript:alert(1)//'), template('ftp://files.example/'), template('https://exa mple.com/'), template('https://[bad/')]) {
+    for (const id of ['neil', 'a', '@x']) assert.equal(buildProfileUrl(t, id), '', `${t.svcLeftURL} ${id}`);
+  }
+  // The same object, reused with another template (what is worked out per template is not stale).
+  const t = template('https://www.github.com/');
+  assert.equal(buildProfileUrl(t, 'neil'), 'https://www.github.com/neil');
+  t.svcLeftURL = 'ftp://www.github.com/';
+  assert.equal(buildProfileUrl(t, 'neil'), '');
+  t.svcLeftURL = 'https://news.ycombinator.com/user?id=';
+  assert.equal(buildProfileUrl(t, 'neil+x'), 'https://news.ycombinator.com/user?id=neil%2Bx');
+});
+
+test('every URL built from the shipped catalogue parses as http(s) and keeps its template, whatever the identifier', () => {
+  // Deterministic pseudo-random identifiers over the characters that matter to URL parsing.
+  const alphabet = ['a', 'Z', '0', '.', '-', '_', '~', '@', ':', '+', '/', '?', '#', '%', '\\', ' ', '&', '=', '[', ']', 'é', '日', '\uD83D\uDE00', 'x', 'n', '-', '.'];
+  let seed = 42;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  const ids = ['xn--zz', 'xn--', 'a..b', '%2e%2e', '.%2e'];
+  for (let i = 0; i < 300; i++) {
+    let id = '';
+    for (let n = 1 + (next() % 12); n > 0; n--) id += alphabet[next() % alphabet.length];
+    ids.push(id);
+  }
+  let built = 0;
+  for (const entry of loadCatalogueFile()) {
+    for (const id of ids) {
+      const url = buildProfileUrl(entry, id);
+      if (url === '') continue;
+      built++;
+      const parsed = new URL(url);
+      assert.ok(parsed.protocol === 'http:' || parsed.protocol === 'https:', url);
+      if (entry.urlBuilder === null) assert.ok(url.startsWith(entry.svcLeftURL) && url.endsWith(entry.svcRightURL), url);
+    }
+  }
+  assert.ok(built > 1000, `only ${built} URLs built`);
+});
