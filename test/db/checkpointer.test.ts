@@ -24,14 +24,16 @@ function rowsInFileAlone(dir: string, file: string, table: string): number {
   }
 }
 
-const quietLog = { warnings: [] as string[], warn(_o: object, msg: string) { this.warnings.push(msg); } };
+/** A log that keeps the messages of its warnings, for the tests to look at. */
+const recordingLog = () => ({ warnings: [] as string[], warn(_o: object, msg: string) { this.warnings.push(msg); } });
 
 test('a round of the background checkpointer puts the WAL into the database file', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-checkpoint-'));
   const file = path.join(dir, 'db.sqlite');
   const db = await openDatabase(`sqlite:${file}`);
+  const log = recordingLog();
   // An hour between timed rounds: only checkpointNow() runs one in this test.
-  const checkpointer = startCheckpointer(file, 3_600_000, quietLog);
+  const checkpointer = startCheckpointer(file, 3_600_000, log);
   try {
     const raw = db.sqlite!;
     raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
@@ -48,7 +50,7 @@ test('a round of the background checkpointer puts the WAL into the database file
     assert.equal(rowsInFileAlone(dir, file, 't'), 500);
     assert.equal(checkpointer.stats.rounds, 1);
     assert.equal(checkpointer.stats.framesCopied, round.type === 'checkpointed' ? round.copied : -1);
-    assert.deepEqual(quietLog.warnings, []);
+    assert.deepEqual(log.warnings, []);
 
     // Writes go on while it works, and the next round picks them up.
     raw.prepare("INSERT INTO t (v) VALUES ('later')").run();
@@ -97,7 +99,7 @@ test('the server checkpoints in the background on its own, and SQLITE_CHECKPOINT
 });
 
 test('a checkpointer that cannot open its database says so once and answers instead of hanging', async () => {
-  const log = { warnings: [] as string[], warn(_o: object, msg: string) { this.warnings.push(msg); } };
+  const log = recordingLog();
   const checkpointer = startCheckpointer(path.join(os.tmpdir(), 'idsvc-no-such-dir', 'nested', 'db.sqlite'), 3_600_000, log);
   const round = await checkpointer.checkpointNow();
   assert.equal(round.type, 'failed');
