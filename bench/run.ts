@@ -1,8 +1,9 @@
 // `npm run bench -- [--users N] [--postgres] [--no-sqlite] [--duration S] [--connections C]
 //                   [--rounds N] [--scenarios a,b] [--workers N] [--warmup S] [--no-ceilings]
-//                   [--service-dir DIR] [--out FILE] [--cpu-prof DIR] [--env KEY=VALUE…]`
+//                   [--no-host] [--service-dir DIR] [--out FILE] [--cpu-prof DIR] [--env KEY=VALUE…]`
 //
-// Builds (or reuses) the dataset, starts the real server and the two ceiling servers, drives each
+// Builds (or reuses) the dataset, starts the real server, the two ceiling servers and, when nginx is
+// installed, the host reference (bench/host-reference.ts), drives each
 // with wrk (pinned to another core than the server where the machine has one), prints a table and
 // writes bench/results/latest.json plus a dated copy. See docs/performance.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CeilingSettings, Sample } from './ceiling-server.js';
 import { ensureDataset, workingCopy, DATA_DIR, type Backend, type Dataset } from './dataset.js';
+import { findNginx, startHostReference } from './host-reference.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS_DIR = path.join(import.meta.dirname, 'results');
@@ -34,6 +36,8 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string', default: SCENARIOS.join(',') },
     workers: { type: 'string', default: '1' },
     'no-ceilings': { type: 'boolean', default: false },
+    /** Leave out the host reference (nginx) even where it is installed. */
+    'no-host': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     /** Benchmark another checkout of the service (e.g. the code before an optimisation). */
     'service-dir': { type: 'string' },
@@ -368,6 +372,18 @@ export interface Run {
   work_ceiling_rps: number | null;
   ratio_bytes: number | null;
   ratio_work: number | null;
+  /**
+   * The mean latency a closed loop of `connections` has at this throughput (Little's law:
+   * connections / rps). No p99 can be much below it: a server must answer more than
+   * connections / 10 ms requests a second before a p99 under 10 ms is possible at all.
+   */
+  queue_floor_ms: number;
+  bytes_ceiling_p99_ms: number | null;
+  work_ceiling_p99_ms: number | null;
+  /** The host reference (nginx sending the same body) in the same rounds: the machine's own tail. */
+  host_rps: number | null;
+  host_p50_ms: number | null;
+  host_p99_ms: number | null;
   /** The same three, per CPU-second of each server process (steadier on a shared machine). */
   rps_per_cpu: number;
   ratio_bytes_cpu: number | null;
@@ -397,17 +413,25 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
       children.push(workC.child);
       await checkWorkCeiling(service.url, workC.url, ds);
     }
+    const host = await startHost(sample);
+    if (host) children.push(host.child);
     const runs: Run[] = [];
     for (const scenario of scenarios) {
       const targets = [
         { label: `idsvc/${backend}`, base: service.url, pid: service.child.pid ?? 0 },
         ...(bytesC ? [{ label: 'bytes ceiling', base: bytesC.url, pid: bytesC.child.pid ?? 0 }] : []),
         ...(workC && HAS_WORK_CEILING.has(scenario) ? [{ label: 'work ceiling', base: workC.url, pid: workC.child.pid ?? 0 }] : []),
+        ...(host ? [{ label: 'host (nginx)', base: host.url, pid: host.child.pid ?? 0 }] : []),
       ];
       const measured = await measureInterleaved(targets, scenario, ds);
+      const of = (label: string) => {
+        const i = targets.findIndex((t) => t.label === label);
+        return i < 0 ? null : measured[i]!;
+      };
       const m = measured[0]!;
-      const bytes = bytesC ? measured[1]! : null;
-      const work = workC && HAS_WORK_CEILING.has(scenario) ? measured[targets.length - 1]! : null;
+      const bytes = of('bytes ceiling');
+      const work = of('work ceiling');
+      const hostM = of('host (nginx)');
       const rss = rssAnonMb(service.child.pid ?? 0);
       runs.push({
         name: scenario,
@@ -419,6 +443,12 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
         work_ceiling_rps: work?.rps ?? null,
         ratio_bytes: ratio(m.rps, bytes?.rps ?? null),
         ratio_work: ratio(m.rps, work?.rps ?? null),
+        queue_floor_ms: m.rps > 0 ? Math.round((connections / m.rps) * 100_000) / 100 : 0,
+        bytes_ceiling_p99_ms: bytes?.p99_ms ?? null,
+        work_ceiling_p99_ms: work?.p99_ms ?? null,
+        host_rps: hostM?.rps ?? null,
+        host_p50_ms: hostM?.p50_ms ?? null,
+        host_p99_ms: hostM?.p99_ms ?? null,
         rps_per_cpu: m.rps_per_cpu,
         ratio_bytes_cpu: ratio(m.rps_per_cpu, bytes?.rps_per_cpu ?? null),
         ratio_work_cpu: ratio(m.rps_per_cpu, work?.rps_per_cpu ?? null),
@@ -433,6 +463,21 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
   } finally {
     for (const c of children.reverse()) await stop(c);
   }
+}
+
+/** The host reference (bench/host-reference.ts), when nginx is installed and not left out. */
+async function startHost(sample: Record<Scenario, Sample>): Promise<{ child: ChildProcess; url: string } | null> {
+  if (args['no-ceilings'] || args['no-host']) return null;
+  const nginx = findNginx();
+  if (nginx === null) {
+    log(`nginx is not installed: no host reference, so no host p99 to tell the host's tail from the service's (apt-get install -y nginx-light)`);
+    return null;
+  }
+  const port = 18083;
+  const child = startHostReference(nginx, path.join(DATA_DIR, 'nginx'), port, sample, (cmd, argv) => pinned(SERVER_CPUS === null ? null : '0', cmd, argv));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/`, child);
+  return { child, url };
 }
 
 async function partnerIdOf(ds: Dataset): Promise<number> {
@@ -454,7 +499,7 @@ async function partnerIdOf(ds: Dataset): Promise<number> {
 // ---- output ------------------------------------------------------------------------------------
 
 function table(runs: Run[]): string {
-  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'RssAnon MB', 'disk KB/req'];
+  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'floor ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'p99 b/w/host', 'RssAnon MB', 'disk KB/req'];
   const pc = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(0)} %`);
   const fmt = (n: number | null, d = 0) => (n === null ? '–' : n.toFixed(d));
   const rows = runs.map((r) => [
@@ -463,6 +508,7 @@ function table(runs: Run[]): string {
     fmt(r.rps),
     fmt(r.p50_ms, 2),
     fmt(r.p99_ms, 2),
+    fmt(r.queue_floor_ms, 2),
     fmt(r.bytes_ceiling_rps),
     r.ratio_bytes === null ? '–' : `${(r.ratio_bytes * 100).toFixed(0)} %`,
     fmt(r.work_ceiling_rps),
@@ -470,6 +516,7 @@ function table(runs: Run[]): string {
     fmt(r.rps_per_cpu),
     pc(r.ratio_bytes_cpu),
     pc(r.ratio_work_cpu),
+    [r.bytes_ceiling_p99_ms, r.work_ceiling_p99_ms, r.host_p99_ms].map((x) => fmt(x, 1)).join('/'),
     fmt(r.rss_anon_mb, 1),
     fmt(r.disk_kb_per_req, 2),
   ]);
