@@ -273,6 +273,7 @@ interface WrkResult {
   p90_us: number;
   p99_us: number;
   max_us: number;
+  mean_us: number;
 }
 
 function wrk(base: string, scenario: Scenario, ds: Dataset, seconds: number): Promise<WrkResult> {
@@ -311,6 +312,13 @@ interface Measured {
   rps_per_cpu: number;
   p50_ms: number;
   p99_ms: number;
+  /**
+   * wrk's mean latency over the floor (connections / rps). In a closed loop every connection has
+   * one request out at a time, so the latencies of its requests add up to at most the run's length
+   * and the mean cannot exceed the floor (Little's law). Above about 1.05 the recorded latencies
+   * hold time no request spent waiting, and the p99 overstates the tail (docs/performance.md).
+   */
+  mean_over_floor: number;
   non_2xx: number;
   /** Kilobytes written to storage by the server per request (SQLite: WAL and checkpoints). */
   disk_kb_per_req: number;
@@ -327,10 +335,11 @@ async function measureOnce(base: string, pid: number, scenario: Scenario, ds: Da
     rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
     p50_ms: Math.round(r.p50_us / 10) / 100,
     p99_ms: Math.round(r.p99_us / 10) / 100,
+    mean_over_floor: r.requests > 0 ? Math.round((r.mean_us / 1000 / ((connections * r.duration_us) / 1000 / r.requests)) * 1000) / 1000 : 0,
     non_2xx: r.non_2xx + r.socket_errors,
     disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
   };
-  log(`${label.padEnd(14)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s  p50 ${m.p50_ms} ms  p99 ${m.p99_ms} ms${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
+  log(`${label.padEnd(14)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s  p50 ${m.p50_ms} ms  p99 ${m.p99_ms} ms  mean/floor ${m.mean_over_floor.toFixed(2)}${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
   return m;
 }
 
@@ -355,6 +364,7 @@ async function measureInterleaved(targets: { label: string; base: string; pid: n
     rps_per_cpu: Math.round(median(ms.map((m) => m.rps_per_cpu))),
     p50_ms: median(ms.map((m) => m.p50_ms)),
     p99_ms: median(ms.map((m) => m.p99_ms)),
+    mean_over_floor: median(ms.map((m) => m.mean_over_floor)),
     non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
     disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
   }));
@@ -378,6 +388,8 @@ export interface Run {
    * connections / 10 ms requests a second before a p99 under 10 ms is possible at all.
    */
   queue_floor_ms: number;
+  /** Median over the rounds of wrk's mean latency / the floor; see Measured.mean_over_floor. */
+  mean_over_floor: number;
   bytes_ceiling_p99_ms: number | null;
   work_ceiling_p99_ms: number | null;
   /** The host reference (nginx sending the same body) in the same rounds: the machine's own tail. */
@@ -444,6 +456,7 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
         ratio_bytes: ratio(m.rps, bytes?.rps ?? null),
         ratio_work: ratio(m.rps, work?.rps ?? null),
         queue_floor_ms: m.rps > 0 ? Math.round((connections / m.rps) * 100_000) / 100 : 0,
+        mean_over_floor: m.mean_over_floor,
         bytes_ceiling_p99_ms: bytes?.p99_ms ?? null,
         work_ceiling_p99_ms: work?.p99_ms ?? null,
         host_rps: hostM?.rps ?? null,
@@ -499,7 +512,7 @@ async function partnerIdOf(ds: Dataset): Promise<number> {
 // ---- output ------------------------------------------------------------------------------------
 
 function table(runs: Run[]): string {
-  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'floor ms', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'p99 b/w/host', 'RssAnon MB', 'disk KB/req'];
+  const head = ['backend', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'floor ms', 'mean/floor', 'bytes ceil', 'ratio', 'work ceil', 'ratio', 'req/CPU-s', 'cpu ratio b', 'cpu ratio w', 'p99 b/w/host', 'RssAnon MB', 'disk KB/req'];
   const pc = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(0)} %`);
   const fmt = (n: number | null, d = 0) => (n === null ? '–' : n.toFixed(d));
   const rows = runs.map((r) => [
@@ -509,6 +522,7 @@ function table(runs: Run[]): string {
     fmt(r.p50_ms, 2),
     fmt(r.p99_ms, 2),
     fmt(r.queue_floor_ms, 2),
+    fmt(r.mean_over_floor, 2),
     fmt(r.bytes_ceiling_rps),
     r.ratio_bytes === null ? '–' : `${(r.ratio_bytes * 100).toFixed(0)} %`,
     fmt(r.work_ceiling_rps),
