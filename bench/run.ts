@@ -69,6 +69,8 @@ if (!Number.isInteger(users) || users < 100) throw new Error('--users must be a 
 const cores = os.availableParallelism();
 const SERVER_CPUS = cores >= 2 ? (workers > 1 ? `0-${Math.min(workers, cores - 1) - 1}` : '0') : null;
 const LOAD_CPUS = cores >= 2 ? String(cores - 1) : null;
+// The reference servers are single processes: the service's first core, whatever --workers says.
+const REFERENCE_CPUS = SERVER_CPUS === null ? null : '0';
 const pinned = (cpus: string | null, cmd: string, argv: string[]): [string, string[]] => (cpus === null ? [cmd, argv] : ['taskset', ['-c', cpus, cmd, ...argv]]);
 
 function log(msg: string): void {
@@ -200,7 +202,7 @@ async function startService(entry: string, ds: Dataset, port: number): Promise<S
 }
 
 async function startCeiling(settings: CeilingSettings): Promise<{ child: ChildProcess; url: string }> {
-  const [cmd, argv] = pinned(SERVER_CPUS === null ? null : '0', process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'ceiling-server.ts')]);
+  const [cmd, argv] = pinned(REFERENCE_CPUS, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'ceiling-server.ts')]);
   // Settings go through a file: the samples are larger than an environment variable may be.
   const file = path.join(DATA_DIR, `ceiling-${settings.mode}.json`);
   fs.writeFileSync(file, JSON.stringify(settings));
@@ -306,6 +308,9 @@ function wrk(base: string, scenario: Scenario, ds: Dataset, seconds: number): Pr
   });
 }
 
+/** Little's law: the mean latency, in ms, of `connections` kept busy at `rps` answers a second. */
+const queueFloorMs = (rps: number) => (connections / rps) * 1000;
+
 interface Measured {
   rps: number;
   /** Requests per CPU-second of the server process: what the server costs, whatever else runs. */
@@ -330,12 +335,13 @@ async function measureOnce(base: string, pid: number, scenario: Scenario, ds: Da
   const r = await wrk(base, scenario, ds, duration);
   const cpu = cpuSeconds(pid) - cpu0;
   const written = writeBytes(pid) - written0;
+  const rps = r.requests / (r.duration_us / 1e6);
   const m = {
-    rps: Math.round(r.requests / (r.duration_us / 1e6)),
+    rps: Math.round(rps),
     rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
     p50_ms: Math.round(r.p50_us / 10) / 100,
     p99_ms: Math.round(r.p99_us / 10) / 100,
-    mean_over_floor: r.requests > 0 ? Math.round((r.mean_us / 1000 / ((connections * r.duration_us) / 1000 / r.requests)) * 1000) / 1000 : 0,
+    mean_over_floor: rps > 0 ? Math.round((r.mean_us / 1000 / queueFloorMs(rps)) * 1000) / 1000 : 0,
     non_2xx: r.non_2xx + r.socket_errors,
     disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
   };
@@ -455,7 +461,7 @@ async function benchBackend(backend: Backend, entry: string): Promise<Run[]> {
         work_ceiling_rps: work?.rps ?? null,
         ratio_bytes: ratio(m.rps, bytes?.rps ?? null),
         ratio_work: ratio(m.rps, work?.rps ?? null),
-        queue_floor_ms: m.rps > 0 ? Math.round((connections / m.rps) * 100_000) / 100 : 0,
+        queue_floor_ms: m.rps > 0 ? Math.round(queueFloorMs(m.rps) * 100) / 100 : 0,
         mean_over_floor: m.mean_over_floor,
         bytes_ceiling_p99_ms: bytes?.p99_ms ?? null,
         work_ceiling_p99_ms: work?.p99_ms ?? null,
@@ -487,7 +493,7 @@ async function startHost(sample: Record<Scenario, Sample>): Promise<{ child: Chi
     return null;
   }
   const port = 18083;
-  const child = startHostReference(nginx, path.join(DATA_DIR, 'nginx'), port, sample, (cmd, argv) => pinned(SERVER_CPUS === null ? null : '0', cmd, argv));
+  const child = startHostReference(nginx, path.join(DATA_DIR, 'nginx'), port, sample, (cmd, argv) => pinned(REFERENCE_CPUS, cmd, argv));
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/`, child);
   return { child, url };
