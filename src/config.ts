@@ -1,7 +1,6 @@
 // Configuration is read once, validated, and frozen: a bad value stops start-up with a message
 // that names the variable, instead of surfacing later as a confusing runtime fault.
 import path from 'node:path';
-import { projectRoot } from './paths.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -62,7 +61,9 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 
 function databaseUrlVar(env: Env): string {
   const raw = env.DATABASE_URL?.trim();
-  if (!raw) return `sqlite:${path.join(projectRoot, 'data', 'idsvc.sqlite')}`;
+  // ./data of the directory the command runs in: a checkout's root under `npm start`, and a
+  // directory the operator chose (never node_modules) when installed.
+  if (!raw) return `sqlite:${path.resolve('data', 'idsvc.sqlite')}`;
   if (raw.startsWith('sqlite:')) {
     const file = raw.slice('sqlite:'.length);
     if (!file) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path or :memory:');
