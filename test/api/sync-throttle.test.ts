@@ -8,13 +8,17 @@ import { Redis } from 'ioredis';
 import { errorCode as code, startTestApp, type TestApp } from '../helpers/app.js';
 
 const LIMITS = { SYNC_FAILURES_PER_ACCOUNT_ADDRESS: '5', SYNC_FAILURES_PER_PARTNER_ADDRESS: '20', SYNC_FAILURES_PER_ACCOUNT: '12', SYNC_FAILURE_WINDOW_SECONDS: '900' };
-const HOME = '198.51.100.7'; // the owner's own address
 const WRONG = 'not the password at all';
 
-// Names no other run uses: the Redis counters outlive a run.
-const run = randomBytes(3).toString('hex');
+// Names and addresses no other run uses: the Redis counters outlive a run (and partner ids repeat
+// from one test database to the next).
+const run = randomBytes(2).toString('hex');
 let n = 0;
 const fresh = () => `u${run}${++n}`;
+const address = (host: number) => `2001:db8:${run}::${host.toString(16)}`;
+const HOME = address(7); // the owner's own address
+const STRANGER = address(0x66);
+const botnet = (i: number) => address(0x1000 + i);
 
 function scenarios(start: () => TestApp) {
   let t: TestApp;
@@ -36,12 +40,12 @@ function scenarios(start: () => TestApp) {
     const attempt = (p: typeof home, endUserIp: string, password: string) => code(p.client.syncUser(me.userId, { email: me.email, password, endUserIp }));
     // Five wrong passwords from one place (another partner, another address): that place is stopped,
     // even with the right password.
-    for (let i = 0; i < 5; i++) assert.equal(await attempt(elsewhere, '203.0.113.66', WRONG), 'invalid_credentials');
-    assert.equal(await attempt(elsewhere, '203.0.113.66', WRONG), 'rate_limited');
-    assert.equal(await attempt(elsewhere, '203.0.113.66', me.password), 'rate_limited');
+    for (let i = 0; i < 5; i++) assert.equal(await attempt(elsewhere, STRANGER, WRONG), 'invalid_credentials');
+    assert.equal(await attempt(elsewhere, STRANGER, WRONG), 'rate_limited');
+    assert.equal(await attempt(elsewhere, STRANGER, me.password), 'rate_limited');
     // The same stranger through her partner, or from another address: a place of its own.
-    for (let i = 0; i < 5; i++) assert.equal(await attempt(home, '203.0.113.66', WRONG), 'invalid_credentials');
-    assert.equal(await attempt(home, '203.0.113.66', WRONG), 'rate_limited');
+    for (let i = 0; i < 5; i++) assert.equal(await attempt(home, STRANGER, WRONG), 'invalid_credentials');
+    assert.equal(await attempt(home, STRANGER, WRONG), 'rate_limited');
     // The owner, from her own address, through her partner (and through the other one too).
     assert.equal(await attempt(home, HOME, me.password), 'ok');
     assert.equal(await attempt(elsewhere, HOME, me.password), 'ok');
@@ -53,9 +57,9 @@ function scenarios(start: () => TestApp) {
     const me = await owner();
     const attempt = (partner: typeof p, endUserIp: string, password: string) => code(partner.client.syncUser(me.userId, { email: me.email, password, endUserIp }));
     // Twelve failures from six addresses over two partners, two each: no place reaches its limit...
-    for (let i = 0; i < 12; i++) assert.equal(await attempt(i % 2 ? q : p, `192.0.2.${i % 6}`, WRONG), 'invalid_credentials', String(i));
+    for (let i = 0; i < 12; i++) assert.equal(await attempt(i % 2 ? q : p, botnet(i % 6), WRONG), 'invalid_credentials', String(i));
     // ...but the account has reached its ceiling: a new address is stopped before any hashing,
-    assert.equal(await attempt(p, '192.0.2.200', WRONG), 'rate_limited');
+    assert.equal(await attempt(p, botnet(200), WRONG), 'rate_limited');
     // and, while the window lasts, so is the owner: the price of stopping the attack.
     assert.equal(await attempt(p, HOME, me.password), 'rate_limited');
   });
@@ -83,7 +87,7 @@ describe('counted in the database', () => {
     const p = await t.partner();
     const userId = fresh();
     const u = await t.user({ email: `${userId}@example.org`, userId });
-    for (let i = 0; i < 12; i++) await p.client.syncUser(userId, { email: `${userId}@example.org`, password: WRONG, endUserIp: `192.0.2.${i}` }).catch(() => {});
+    for (let i = 0; i < 12; i++) await p.client.syncUser(userId, { email: `${userId}@example.org`, password: WRONG, endUserIp: botnet(i) }).catch(() => {});
     assert.equal(await code(p.client.syncUser(userId, { email: `${userId}@example.org`, password: u.password, endUserIp: HOME })), 'rate_limited');
     t.clock.advance(900 * 1000);
     assert.equal(await code(p.client.syncUser(userId, { email: `${userId}@example.org`, password: u.password, endUserIp: HOME })), 'ok');
