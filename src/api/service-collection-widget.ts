@@ -59,7 +59,7 @@ export const serviceCollectionWidget: ApiOperation = {
   operationId: 'service_collection_widget',
   summary: 'The embeddable widget for one person (JavaScript)',
   description:
-    'Answers JavaScript, also for errors (a script that reports the error with console.error). Unsigned, it is pre-filled with the public view; with `exp` and `sig` (hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}", keyed with the lowercase hex SHA-256 of the api_token) with the partner\'s private view. An invalid or expired signature falls back to the public view with a console warning. `lang`: en (default), de, fr or es. Never stored by shared caches.',
+    'Answers JavaScript, also for errors (a script that reports the error with console.error). Unsigned, it is pre-filled with the public view; with `exp` and `sig` (hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}", keyed with the lowercase hex SHA-256 of the api_token) with the partner\'s private view. An invalid or expired signature, or an `exp` more than 24 hours ahead, falls back to the public view with a console warning. Unsigned (the api_key alone), the public view carries no usrSvcId, whoever the key belongs to. `lang`: en (default), de, fr or es. Never stored by shared caches.',
   paths: ['/api/service_collection_widget/:api_key/:user_identifier/:display_sync'],
   query: {
     lang: Type.Optional(Type.String({ maxLength: 64, description: 'Language of the widget (BCP 47), e.g. `de`; English when unknown.' })),
