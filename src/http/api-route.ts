@@ -113,18 +113,19 @@ interface Authorised {
  * SPEC §8, issue 14.3: a key's proven calls (its api_token, or a URL its server signed) and the
  * calls anyone makes with the public key alone draw on separate budgets, so traffic spread over
  * many addresses cannot use up the partner's own. A partner's override (`partner set
- * --rate-limit`) sets its proven budget and also caps its unproven one: anonymous traffic never
- * gets more than the partner itself. Calls without the api_token are also counted per address; a
+ * --rate-limit`) sets its proven budget and also caps its unproven one: an operator who limits a
+ * key limits it both ways, while a raised limit is for the partner's own calls. Calls without the api_token are also counted per address; a
  * signed URL can be replayed by whoever holds it, the token cannot.
  */
 async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: PartnerRow | undefined, proof: PartnerProof | null): Promise<LimitState[]> {
   const limits: LimitState[] = [];
   if (partner) {
-    const own = partner.rate_limit_per_minute ?? ctx.config.rateLimitPerKeyPerMinute;
+    const override = partner.rate_limit_per_minute;
+    const unproven = ctx.config.rateLimitPerKeyUnprovenPerMinute;
     limits.push(
       proof
-        ? await ctx.limiter.consume('key', partner.api_key, own)
-        : await ctx.limiter.consume('key-unproven', partner.api_key, Math.min(own, ctx.config.rateLimitPerKeyUnprovenPerMinute)),
+        ? await ctx.limiter.consume('key', partner.api_key, override ?? ctx.config.rateLimitPerKeyPerMinute)
+        : await ctx.limiter.consume('key-unproven', partner.api_key, override === null ? unproven : Math.min(override, unproven)),
     );
   }
   if (proof?.by !== 'api_token') limits.push(await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute));

@@ -93,6 +93,22 @@ describe('in one process', () => {
   });
 });
 
+describe('an unproven budget larger than the proven one', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ ...LIMITS, RATE_LIMIT_PER_KEY: '2', RATE_LIMIT_PER_KEY_UNPROVEN: '4' });
+  });
+  after(() => t.close());
+
+  test('is honoured as configured, each budget on its own', async () => {
+    const P = await t.partner();
+    const anon: number[] = [];
+    for (let i = 0; i < 5; i++) anon.push((await anonymous(t.baseUrl, P, freshAddress())).status);
+    assert.deepEqual(anon, [200, 200, 200, 200, 429]);
+    assert.deepEqual([(await proven(t.baseUrl, P)).status, (await proven(t.baseUrl, P)).status, (await proven(t.baseUrl, P)).status], [200, 200, 429]);
+  });
+});
+
 describe('shared through Redis by two instances', () => {
   // A database of its own: other suites flush theirs.
   const REDIS_URL = `${(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/6`;
