@@ -114,8 +114,9 @@ interface Authorised {
  * calls anyone makes with the public key alone draw on separate budgets, so traffic spread over
  * many addresses cannot use up the partner's own. A partner's override (`partner set
  * --rate-limit`) sets its proven budget and also caps its unproven one: an operator who limits a
- * key limits it both ways, while a raised limit is for the partner's own calls. Calls without the api_token are also counted per address; a
- * signed URL can be replayed by whoever holds it, the token cannot.
+ * key limits it both ways, while a raised limit is for the partner's own calls. Calls without the
+ * api_token are also counted per address: a signed URL works for whoever holds it, the token
+ * never leaves the partner's server.
  */
 async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: PartnerRow | undefined, proof: PartnerProof | null): Promise<LimitState[]> {
   const limits: LimitState[] = [];
