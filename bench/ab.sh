@@ -50,7 +50,7 @@ URL_A=$(database_url "$DATA_A" ab_a); URL_B=$(database_url "$DATA_B" ab_b)
 
 start() { # DIST PORT EXTRA_ENV DATABASE_URL
   env ${3:-} NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$2 DATABASE_URL=$4 \
-    RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 \
+    RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_KEY_UNPROVEN=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 \
     taskset -c 0 node "$1/src/cli/main.js" serve >/dev/null 2>&1 &
 }
 start "$DA" 18101 "${ENV_A:-}" "$URL_A"; PA=$!

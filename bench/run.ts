@@ -186,8 +186,9 @@ async function startService(entry: string, ds: Dataset, port: number): Promise<S
     DATABASE_URL: ds.databaseUrl,
     ...(ds.schema ? { DATABASE_SCHEMA: ds.schema } : {}),
     // The benchmark is one client hammering one api_key from one address: the default limits
-    // (6,000 a minute per key, 600 per address) would answer 429 within a second.
+    // (6,000 a minute per key, proven or not, 600 per address) would answer 429 within a second.
     RATE_LIMIT_PER_KEY: '100000000',
+    RATE_LIMIT_PER_KEY_UNPROVEN: '100000000',
     RATE_LIMIT_PER_ADDRESS: '100000000',
     // The re-verification job would fetch 8 M profile pages from the internet.
     BACKGROUND_JOBS: '0',

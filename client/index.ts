@@ -218,15 +218,22 @@ export class IdsvcClient {
 
   /**
    * The widget's script URL, signed so that it pre-fills this partner's private view (SPEC §7).
-   * Build it on your server and put it in the page; it expires after `expiresInSeconds`.
+   * Build it on your server and put it in the page; it expires after `expiresInSeconds` (default
+   * an hour; a whole number from 1 to 86400, since the service refuses signatures that live longer
+   * than a day: a RangeError otherwise).
    */
   widgetUrl(userIdentifier: string, opts: { displaySync?: boolean; expiresInSeconds?: number; lang?: string; now?: number } = {}): string {
     const path = `${this.base}/api/service_collection_widget/${this.key}/${seg(userIdentifier)}/${opts.displaySync === false ? 'FALSE' : 'TRUE'}`;
     const params = new URLSearchParams();
     if (this.options.apiToken) {
-      const exp = Math.floor((opts.now ?? Date.now()) / 1000) + (opts.expiresInSeconds ?? 3600);
+      const lifetime = opts.expiresInSeconds ?? 3600;
+      if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_WIDGET_URL_LIFETIME_SECONDS) {
+        throw new RangeError(`expiresInSeconds must be a whole number from 1 to ${MAX_WIDGET_URL_LIFETIME_SECONDS} (a day), got ${lifetime}`);
+      }
+      const now = opts.now ?? Date.now();
+      const exp = Math.floor(now / 1000) + lifetime;
       params.set('exp', String(exp));
-      params.set('sig', signWidget(this.options.apiKey, userIdentifier, exp, this.options.apiToken));
+      params.set('sig', signWidget(this.options.apiKey, userIdentifier, exp, this.options.apiToken, now));
     }
     if (opts.lang) params.set('lang', opts.lang);
     const qs = params.toString();
@@ -235,12 +242,24 @@ export class IdsvcClient {
 }
 
 /**
+ * The longest a signed widget URL may live: the service treats an `exp` further ahead than this as
+ * a bad signature (public view, console warning), so that a leaked URL is useful for a day at most.
+ */
+export const MAX_WIDGET_URL_LIFETIME_SECONDS = 24 * 3600;
+
+/**
  * The `sig` of a signed widget URL (SPEC §7): hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}".
  * The service stores only the SHA-256 of an api_token, so the HMAC key is that digest — the 64
  * lowercase hex characters of sha256(api_token), used as ASCII bytes — never the raw token.
  * `userIdentifier` is signed exactly as it goes into the URL path (before percent-encoding).
+ * `exp` (Unix seconds) more than a day after `now` (milliseconds, default the current time) is a
+ * RangeError: the service would refuse it.
  */
-export function signWidget(apiKey: string, userIdentifier: string, exp: number, apiToken: string): string {
+export function signWidget(apiKey: string, userIdentifier: string, exp: number, apiToken: string, now: number = Date.now()): string {
+  if (!Number.isInteger(exp)) throw new RangeError(`exp must be a whole number of Unix seconds, got ${exp}`);
+  if (exp * 1000 > now + MAX_WIDGET_URL_LIFETIME_SECONDS * 1000) {
+    throw new RangeError(`exp is more than ${MAX_WIDGET_URL_LIFETIME_SECONDS / 3600} hours ahead; the service refuses such signatures`);
+  }
   return createHmac('sha256', widgetSigningKey(apiToken)).update(`${apiKey}:${userIdentifier}:${exp}`).digest('hex');
 }
 

@@ -17,8 +17,14 @@ export interface Config {
   readonly fetchAllowPrivate: boolean;
   /** How long a rotated-out api_token keeps working. */
   readonly tokenGraceSeconds: number;
+  /** A key's budget for calls with proof (api_token or a signed URL); a partner may have its own. */
   readonly rateLimitPerKeyPerMinute: number;
+  /** A key's separate budget for calls with the public key alone, so they cannot use up the proven one. */
+  readonly rateLimitPerKeyUnprovenPerMinute: number;
   readonly rateLimitPerAddressPerMinute: number;
+  /** sync_user/unsync_user failures for one account from one partner and end-user address: the low limit. */
+  readonly syncFailuresPerAccountAddress: number;
+  /** Failures for one account from everywhere: the high ceiling that stops a distributed attack. */
   readonly syncFailuresPerAccount: number;
   readonly syncFailuresPerPartnerAddress: number;
   readonly syncFailureWindowSeconds: number;
@@ -124,8 +130,10 @@ export function loadConfig(env: Env = process.env): Config {
     fetchAllowPrivate: boolVar(env, 'FETCH_ALLOW_PRIVATE', false),
     tokenGraceSeconds: intVar(env, 'TOKEN_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     rateLimitPerKeyPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY', 6000, 1, 100_000_000),
+    rateLimitPerKeyUnprovenPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY_UNPROVEN', 6000, 1, 100_000_000),
     rateLimitPerAddressPerMinute: intVar(env, 'RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000),
-    syncFailuresPerAccount: intVar(env, 'SYNC_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
+    syncFailuresPerAccountAddress: intVar(env, 'SYNC_FAILURES_PER_ACCOUNT_ADDRESS', 5, 1, 1_000_000),
+    syncFailuresPerAccount: intVar(env, 'SYNC_FAILURES_PER_ACCOUNT', 50, 1, 1_000_000),
     syncFailuresPerPartnerAddress: intVar(env, 'SYNC_FAILURES_PER_PARTNER_ADDRESS', 20, 1, 1_000_000),
     syncFailureWindowSeconds: intVar(env, 'SYNC_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     backgroundJobs: boolVar(env, 'BACKGROUND_JOBS', true),

@@ -49,7 +49,7 @@ export const returnContacts: ApiOperation = {
       const user = await findUserByIdentifier(db, c.id);
       if (!isVisible(user) || user.discoverable !== 1 || user.id === owner.id || seen.has(user.id)) continue;
       seen.add(user.id);
-      const entries = (await centralEntries(db, snap, user, call.partner)).sort(bySvcName);
+      const entries = (await centralEntries(db, snap, user, call.reader)).sort(bySvcName);
       found.push({ identifier: c.given, userId: user.user_id, services: list('service', entries.map(userServiceFields)) });
     }
     return { root: 'contacts', list: list('contact', found) };

@@ -9,7 +9,7 @@ export const returnServices: ApiOperation = {
   operationId: 'return_services',
   summary: 'The services a person has an identity on',
   description:
-    '`public`: the central repository of an opted-in user (api_key alone). `private` (default): the partner\'s own repository, merged with the central one when the user linked it (needs the api_token). Unknown and opted-out users answer `not_found` alike. Entries are sorted by svcName.',
+    '`public`: the central repository of an opted-in user (api_key alone; `usrSvcId` only with proof: the api_token, for a trusted partner, a pro user or the partner\'s own contributions). `private` (default): the partner\'s own repository, merged with the central one when the user linked it (needs the api_token). Unknown and opted-out users answer `not_found` alike. Entries are sorted by svcName.',
   paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
@@ -17,11 +17,10 @@ export const returnServices: ApiOperation = {
   async handler(call) {
     const id = userIdentifierOf(call);
     if (profileTypeOf(call) === 'public') {
-      const entries = await publicView(call.ctx, call.partner, id);
+      const entries = await publicView(call.ctx, call.reader, id);
       return { root: 'services', list: list('service', entries.map(userServiceFields)) };
     }
-    requirePrivateAccess(call);
-    const entries = await privateView(call.ctx, call.partner, id);
+    const entries = await privateView(call.ctx, requirePrivateAccess(call), id);
     return { root: 'services', list: list('service', entries.map(userServiceFields)) };
   },
 };

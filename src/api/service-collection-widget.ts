@@ -6,12 +6,12 @@ import type { ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiCall, ApiOperation } from '../http/api-route.js';
 import { requestOrigin } from '../http/request-info.js';
 import { allowedOrigins } from '../repositories/partners.js';
-import { entryUrl, privateView, publicView, type ViewEntry } from '../services/partner-data.js';
+import { entryUrl, privateView, publicView, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 import { widgetBundle } from '../widget/bundle.js';
 import { renderWidgetBootScript, type WidgetService } from '../widget/boot-script.js';
 import { bundleUrl, catalogueUrl } from '../widget/routes.js';
 import { checkWidgetSignature } from '../widget/signature.js';
-import { userIdentifierOf } from './shared.js';
+import { privateAccessOf, userIdentifierOf } from './shared.js';
 
 const LANG = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8}){0,4}$/;
 
@@ -35,9 +35,9 @@ function requireNamedOrigin(call: ApiCall): void {
 }
 
 /** Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with nothing to show. */
-async function prefill(call: ApiCall, id: ParsedIdentifier, privateAccess: boolean): Promise<ViewEntry[]> {
+async function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): Promise<ViewEntry[]> {
   try {
-    return privateAccess ? await privateView(call.ctx, call.partner, id) : await publicView(call.ctx, call.partner, id);
+    return access ? await privateView(call.ctx, access, id) : await publicView(call.ctx, call.reader, id);
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_found') return [];
     throw err;
@@ -59,7 +59,7 @@ export const serviceCollectionWidget: ApiOperation = {
   operationId: 'service_collection_widget',
   summary: 'The embeddable widget for one person (JavaScript)',
   description:
-    'Answers JavaScript, also for errors (a script that reports the error with console.error). Unsigned, it is pre-filled with the public view; with `exp` and `sig` (hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}", keyed with the lowercase hex SHA-256 of the api_token) with the partner\'s private view. An invalid or expired signature falls back to the public view with a console warning. `lang`: en (default), de, fr or es. Never stored by shared caches.',
+    'Answers JavaScript, also for errors (a script that reports the error with console.error). Unsigned, it is pre-filled with the public view; with `exp` and `sig` (hex HMAC-SHA256 over "{api_key}:{user_identifier}:{exp}", keyed with the lowercase hex SHA-256 of the api_token) with the partner\'s private view. An invalid or expired signature, or an `exp` more than 24 hours ahead, falls back to the public view with a console warning. Unsigned (the api_key alone), the public view carries no usrSvcId, whoever the key belongs to. `lang`: en (default), de, fr or es. Never stored by shared caches.',
   paths: ['/api/service_collection_widget/:api_key/:user_identifier/:display_sync'],
   query: {
     lang: Type.Optional(Type.String({ maxLength: 64, description: 'Language of the widget (BCP 47), e.g. `de`; English when unknown.' })),
@@ -70,15 +70,22 @@ export const serviceCollectionWidget: ApiOperation = {
   response: Type.Object({}, { description: 'JavaScript (text/javascript)' }),
   kind: 'widget',
   raw: true,
+  urlProof(partner, request, nowMs) {
+    const params = request.params as Record<string, string | undefined>;
+    const query = request.query as Record<string, string | undefined>;
+    return checkWidgetSignature(partner, params.user_identifier ?? '', query.exp, query.sig, nowMs);
+  },
   async handler(call) {
     const displaySync = displaySyncOf(call.params.display_sync);
     const id = userIdentifierOf(call);
     requireNamedOrigin(call);
     const userIdentifier = call.params.user_identifier ?? '';
-    const signature = checkWidgetSignature(call.partner, userIdentifier, call.query.exp, call.query.sig, call.ctx.clock.now());
-    // A server that sends its api_token, or a partner that chose legacy open reads, needs no signature.
-    const privateAccess = signature.status === 'valid' || call.authenticated || call.partner.legacy_open_reads === 1;
-    const services = (await prefill(call, id, privateAccess)).map(widgetService);
+    // A valid signature (checked by apiRoute, before the limits), the api_token in a POST body, or
+    // a partner that chose legacy open reads: the private view. Anything else: the public view,
+    // without a single usrSvcId from the central repository.
+    const access = privateAccessOf(call);
+    const signature = call.urlProof ?? { status: 'unsigned' };
+    const services = (await prefill(call, id, access)).map(widgetService);
     const manifest = await widgetBundle.current();
     const lang = call.query.lang?.trim() ?? '';
     const script = renderWidgetBootScript({
@@ -87,8 +94,8 @@ export const serviceCollectionWidget: ApiOperation = {
       userIdentifier,
       displaySync,
       lang: LANG.test(lang) ? lang : 'en',
-      view: privateAccess ? 'private' : 'public',
-      warning: signature.status === 'invalid' && !privateAccess ? signature.warning : null,
+      view: access ? 'private' : 'public',
+      warning: signature.status === 'invalid' && !access ? signature.warning : null,
       services,
       catalogueUrl: catalogueUrl(call.ctx),
       bundleUrl: bundleUrl(call.ctx, manifest.file),

@@ -7,7 +7,7 @@ import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiCall } from '../http/api-route.js';
 import type { Fields } from '../http/document.js';
-import { entryUrl, type ViewEntry } from '../services/partner-data.js';
+import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 
 export function userIdentifierOf(call: ApiCall): ParsedIdentifier {
   const raw = call.params.user_identifier;
@@ -29,11 +29,17 @@ export function profileTypeOf(call: ApiCall): ProfileType {
   return v;
 }
 
-/** SPEC §3 rule 0 and §4.1: the private view needs proof, unless the partner chose legacy open reads. */
-export function requirePrivateAccess(call: ApiCall): void {
-  if (!call.authenticated && call.partner.legacy_open_reads !== 1) {
-    throw errors.invalidApiToken('The private view needs your api_token in the POST body (server-side calls only); or ask for profile_type=public');
-  }
+/** SPEC §3 rule 0 and §4.1: the private view needs proof, unless the partner chose legacy open reads; null when neither. */
+export function privateAccessOf(call: ApiCall): PrivateAccess | null {
+  if (call.reader !== 'anyone') return call.reader;
+  return call.partner.legacy_open_reads === 1 ? { partner: call.partner, by: 'legacy_open_reads' } : null;
+}
+
+/** privateAccessOf, or the error that says how to get the private view. */
+export function requirePrivateAccess(call: ApiCall): PrivateAccess {
+  const access = privateAccessOf(call);
+  if (!access) throw errors.invalidApiToken('The private view needs your api_token in the POST body (server-side calls only); or ask for profile_type=public');
+  return access;
 }
 
 export async function serviceOf(ctx: AppContext, svcId: string | undefined): Promise<CatalogueEntry> {
@@ -54,7 +60,7 @@ export function userServiceFields(e: ViewEntry): Fields {
 export const userServiceSchema = Type.Object({
   svcId: Type.String(),
   svcName: Type.String(),
-  usrSvcId: Type.Optional(Type.String({ description: 'Only for trusted partners, pro users, or the partner\'s own pushes.' })),
+  usrSvcId: Type.Optional(Type.String({ description: 'Only in answers to a proven partner (api_token, or a signed widget URL): a trusted partner, a pro user\'s entry, or the partner\'s own push. Never with the api_key alone.' })),
   url: Type.String(),
   verified: Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')]),
   svcFavicon: Type.String(),

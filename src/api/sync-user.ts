@@ -22,7 +22,7 @@ export const syncUser: ApiOperation = {
   operationId: 'sync_user',
   summary: 'Link the partner\'s repository for a person to their account',
   description:
-    'The person\'s e-mail address and password (collected by the widget\'s sync form) prove the account. On linking, the partner\'s entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled per account and per partner + end-user address.',
+    'The person\'s e-mail address and password (collected by the widget\'s sync form) prove the account. On linking, the partner\'s entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled, before any hashing, per account + partner + end-user address (5), per partner + end-user address (20), and per account from everywhere (a ceiling of 50), each per 15 minutes by default: strangers elsewhere cannot stop the owner syncing from her own address and partner.',
   paths: ['/api/sync_user/:api_key/:user_identifier'],
   body: credentialFields,
   tokenRequired: true,

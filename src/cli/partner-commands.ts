@@ -131,7 +131,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     .option('--origin <url>', 'allowed origin (repeatable; replaces the list)', collect)
     .option('--any-origin', 'clear the allowed-origin list')
     .option('--webhook <url>', 'webhook endpoint ("none" removes it)')
-    .option('--rate-limit <n>', 'requests per minute for this api_key ("default" clears the override)')
+    .option('--rate-limit <n>', 'proven requests per minute for this api_key (api_token or signed widget); also caps its unproven budget when lower ("default" clears the override)')
     .action(
       async (
         key: string,

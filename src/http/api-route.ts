@@ -11,12 +11,18 @@ import { allowedOrigins, tokenMatches } from '../repositories/partners.js';
 import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
 import { requestOrigin, wantsJson } from './request-info.js';
 import type { LimitState } from '../services/rate-limits.js';
+import type { PartnerProof, Reader } from '../services/partner-data.js';
+import type { SignatureCheck } from '../widget/signature.js';
 
 export interface ApiCall {
   readonly ctx: AppContext;
   readonly partner: PartnerRow;
   /** The caller proved itself with its api_token (SPEC §3 rule 0). */
   readonly authenticated: boolean;
+  /** Who reads: the partner when it proved itself (api_token, or the operation's signed URL), else anyone. */
+  readonly reader: Reader;
+  /** The operation's signed-URL check (`urlProof`), when it has one. */
+  readonly urlProof: SignatureCheck | null;
   readonly params: Readonly<Record<string, string>>;
   readonly body: Readonly<Record<string, string | undefined>>;
   readonly query: Readonly<Record<string, string | undefined>>;
@@ -44,6 +50,11 @@ export interface ApiOperation {
   raw?: boolean;
   /** How errors are answered (SPEC §4.4: the widget answers a script, also for errors). */
   kind?: 'api' | 'widget';
+  /**
+   * Proof carried in the URL instead of the api_token (the widget's signed URLs, SPEC §7). Checked
+   * before the rate limits, because proven and unproven calls draw on separate budgets.
+   */
+  urlProof?(partner: PartnerRow, request: FastifyRequest, nowMs: number): SignatureCheck;
 }
 
 export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
@@ -91,7 +102,38 @@ function originAllowed(partner: PartnerRow, origin: string | null): boolean {
   return allowed.length === 0 || allowed.includes(origin);
 }
 
-async function authorise(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, op: ApiOperation): Promise<{ partner: PartnerRow; authenticated: boolean }> {
+interface Authorised {
+  partner: PartnerRow;
+  authenticated: boolean;
+  reader: Reader;
+  urlProof: SignatureCheck | null;
+}
+
+/**
+ * SPEC §8, issue 14.3: a key's proven calls (its api_token, or a URL its server signed) and the
+ * calls anyone makes with the public key alone draw on separate budgets, so traffic spread over
+ * many addresses cannot use up the partner's own. A partner's override (`partner set
+ * --rate-limit`) sets its proven budget and also caps its unproven one: an operator who limits a
+ * key limits it both ways, while a raised limit is for the partner's own calls. Calls without the
+ * api_token are also counted per address: a signed URL works for whoever holds it, the token
+ * never leaves the partner's server.
+ */
+async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: PartnerRow | undefined, proof: PartnerProof | null): Promise<LimitState[]> {
+  const limits: LimitState[] = [];
+  if (partner) {
+    const override = partner.rate_limit_per_minute;
+    const unproven = ctx.config.rateLimitPerKeyUnprovenPerMinute;
+    limits.push(
+      proof
+        ? await ctx.limiter.consume('key', partner.api_key, override ?? ctx.config.rateLimitPerKeyPerMinute)
+        : await ctx.limiter.consume('key-unproven', partner.api_key, override === null ? unproven : Math.min(override, unproven)),
+    );
+  }
+  if (proof?.by !== 'api_token') limits.push(await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute));
+  return limits;
+}
+
+async function authorise(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, op: ApiOperation): Promise<Authorised> {
   const params = request.params as Record<string, string>;
   const body = (request.body ?? {}) as Record<string, string | undefined>;
   const key = params.api_key ?? '';
@@ -99,20 +141,23 @@ async function authorise(ctx: AppContext, request: FastifyRequest, reply: Fastif
   const now = ctx.clock.now();
   const token = body.api_token;
   const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);
+  const urlProof = partner && op.urlProof ? op.urlProof(partner, request, now) : null;
+  const proof: PartnerProof | null = !partner
+    ? null
+    : authenticated
+      ? { partner, by: 'api_token' }
+      : urlProof?.status === 'valid'
+        ? { partner, by: 'widget_signature' }
+        : null;
 
-  const limits: LimitState[] = [];
-  if (partner) {
-    limits.push(await ctx.limiter.consume('key', partner.api_key, partner.rate_limit_per_minute ?? ctx.config.rateLimitPerKeyPerMinute));
-  }
-  if (!authenticated) limits.push(await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute));
-  setLimitHeaders(reply, limits);
+  setLimitHeaders(reply, await consumeLimits(ctx, request, partner, proof));
 
   if (!partner) throw errors.invalidApiKey();
   if (partner.suspended) throw errors.forbidden('This partner is suspended');
   if (!originAllowed(partner, requestOrigin(request))) throw errors.forbidden('Origin not allowed for this API key');
   if (token !== undefined && !authenticated) throw errors.invalidApiToken();
   if (op.tokenRequired && !authenticated) throw errors.invalidApiToken('This operation needs the api_token in the POST body');
-  return { partner, authenticated };
+  return { partner, authenticated, reader: proof ?? 'anyone', urlProof };
 }
 
 export function formatOf(request: FastifyRequest): Format {
@@ -151,11 +196,13 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
           response: op.raw ? undefined : responses(op),
         },
         handler: async (request, reply) => {
-          const { partner, authenticated } = await authorise(ctx, request, reply, op);
+          const { partner, authenticated, reader, urlProof } = await authorise(ctx, request, reply, op);
           const doc = await op.handler({
             ctx,
             partner,
             authenticated,
+            reader,
+            urlProof,
             params: request.params as Record<string, string>,
             body: (request.body ?? {}) as Record<string, string | undefined>,
             query: request.query as Record<string, string | undefined>,

@@ -12,7 +12,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'idsvc partner API',
         version: '1',
         description:
-          'Identity aggregation service: look up the online identities a person has opted to share, push changes, link repositories. Every operation answers GET and POST; answers are XML unless `Accept: application/json` or `?format=json`. Secrets (`api_token`, `email_address`, `password`) go in the POST body only.',
+          'Identity aggregation service: look up the online identities a person has opted to share, push changes, link repositories. Every operation answers GET and POST; answers are XML unless `Accept: application/json` or `?format=json`. Secrets (`api_token`, `email_address`, `password`) go in the POST body only. The api_key is public: a call without proof (the api_token, or a signed widget URL) gets the public view, with no `usrSvcId` from the central repository, and draws on the key\'s unproven request budget, apart from the proven one; `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` describe the tightest budget that applied.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       tags: [{ name: 'partner API', description: 'Version 1 operations under /api/' }],

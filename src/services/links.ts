@@ -18,30 +18,47 @@ export interface Credentials {
   clientAddress: string;
 }
 
+/**
+ * Three counters of failures (issue 14.4), in the spirit of the site's log-in throttle:
+ *
+ * - per account, partner and end-user address: low, so one place cannot guess at one account for long;
+ * - per partner and end-user address, over all accounts: stops one place spraying many accounts;
+ * - per account, over every partner and address: a much higher ceiling that stops a distributed attack.
+ *
+ * A stranger's failures elsewhere count only towards the ceiling, so they cannot stop the owner
+ * from syncing from her own address and partner until a distributed attack reaches it.
+ */
 function throttleKeys(partner: PartnerRow, c: Credentials) {
+  const account = emailHashes(c.email).sha256;
   return {
-    account: `cred:acct:${emailHashes(c.email).sha256}`,
+    place: `cred:apa:${account}:${partner.id}:${c.clientAddress}`,
     origin: `cred:pa:${partner.id}:${c.clientAddress}`,
+    account: `cred:acct:${account}`,
   };
 }
 
-/** Checks e-mail and password, throttled per account and per partner + end-user address. */
+/** Checks e-mail and password, throttled (before any hashing) by the three counters of throttleKeys. */
 export async function checkCredentials(ctx: AppContext, partner: PartnerRow, c: Credentials): Promise<UserRow> {
   const keys = throttleKeys(partner, c);
   const cfg = ctx.config;
+  const t = ctx.throttle;
   const wait = Math.max(
-    await ctx.throttle.blockedFor(keys.account, cfg.syncFailuresPerAccount),
-    await ctx.throttle.blockedFor(keys.origin, cfg.syncFailuresPerPartnerAddress),
+    ...(await Promise.all([
+      t.blockedFor(keys.place, cfg.syncFailuresPerAccountAddress),
+      t.blockedFor(keys.origin, cfg.syncFailuresPerPartnerAddress),
+      t.blockedFor(keys.account, cfg.syncFailuresPerAccount),
+    ])),
   );
   if (wait > 0) throw errors.rateLimited(wait);
   const user = await findUserByEmail(ctx.db.kysely, c.email);
   const ok = user ? await verifyPassword(user.password_hash, c.password) : (await burnPasswordCheck(c.password), false);
   if (!user || !ok) {
-    await ctx.throttle.recordFailure(keys.account, cfg.syncFailureWindowSeconds);
-    await ctx.throttle.recordFailure(keys.origin, cfg.syncFailureWindowSeconds);
+    for (const key of [keys.place, keys.origin, keys.account]) await t.recordFailure(key, cfg.syncFailureWindowSeconds);
     throw errors.invalidCredentials();
   }
-  await ctx.throttle.reset(keys.account);
+  // Only this place starts over: the account-wide ceiling runs out with its window, so the owner's
+  // success in the middle of an attack does not hand the attackers a fresh allowance.
+  await t.reset(keys.place);
   return user;
 }
 

@@ -36,12 +36,37 @@ export function entryUrl(e: ViewEntry): string {
 
 type CentralRow = { svc_id: string; usr_svc_id: string; verified: number; source_partner_id: number | null; updated_at: number };
 
-/** SPEC §3 rule 5: who may see a central entry's usrSvcId. */
-function showsUsrSvcId(partner: PartnerRow | null, user: Pick<UserRow, 'pro'>, sourcePartnerId: number | null): boolean {
-  return partner !== null && (partner.trusted === 1 || user.pro === 1 || sourcePartnerId === partner.id);
+/**
+ * How a partner proved it is the caller (SPEC §3 rule 0): its api_token in the body, or a URL its
+ * server signed (the widget, SPEC §7). The api_key alone proves nothing: it is in every page.
+ */
+export interface PartnerProof {
+  readonly partner: PartnerRow;
+  readonly by: 'api_token' | 'widget_signature';
 }
 
-function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot, user: Pick<UserRow, 'pro'>, partner: PartnerRow | null): ViewEntry[] {
+/** Who reads a central repository: a partner with proof, or anyone (the api_key alone, a visitor of the site). */
+export type Reader = PartnerProof | 'anyone';
+
+/**
+ * Access to a partner's private view (SPEC §4.1): proof, or the partner's own choice of
+ * `legacy_open_reads` (documented as unsafe), which serves that view, and only that view, on the key.
+ */
+export interface PrivateAccess {
+  readonly partner: PartnerRow;
+  readonly by: PartnerProof['by'] | 'legacy_open_reads';
+}
+
+/**
+ * SPEC §3 rule 5: who may see a central entry's usrSvcId. Rule 5 speaks of a partner; without proof
+ * there is none, so anyone gets no usrSvcId at all, whoever the key belongs to (issue 14.2).
+ */
+function showsUsrSvcId(reader: Reader | PrivateAccess, user: Pick<UserRow, 'pro'>, sourcePartnerId: number | null): boolean {
+  if (reader === 'anyone') return false;
+  return reader.partner.trusted === 1 || user.pro === 1 || sourcePartnerId === reader.partner.id;
+}
+
+function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot, user: Pick<UserRow, 'pro'>, reader: Reader | PrivateAccess): ViewEntry[] {
   const out: ViewEntry[] = [];
   for (const r of rows) {
     const svc = snap.byId.get(r.svc_id);
@@ -49,7 +74,7 @@ function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot
     out.push({
       svc,
       usrSvcId: r.usr_svc_id,
-      showUsrSvcId: showsUsrSvcId(partner, user, r.source_partner_id),
+      showUsrSvcId: showsUsrSvcId(reader, user, r.source_partner_id),
       verified: r.verified === 1,
       updatedAt: r.updated_at,
     });
@@ -57,13 +82,13 @@ function centralViewEntries(rows: readonly CentralRow[], snap: CatalogueSnapshot
   return out;
 }
 
-export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapshot, user: UserRow, partner: PartnerRow | null): Promise<ViewEntry[]> {
+export async function centralEntries(db: Kysely<Database>, snap: CatalogueSnapshot, user: UserRow, reader: Reader): Promise<ViewEntry[]> {
   const rows = await db
     .selectFrom('central_identities')
     .select(['svc_id', 'usr_svc_id', 'verified', 'source_partner_id', 'updated_at'])
     .where('user_ref', '=', user.id)
     .execute();
-  return centralViewEntries(rows, snap, user, partner);
+  return centralViewEntries(rows, snap, user, reader);
 }
 
 // The hot paths' statements (db/prepared.ts); the same queries as the Kysely ones beside them.
@@ -78,8 +103,8 @@ const upsertPushed = statement<never>(
 const deletePushed = statement<never>('DELETE FROM partner_identities WHERE partner_id = ? AND subject_id = ? AND svc_id = ?');
 const linkOfSubject = statement<{ user_ref: number }>('SELECT user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
 
-async function centralEntriesOf(q: Exec, snap: CatalogueSnapshot, user: AccountRef, partner: PartnerRow | null): Promise<ViewEntry[]> {
-  return centralViewEntries(await q.all(centralOf, user.id), snap, user, partner);
+async function centralEntriesOf(q: Exec, snap: CatalogueSnapshot, user: AccountRef, access: PrivateAccess): Promise<ViewEntry[]> {
+  return centralViewEntries(await q.all(centralOf, user.id), snap, user, access);
 }
 
 /** The link between this partner and this person, if any (by subject, or by the account itself). */
@@ -113,8 +138,8 @@ const publicBy: ByAccountIdentifier<PublicRow> = {
   userId: statement<PublicRow>(`${publicSelect}u.user_id = ?`, { rowMode: 'array' }),
 };
 
-/** SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer. */
-export async function publicView(ctx: AppContext, partner: PartnerRow | null, id: ParsedIdentifier): Promise<ViewEntry[]> {
+/** SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only for a reader with proof. */
+export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier): Promise<ViewEntry[]> {
   const rows = await allByAccountIdentifier(onReader(ctx.db), publicBy, id);
   const first = rows[0];
   const user = first && { opted_in: first[0], pro: first[1] };
@@ -126,7 +151,7 @@ export async function publicView(ctx: AppContext, partner: PartnerRow | null, id
     // A user without entries comes back as one row of NULLs; a disabled service is kept, not shown.
     const svc = svcId === null ? undefined : snap.byId.get(svcId);
     if (!svc) continue;
-    entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(partner, user, source), verified: verified === 1, updatedAt: updatedAt ?? 0 });
+    entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(reader, user, source), verified: verified === 1, updatedAt: updatedAt ?? 0 });
   }
   return entries.sort(bySvcName);
 }
@@ -139,7 +164,8 @@ async function linkOf(q: Exec, partner: PartnerRow, person: PersonRef): Promise<
 }
 
 /** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. */
-export async function privateView(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier): Promise<ViewEntry[]> {
+export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier): Promise<ViewEntry[]> {
+  const partner = access.partner;
   const q = onReader(ctx.db);
   const person = await lookupPerson(q, id);
   const snap = await ctx.catalogue.get();
@@ -156,7 +182,7 @@ export async function privateView(ctx: AppContext, partner: PartnerRow, id: Pars
   if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
   if (!isVisible(linkedUser)) return own.sort(bySvcName);
   const merged = new Map(own.map((e) => [e.svc.svcId, e]));
-  for (const c of await centralEntriesOf(q, snap, linkedUser, partner)) {
+  for (const c of await centralEntriesOf(q, snap, linkedUser, access)) {
     const mine = merged.get(c.svc.svcId);
     // On a clash the central entry wins when verified, else the newer one.
     if (!mine || c.verified || c.updatedAt > mine.updatedAt) merged.set(c.svc.svcId, mine && mine.usrSvcId === c.usrSvcId ? { ...c, showUsrSvcId: true } : c);

@@ -26,7 +26,7 @@ export async function publicProfileOf(ctx: AppContext, user: UserRow): Promise<P
     const v = user[column];
     if (v && pub.has(field)) fields[field] = v;
   }
-  const entries = (await centralEntries(ctx.db.kysely, await ctx.catalogue.get(), user, null)).sort(bySvcName);
+  const entries = (await centralEntries(ctx.db.kysely, await ctx.catalogue.get(), user, 'anyone')).sort(bySvcName);
   return {
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),

@@ -12,6 +12,14 @@ export type SignatureCheck =
   | { status: 'invalid'; warning: string };
 
 const FALLBACK = 'showing the public view';
+
+/**
+ * The furthest ahead an `exp` may be (issue 14.6). A signed URL is a bearer pass to a person's
+ * private view for whoever holds it (a log, a shared screenshot, a browser history): a day at most
+ * bounds how long a leaked URL stays useful, while a page that embeds it still renders for its
+ * visitor. Partners sign per page view with minutes to spare (docs/widget.md).
+ */
+export const MAX_SIGNATURE_LIFETIME_SECONDS = 24 * 3600;
 const EXP = /^\d{1,12}$/;
 const SIG = /^[0-9a-f]{64}$/;
 
@@ -47,7 +55,11 @@ export function checkWidgetSignature(
     timingSafeEqual(Buffer.from(widgetSignature(key, partner.api_key, userIdentifier, exp), 'hex'), givenBytes),
   );
   if (!matches) return { status: 'invalid', warning: `invalid signature (not made with this partner's api_token for this user_identifier); ${FALLBACK}` };
-  // Checked after the HMAC, so only the partner learns from the warning that its URL is merely old.
+  // Checked after the HMAC, so only the partner learns from the warning that its URL is merely old
+  // (or signed for too long).
   if (Number(exp) * 1000 <= nowMs) return { status: 'invalid', warning: `the signed URL has expired; ${FALLBACK}` };
+  if (Number(exp) * 1000 > nowMs + MAX_SIGNATURE_LIFETIME_SECONDS * 1000) {
+    return { status: 'invalid', warning: `exp is more than ${MAX_SIGNATURE_LIFETIME_SECONDS / 3600} hours ahead (signed URLs live at most a day); ${FALLBACK}` };
+  }
   return { status: 'valid' };
 }

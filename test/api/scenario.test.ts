@@ -61,15 +61,18 @@ test('the partner API story', async () => {
   assert.deepEqual(pub.map((s) => s.svcId), ['github', 'reddit', 'twitter']);
   assert.ok(pub.every((s) => s.usrSvcId === undefined));
   assert.ok(pub.every((s) => s.url.length > 0));
-  // ...but A sees usrSvcId on entries it put there.
-  assert.ok((await A.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
-  // A trusted partner sees usrSvcId.
+  // ...but A, with its token, sees usrSvcId on entries it put there (its key alone proves nothing).
+  assert.ok((await A.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+  assert.ok((await A.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
+  // A trusted partner sees usrSvcId, with its token.
   await updatePartner(t.ctx.db.kysely, B.id, { trusted: true }, t.clock.now());
-  assert.ok((await B.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+  assert.ok((await B.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+  assert.ok((await B.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
   await updatePartner(t.ctx.db.kysely, B.id, { trusted: false }, t.clock.now());
-  // ...and so does everyone once alice is pro.
+  // ...and so does every partner (with its token) once alice is pro.
   await setUserFlags(t.ctx.db.kysely, user.id, { pro: true }, t.clock.now());
-  assert.equal((await B.publicClient.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, 'alice-gh');
+  assert.equal((await B.client.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, 'alice-gh');
+  assert.equal((await B.publicClient.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, undefined);
   await setUserFlags(t.ctx.db.kysely, user.id, { pro: false }, t.clock.now());
 
   // B pushes one of its own and links too: its private view merges central and own.

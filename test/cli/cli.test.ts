@@ -80,9 +80,9 @@ test('user create reads the password from stdin; set, set-pro, show and delete',
   assert.equal((await cli(['user', 'set', 'sam', '--public', 'nickname,shoe'])).code, 1);
   await P.client.updateService('sam', 'github', 'sam_gh');
   const other = await t.partner();
-  assert.equal((await other.publicClient.returnServices('sam', { profileType: 'public' }))[0]?.usrSvcId, undefined);
+  assert.equal((await other.client.returnServices('sam', { profileType: 'public' }))[0]?.usrSvcId, undefined);
   assert.equal((await cli(['user', 'set-pro', 'sam'])).code, 0);
-  assert.equal((await other.publicClient.returnServices('sam', { profileType: 'public' }))[0]?.usrSvcId, 'sam_gh');
+  assert.equal((await other.client.returnServices('sam', { profileType: 'public' }))[0]?.usrSvcId, 'sam_gh');
   assert.equal((await cli(['user', 'set', 'sam', '--opt-out'])).code, 0);
   await assert.rejects(P.publicClient.returnServices('sam', { profileType: 'public' }), (e: unknown) => e instanceof IdsvcError && e.code === 'not_found');
   const shown = JSON.parse((await cli(['--json', 'user', 'show', 'sam@example.org'])).stdout);

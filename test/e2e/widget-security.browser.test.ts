@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { signWidget } from '../../client/index.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import type { TestApp } from '../helpers/app.js';
 import { consoleLine, launchChromium, listed, openPage, rendered, startIdsvc, startPageServer, widget, type Opened, type Served } from './harness.js';
@@ -163,6 +164,11 @@ describe('what the widget is pre-filled with', () => {
     ['expired', () => P.client.widgetUrl('bob', { now: Date.now() - 2 * 3600 * 1000, expiresInSeconds: 3600 }), /expired/],
     ['signed for another user_identifier', () => P.client.widgetUrl('bob').replace(/\?.*$/, new URL(P.client.widgetUrl('alice')).search), /invalid signature/],
     ['signed for another api_key', () => Q.client.widgetUrl('bob').replace(Q.apiKey, P.apiKey), /invalid signature/],
+    ['signed for more than a day', () => {
+      // The client library refuses to sign this far ahead; telling it the time is two days on gets past it.
+      const exp = Math.floor(Date.now() / 1000) + 2 * 86400;
+      return `${P.publicClient.widgetUrl('bob')}?exp=${exp}&sig=${signWidget(P.apiKey, 'bob', exp, P.apiToken, exp * 1000)}`;
+    }, /more than 24 hours ahead/],
   ];
   for (const [name, url, warning] of fallbacks) {
     test(`${name}: refused, the public view, and a console warning`, async () => {

@@ -154,10 +154,12 @@ describe('the per-user boot script', () => {
     }
   });
 
-  test('a trusted partner sees usrSvcId in the public view, as in return_services', async () => {
+  test('unsigned, even a trusted partner\'s widget shows no usrSvcId: the key alone is no proof', async () => {
     const T = await t.partner({ trusted: true });
     const c = await widgetFor(widgetPath(T.apiKey, 'wanda'));
-    assert.deepEqual(c.services.map((s) => s.usrSvcId), ['wanda-gl']);
+    assert.deepEqual(c.services.map((s) => s.usrSvcId), [null]);
+    const posted = await fetch(`${t.baseUrl}${widgetPath(T.apiKey, 'wanda')}`, { method: 'POST', body: new URLSearchParams({ api_token: T.apiToken }) });
+    assert.deepEqual(bootConfig(await posted.text()).view, 'private');
   });
 
   test('nothing in the data can end the script or open a comment', async () => {
@@ -214,6 +216,8 @@ describe('signed widget URLs', () => {
     const cases: [string, string, RegExp][] = [
       ['expired', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds()), /expired/],
       ['expired long ago', signedQuery(P.apiKey, 'sigrid', P.apiToken, 1), /expired/],
+      ['valid for more than a day', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds() + 86400 + 1), /exp is more than 24 hours ahead/],
+      ['valid for years', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds() + 5 * 365 * 86400), /exp is more than 24 hours ahead/],
       ['exp moved', `?exp=${exp + 1}&sig=${good}`, /invalid signature/],
       ['another person', signedQuery(P.apiKey, 'someone_else', P.apiToken), /invalid signature/],
       ['another spelling of the person', signedQuery(P.apiKey, 'sigrid@example.com', P.apiToken), /invalid signature/],
@@ -232,12 +236,29 @@ describe('signed widget URLs', () => {
     }
   });
 
+  test('a signature may live up to a day, not a second more', async () => {
+    const day = signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds() + 86400);
+    assert.deepEqual((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', day))).services, privateView);
+    // The client library does not make such URLs: it refuses, rather than sign something the service will not take.
+    for (const opts of [{}, { expiresInSeconds: 86400 }]) {
+      const url = new URL(P.client.widgetUrl('sigrid', { now: t.clock.now(), ...opts }));
+      assert.ok(Number(url.searchParams.get('exp')) <= nowSeconds() + 86400);
+      assert.equal((await widgetFor(`${url.pathname}${url.search}`)).view, 'private');
+    }
+    for (const expiresInSeconds of [86401, 7 * 86400, 0, -5, 1.5]) {
+      assert.throws(() => P.client.widgetUrl('sigrid', { now: t.clock.now(), expiresInSeconds }), RangeError, String(expiresInSeconds));
+    }
+    assert.throws(() => signWidget(P.apiKey, 'sigrid', nowSeconds() + 86401, P.apiToken, t.clock.now()), RangeError);
+    assert.throws(() => signWidget(P.apiKey, 'sigrid', Math.floor(Date.now() / 1000) + 2 * 86400, P.apiToken), RangeError, 'by default against the current time');
+    assert.match(signWidget(P.apiKey, 'sigrid', nowSeconds() + 86400, P.apiToken, t.clock.now()), /^[0-9a-f]{64}$/);
+  });
+
   test('after a token rotation, the old token signs until its grace period ends', async () => {
     const R = await t.partner();
     await R.client.updateService('sigrid', 'github', 'r-gh');
-    const oldQuery = signedQuery(R.apiKey, 'sigrid', R.apiToken, nowSeconds() + 7 * 86400);
+    const oldQuery = signedQuery(R.apiKey, 'sigrid', R.apiToken, nowSeconds() + 86400);
     const newToken = await rotatePartnerToken(t.ctx.db.kysely, R.id, 3600, t.clock.now());
-    const newQuery = signedQuery(R.apiKey, 'sigrid', newToken, nowSeconds() + 7 * 86400);
+    const newQuery = signedQuery(R.apiKey, 'sigrid', newToken, nowSeconds() + 86400);
     assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', oldQuery))).view, 'private');
     assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', newQuery))).view, 'private');
     t.clock.advance(3600 * 1000);
