@@ -48,6 +48,7 @@ export async function startReceiver(): Promise<Receiver> {
 
 export interface ReceivedEvent {
   type: string;
+  timestamp: string;
   data: Record<string, unknown>;
 }
 
