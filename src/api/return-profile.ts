@@ -2,7 +2,7 @@
 // made public, or (private view, linked partner) all filled-in fields.
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
-import { parsePublicFields, PROFILE_FIELDS } from '../domain/profile.js';
+import { PROFILE_FIELDS, profileFields } from '../domain/profile.js';
 import type { ApiOperation } from '../http/api-route.js';
 import type { Fields } from '../http/document.js';
 import { findPerson } from '../repositories/people.js';
@@ -32,12 +32,7 @@ export const returnProfile: ApiOperation = {
     if (!isVisible(person.user)) throw errors.userNotFound();
     const user = person.user;
     const linked = type === 'private' && (await findLink(call.ctx.db.kysely, call.partner, person))?.user_ref === user.id;
-    const pub = new Set(parsePublicFields(user.public_fields));
-    const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id) };
-    for (const [field, column] of PROFILE_FIELDS) {
-      const v = user[column];
-      if (v && (linked || pub.has(field))) fields[field] = v;
-    }
+    const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id), ...profileFields(user, linked ? 'all' : 'public') };
     return { root: 'profile', fields: fields as Fields };
   },
 };

@@ -3,8 +3,8 @@ import type { UserRow } from '../db/schema.js';
 import { isValidEmail, isValidUserId } from '../domain/identifiers.js';
 import { hashPassword, passwordProblem } from '../domain/passwords.js';
 import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
-import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
-import { deleteAccount, setOptIn } from '../services/accounts.js';
+import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues } from '../repositories/users.js';
+import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
 import { CliError, print, readStdin } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
 
@@ -101,8 +101,10 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
         publicFields = names as ProfileField[];
       }
       if (o.optIn && o.optOut) throw new CliError('--opt-in and --opt-out exclude each other');
-      await updateProfile(ctx.db.kysely, u.id, values, publicFields, ctx.clock.now());
-      if (o.optIn || o.optOut) await setOptIn(ctx, u, Boolean(o.optIn));
+      // Hiding first and showing last: partners hear of a profile change only while it is theirs to read.
+      if (o.optOut) await setOptIn(ctx, u, false);
+      await saveProfile(ctx, u, values, publicFields);
+      if (o.optIn) await setOptIn(ctx, u, true);
       if (typeof o.discoverable === 'string') await setUserFlags(ctx.db.kysely, u.id, { discoverable: o.discoverable === 'on' }, ctx.clock.now());
       const after = await find(ctx, who);
       print(out, userView(after), () => userText(after));

@@ -34,6 +34,8 @@ export interface UsersTable {
   email_sha256: string;
   password_hash: string;
   opted_in: Bool;
+  /** The visibility linked partners were last told of (`user.visible` / `user.hidden`). */
+  announced_visible: Bool;
   discoverable: Bool;
   pro: Bool;
   nickname: string | null;
@@ -125,7 +127,7 @@ export interface OutboxTable {
   user_ref: number | null;
   event_type: string;
   payload: string;
-  status: string; // 'pending' | 'delivered' | 'dead' | 'skipped'
+  status: string; // 'pending' | 'delivered' | 'dead' | 'skipped' | 'suppressed'
   attempts: number;
   next_attempt_at: Millis;
   locked_until: Millis | null;

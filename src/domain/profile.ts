@@ -36,3 +36,17 @@ export function parsePublicFields(json: string): ProfileField[] {
     return [];
   }
 }
+
+/**
+ * The filled-in profile fields in answer order (SPEC §4.7): every one (`all`: what a linked
+ * partner reads) or only those the user made public (`public`).
+ */
+export function profileFields(user: Record<ProfileColumn, string | null> & { public_fields: string }, which: 'all' | 'public'): Partial<Record<ProfileField, string>> {
+  const pub = new Set(parsePublicFields(user.public_fields));
+  const out: Partial<Record<ProfileField, string>> = {};
+  for (const [field, column] of PROFILE_FIELDS) {
+    const v = user[column];
+    if (v && (which === 'all' || pub.has(field))) out[field] = v;
+  }
+  return out;
+}

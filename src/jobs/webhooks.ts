@@ -1,6 +1,8 @@
 // Webhook delivery from the outbox (SPEC §9), Standard Webhooks style: at least once, only a 2xx
 // counts, Retry-After honoured, 15 s per attempt, exponential back-off for 72 hours, a 410 disables
-// the endpoint. Rows are claimed with a lease, so every instance can run this at once.
+// the endpoint. Rows are claimed with a lease, so every instance can run this at once. An event
+// about a user who is no longer visible when it is due is never sent (`suppressed`), except the
+// news that they are hidden or deleted.
 import { createHmac } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -8,6 +10,9 @@ import type { AppContext } from '../context.js';
 import type { OutboxRow } from '../db/schema.js';
 import { safeFetch } from '../verification/safe-fetch.js';
 import { disablePartnerWebhook } from '../repositories/partners.js';
+import { SENT_WHILE_NOT_VISIBLE } from '../repositories/outbox.js';
+import { visibilityOf } from '../repositories/users.js';
+import { isVisible } from '../domain/visibility.js';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const GIVE_UP_AFTER_MS = 72 * 3600 * 1000;
@@ -49,9 +54,16 @@ async function claim(ctx: AppContext, now: number): Promise<OutboxRow[]> {
     .execute();
 }
 
-type Outcome = { status: 'delivered' | 'dead' | 'skipped' | 'pending'; error: string | null; nextAttemptAt?: number; disableEndpoint?: boolean };
+type Outcome = { status: 'delivered' | 'dead' | 'skipped' | 'suppressed' | 'pending'; error: string | null; nextAttemptAt?: number; disableEndpoint?: boolean };
+
+/** The user hid (or was deleted) after the event was written: what it says is no longer theirs to give. */
+async function isWithheld(ctx: AppContext, row: OutboxRow): Promise<boolean> {
+  if (row.user_ref === null || SENT_WHILE_NOT_VISIBLE.has(row.event_type)) return false;
+  return !isVisible(await visibilityOf(ctx.db.kysely, row.user_ref));
+}
 
 async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Outcome> {
+  if (await isWithheld(ctx, row)) return { status: 'suppressed', error: 'not sent: the user is not visible to partners any more (hidden, not opted in or deleted)' };
   const partner = await ctx.db.kysely.selectFrom('partners').select(['webhook_url', 'webhook_secret', 'webhook_disabled']).where('id', '=', row.partner_id).executeTakeFirst();
   if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
   if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };
@@ -91,7 +103,7 @@ export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
       .updateTable('outbox')
       .set({
         status: outcome.status,
-        attempts: outcome.status === 'skipped' ? row.attempts : row.attempts + 1,
+        attempts: outcome.status === 'skipped' || outcome.status === 'suppressed' ? row.attempts : row.attempts + 1,
         last_error: outcome.error,
         locked_until: null,
         ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),

@@ -6,7 +6,21 @@ import type { Database, OutboxRow } from '../db/schema.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-export type EventType = 'identity.updated' | 'identity.removed' | 'link.created' | 'link.removed' | 'user.hidden' | 'user.deleted';
+export type EventType =
+  | 'identity.updated'
+  | 'identity.removed'
+  | 'link.created'
+  | 'link.removed'
+  | 'profile.updated'
+  | 'user.visible'
+  | 'user.hidden'
+  | 'user.deleted';
+
+/**
+ * The only events about a user who is not visible (not opted in, hidden, or gone): that they are
+ * hidden or deleted. Every other event is neither written nor delivered while they are not visible.
+ */
+export const SENT_WHILE_NOT_VISIBLE: ReadonlySet<string> = new Set<EventType>(['user.hidden', 'user.deleted']);
 
 export interface EventToWrite {
   partnerId: number;

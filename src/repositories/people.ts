@@ -204,15 +204,24 @@ export async function subjectOfUser(db: Q, userRef: number, now: number): Promis
  */
 export async function absorbOrphanSubjects(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
   const target = await subjectOfUser(tx, user.id, now);
-  const orphans = await tx
+  const found = await tx
     .selectFrom('subjects')
-    .select('id')
+    .select(['id', 'email_md5', 'email_sha256'])
     .where('user_ref', 'is', null)
     .where((eb) =>
       eb.or([eb('email_md5', '=', user.email_md5), eb('email_sha256', '=', user.email_sha256), eb('handle', '=', user.user_id)]),
     )
     .execute();
-  for (const { id: orphan } of orphans) {
+  const orphans: number[] = [];
+  for (const s of found) {
+    // A subject with another address's hashes that matches only by the userId is a deleted account
+    // whose userId is now this account's: a different person. It keeps its entries under its hashes
+    // and gives up the name.
+    const otherPerson = (s.email_md5 !== null && s.email_md5 !== user.email_md5) || (s.email_sha256 !== null && s.email_sha256 !== user.email_sha256);
+    if (otherPerson) await tx.updateTable('subjects').set({ handle: null }).where('id', '=', s.id).execute();
+    else orphans.push(s.id);
+  }
+  for (const orphan of orphans) {
     const entries = await tx.selectFrom('partner_identities').selectAll().where('subject_id', '=', orphan).execute();
     for (const e of entries) {
       const clash = await tx
@@ -239,4 +248,21 @@ export async function absorbOrphanSubjects(tx: Transaction<Database>, user: User
     }
     await tx.deleteFrom('subjects').where('id', '=', orphan).execute();
   }
+}
+
+/**
+ * An account is being deleted: its subject stays, with every name partners knew the person by (the
+ * e-mail hashes and the userId), so each partner still finds its own pushes under the identifier it
+ * used (SPEC §3 rule 1). Links and central entries are the caller's to remove.
+ */
+export async function keepSubjectOfDeletedAccount(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
+  if (!(await tx.selectFrom('subjects').select('id').where('user_ref', '=', user.id).executeTakeFirst())) return; // no partner ever named them
+  // A push that raced the account's creation may have left one of its names on a subject of its
+  // own; fold it in first, so that every name is free to stay on this one.
+  await absorbOrphanSubjects(tx, user, now);
+  await tx
+    .updateTable('subjects')
+    .set({ user_ref: null, email_md5: user.email_md5, email_sha256: user.email_sha256, handle: user.user_id })
+    .where('user_ref', '=', user.id)
+    .execute();
 }

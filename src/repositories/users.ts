@@ -33,6 +33,8 @@ export async function createUser(db: Kysely<Database>, input: NewUserInput, now:
         email_sha256: h.sha256,
         password_hash: input.passwordHash,
         opted_in: input.optedIn ? 1 : 0,
+        // Nobody is linked to a new account yet: there is nobody to tell.
+        announced_visible: input.optedIn ? 1 : 0,
         discoverable: 1,
         pro: 0,
         public_fields: '[]',
@@ -94,4 +96,20 @@ export async function setUserFlags(db: Q, userRef: number, flags: { optedIn?: bo
 
 export async function setPasswordHash(db: Q, userRef: number, passwordHash: string, now: number): Promise<void> {
   await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userRef).execute();
+}
+
+/** The columns visibility is decided by (domain/visibility.ts), as they stand in this transaction. */
+export async function visibilityOf(db: Q, userRef: number): Promise<Pick<UserRow, 'opted_in'> | undefined> {
+  return db.selectFrom('users').select('opted_in').where('id', '=', userRef).executeTakeFirst();
+}
+
+/**
+ * Records that linked partners are being told the user is (not) visible. False when that is what
+ * they were told last: then there is nothing to announce. A conditional update, so of two
+ * transactions making the same change only one announces it.
+ */
+export async function markVisibilityAnnounced(db: Q, userRef: number, visible: boolean): Promise<boolean> {
+  const v = visible ? 1 : 0;
+  const r = await db.updateTable('users').set({ announced_visible: v }).where('id', '=', userRef).where('announced_visible', '<>', v).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }

@@ -1,21 +1,54 @@
-// Account-wide changes that partners must hear about (SPEC §3 rule 7, §12).
+// Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
+import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../context.js';
 import type { UserRow } from '../db/schema.js';
-import { setUserFlags } from '../repositories/users.js';
-import { announce, linkedPartners } from './central.js';
+import { profileFields, type ProfileField } from '../domain/profile.js';
+import { keepSubjectOfDeletedAccount } from '../repositories/people.js';
+import { findUserByRef, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
+import { announce, announceVisibility, linkedPartners } from './central.js';
 
 export async function setOptIn(ctx: AppContext, user: UserRow, optedIn: boolean): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await setUserFlags(tx, user.id, { optedIn }, now);
-    if (user.opted_in === 1 && !optedIn) await announce(tx, user, 'user.hidden', () => ({}), now);
+    await announceVisibility(tx, user, now);
+  });
+}
+
+/**
+ * What `profile.updated` carries: the `profile` return_profile answers a linked partner (every
+ * partner that hears of the user is linked to them, so the private view of SPEC §4.7), and which of
+ * its fields the public view shows too.
+ */
+function profileAsLinkedPartnersSeeIt(ctx: AppContext, user: UserRow) {
+  return {
+    profile: { userId: user.user_id, url: `${ctx.config.baseUrl}/u/${user.user_id}`, ...profileFields(user, 'all') },
+    publicFields: Object.keys(profileFields(user, 'public')),
+  };
+}
+
+/**
+ * Saves profile fields and their public flags (site and CLI). Linked partners get
+ * `profile.updated` when anything return_profile would answer them changed.
+ */
+export async function saveProfile(ctx: AppContext, user: UserRow, values: ProfileValues, publicFields: ProfileField[] | undefined): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    const before = await findUserByRef(tx, user.id);
+    await updateProfile(tx, user.id, values, publicFields, now);
+    const after = await findUserByRef(tx, user.id);
+    if (!before || !after) return;
+    const shown = profileAsLinkedPartnersSeeIt(ctx, after);
+    if (isDeepStrictEqual(profileAsLinkedPartnersSeeIt(ctx, before), shown)) return;
+    await announce(tx, after, 'profile.updated', () => shown, now);
   });
 }
 
 /**
  * Erases the user, their central entries and links; linked partners get `user.deleted`. What
- * partners pushed stays theirs: the subject keeps the e-mail hashes so each partner still finds its
- * own entries under the identifiers it used.
+ * partners pushed stays theirs: the subject keeps the e-mail hashes and the userId, so each partner
+ * still finds its own entries under the identifier it used (SPEC §3 rule 1). The userId is free to
+ * be taken again; a new account that takes it takes the name only (people.ts absorbOrphanSubjects).
  */
 export async function deleteAccount(ctx: AppContext, user: UserRow): Promise<void> {
   const now = ctx.clock.now();
@@ -26,11 +59,7 @@ export async function deleteAccount(ctx: AppContext, user: UserRow): Promise<voi
     await tx.deleteFrom('central_identities').where('user_ref', '=', user.id).execute();
     await tx.deleteFrom('sessions').where('user_ref', '=', user.id).execute();
     await tx.deleteFrom('verification_attempts').where('user_ref', '=', user.id).execute();
-    await tx
-      .updateTable('subjects')
-      .set({ user_ref: null, email_md5: user.email_md5, email_sha256: user.email_sha256 })
-      .where('user_ref', '=', user.id)
-      .execute();
+    await keepSubjectOfDeletedAccount(tx, user, now);
     await tx.deleteFrom('users').where('id', '=', user.id).execute();
   });
 }

@@ -1,10 +1,13 @@
 // Changes to a user's central repository, and the announcements they cause (SPEC §9): every change
 // is written to the outbox for each partner linked to the user, except the partner that caused it.
+// While the user is not visible, nothing is written but `user.hidden` and `user.deleted` (issue 14).
 import type { Transaction } from 'kysely';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { CentralIdentityRow, Database, UserRow } from '../db/schema.js';
-import { writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
+import { isVisible } from '../domain/visibility.js';
+import { SENT_WHILE_NOT_VISIBLE, writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
+import { markVisibilityAnnounced, visibilityOf } from '../repositories/users.js';
 
 type Tx = Transaction<Database>;
 
@@ -39,11 +42,29 @@ export async function announce(
   now: number,
   options: { except?: number; only?: LinkedPartner[] } = {},
 ): Promise<void> {
-  const partners = options.only ?? (await linkedPartners(tx, user.id));
-  const events: EventToWrite[] = partners
-    .filter((p) => p.partner_id !== options.except)
-    .map((p) => ({ partnerId: p.partner_id, userRef: user.id, type, data: { user_identifier: p.user_identifier, userId: user.user_id, ...data(p) } }));
+  const partners = (options.only ?? (await linkedPartners(tx, user.id))).filter((p) => p.partner_id !== options.except);
+  if (partners.length === 0) return;
+  // Read in this transaction, not taken from `user`: the caller's row may predate an opt-out.
+  if (!SENT_WHILE_NOT_VISIBLE.has(type) && !isVisible(await visibilityOf(tx, user.id))) return;
+  const events: EventToWrite[] = partners.map((p) => ({
+    partnerId: p.partner_id,
+    userRef: user.id,
+    type,
+    data: { user_identifier: p.user_identifier, userId: user.user_id, ...data(p) },
+  }));
   await writeEvents(tx, events, now);
+}
+
+/**
+ * Tells every linked partner `user.visible` or `user.hidden` when the user's visibility is not what
+ * they were last told. Call it in the transaction of any change that can make a user visible or
+ * hidden (opt-in, opt-out, and whatever else visibility comes to depend on), after the change: it
+ * reads the visibility as it now stands, and announces each change once.
+ */
+export async function announceVisibility(tx: Tx, user: UserRow, now: number): Promise<void> {
+  const visible = isVisible(await visibilityOf(tx, user.id));
+  if (!(await markVisibilityAnnounced(tx, user.id, visible))) return;
+  await announce(tx, user, visible ? 'user.visible' : 'user.hidden', () => ({}), now);
 }
 
 export function identityData(user: UserRow, svc: CatalogueEntry, row: { usr_svc_id: string; verified: number }) {

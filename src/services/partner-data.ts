@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js';
 import { inTx, onReader, statement, type Exec } from '../db/prepared.js';
 import type { Database, PartnerRow, UserRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
+import { isVisible } from '../domain/visibility.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, lookupOrCreatePerson, lookupPerson, type AccountRef, type ByAccountIdentifier, type Person, type PersonRef } from '../repositories/people.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
@@ -21,8 +22,7 @@ export interface ViewEntry {
   updatedAt: number;
 }
 
-/** A person is visible to partners other than through their own pushes only when opted in. */
-export const isVisible = <U extends Pick<UserRow, 'opted_in'>>(user: U | undefined): user is U => user !== undefined && user.opted_in === 1;
+export { isVisible };
 
 export function bySvcName(a: ViewEntry, b: ViewEntry): number {
   const x = a.svc.svcName.toLowerCase();

@@ -115,6 +115,8 @@ test('the partner API story', async () => {
     'B:identity.removed:reddit', // A removed reddit
     'A:user.hidden:',
     'B:user.hidden:',
+    'A:user.visible:', // alice opted in again: read again
+    'B:user.visible:',
     'B:link.removed:', // A unlinked
   ]);
   const payload = JSON.parse((await listOutbox(t.ctx.db.kysely))[1]!.payload);

@@ -92,7 +92,8 @@ test('user create reads the password from stdin; set, set-pro, show and delete',
   assert.equal((await cli(['user', 'delete', 'sam'])).code, 0);
   assert.equal((await cli(['user', 'show', 'sam'])).code, 1);
   const events = await t.ctx.db.kysely.selectFrom('outbox').select('event_type').where('partner_id', '=', P.id).execute();
-  assert.deepEqual(events.map((e) => e.event_type), ['user.hidden', 'user.deleted']);
+  // P is linked: the profile change (nickname, city) is announced to it, then the opt-out and the deletion.
+  assert.deepEqual(events.map((e) => e.event_type), ['profile.updated', 'user.hidden', 'user.deleted']);
   // The partner's own pushes are still its own.
   assert.equal((await P.client.returnServices('sam@example.org'))[0]?.usrSvcId, 'sam_gh');
 });

@@ -7,8 +7,8 @@ import type { AppContext } from '../../context.js';
 import type { UserRow } from '../../db/schema.js';
 import { ApiError } from '../../domain/errors.js';
 import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
-import { setUserFlags, updateProfile, type ProfileValues } from '../../repositories/users.js';
-import { deleteAccount, setOptIn } from '../../services/accounts.js';
+import { setUserFlags, type ProfileValues } from '../../repositories/users.js';
+import { deleteAccount, saveProfile, setOptIn } from '../../services/accounts.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
@@ -85,7 +85,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
       values[field] = v;
       if (b[`public_${field}`] === '1') pub.push(field);
     }
-    await updateProfile(db, user.id, values, pub, ctx.clock.now());
+    await saveProfile(ctx, user, values, pub);
     return seeOther(reply, '/account?msg=profile#profile');
   });
 
