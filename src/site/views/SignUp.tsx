@@ -47,7 +47,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
             minLength={PASSWORD_MIN}
             error={e.password}
             extra={{ 'data-password': '' }}
-            hint={`At least ${PASSWORD_MIN} characters; ${PASSWORD_RECOMMENDED} or more is better. A few unrelated words make a strong, memorable passphrase.`}
+            hint={`At least ${PASSWORD_MIN} characters; ${PASSWORD_RECOMMENDED} or more is better. Common passwords, patterns like "abcd1234" and your own names are refused: a few unrelated words make a strong, memorable passphrase.`}
           />
           <fieldset class="consent">
             <legend>Sharing</legend>
