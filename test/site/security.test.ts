@@ -249,9 +249,40 @@ describe('passwords', () => {
     for (const common of ['password1', 'Iloveyou', 'qwertyuiop', '12345678']) {
       const r = await attempt(common, 'pw_common');
       assert.equal(r.res.status, 400, common);
-      assert.match(r.body, /most commonly used passwords/);
+      assert.match(r.body, /The password is too easy to guess\. This is (a|similar to a) (commonly|frequently|heavily) used password\./);
     }
     assert.equal((await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', 'like', 'pw_%').execute()).length, 0);
+  });
+
+  test('guessable passwords are refused, also those built from the account\'s own names, saying why and how to fix', async () => {
+    // [password, why (zxcvbn's warning), how (one of its suggestions)]
+    const cases: [string, RegExp, RegExp][] = [
+      ['aaaaaaaa', /Repeated characters like &quot;aaa&quot; are easy to guess\./, /Avoid repeated words and characters\./],
+      ['abcdefgh', /Common character sequences like &quot;abc&quot; are easy to guess\./, /Avoid common character sequences\./],
+      ['00000000', /Repeated characters/, /Avoid repeated words and characters\./],
+      ['        ', /Repeated characters/, /Avoid repeated words and characters\./],
+      ['Password123!', /similar to a commonly used password\./, /Add more words that are less common\./],
+      ['Welcome1!', /similar to a commonly used password\./, /Add more words that are less common\./],
+      ['alicealice', /Repeated character patterns like &quot;abcabcabc&quot; are easy to guess\./, /Avoid repeated words and characters\./],
+      ['alice.liddell1', /There should not be any personal or page related data\./, /Add more words that are less common\./],
+    ];
+    for (const [password, why, how] of cases) {
+      const client = browser();
+      const { res, body } = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'alice.liddell@example.org', user_id: 'alice', password });
+      assert.equal(res.status, 400, JSON.stringify(password));
+      const field = /id="password-error"[^>]*>([\s\S]*?)<\//.exec(body)?.[1] ?? body;
+      assert.match(field, /The password is too easy to guess\./, JSON.stringify(password));
+      assert.match(field, why, JSON.stringify(password));
+      assert.match(field, how, JSON.stringify(password));
+    }
+    secrets.push('alice.liddell@example.org');
+    assert.equal(await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', '=', 'alice').executeTakeFirst(), undefined);
+    // Her own names are what made the last one guessable: for someone else it is fine.
+    const bob = browser();
+    assert.equal((await bob.post('/signup', { _csrf: await bob.csrf('/signup'), email: 'bob.smith@example.org', user_id: 'bob_smith', password: 'alice.liddell1' })).res.status, 303);
+    const alice = browser();
+    assert.equal((await alice.post('/signup', { _csrf: await alice.csrf('/signup'), email: 'alice.liddell@example.org', user_id: 'alice', password: 'teapot dormouse riddle' })).res.status, 303);
+    secrets.push('bob.smith@example.org', 'alice.liddell1', 'teapot dormouse riddle');
   });
 
   test('long passwords are kept whole: a prefix does not log in', async () => {
