@@ -163,6 +163,45 @@ describe('CSRF', () => {
   });
 });
 
+describe('CSRF for a logged-in user', () => {
+  test('only the session\'s token counts: the anonymous form token, its own or one planted with its cookie, is refused', async () => {
+    const victim = browser();
+    const anonToken = await victim.csrf('/signup');
+    const email = 'csrf.bound@example.org';
+    const password = 'lantern walrus oyster';
+    secrets.push(email, password);
+    const signUp = await victim.post('/signup', { _csrf: anonToken, email, user_id: 'csrf_bound', password, opt_in: '1' });
+    assert.equal(signUp.res.status, 303, 'anonymous forms take the anonymous token');
+    assert.ok(victim.cookies.get('idsvc_anon'), 'the anonymous cookie is still there after sign-up');
+    // An attacker's own anonymous pair, with the cookie planted in the victim's browser.
+    const attacker = browser();
+    const attackerToken = await attacker.csrf('/signup');
+    const planted = new SiteClient(t.baseUrl, victim.headers);
+    for (const [k, v] of victim.cookies) planted.cookies.set(k, v);
+    planted.cookies.set('idsvc_anon', attacker.cookies.get('idsvc_anon')!);
+    for (const [who, token] of [
+      [victim, anonToken],
+      [planted, attackerToken],
+    ] as const) {
+      for (const [path, fields] of [
+        ['/account/profile', { nickname: 'forged' }],
+        ['/account/opt-in', { opt_in: '0' }],
+        ['/logout', {}],
+      ] as const) {
+        const { res, body } = await who.post(path, { _csrf: token, ...fields });
+        assert.equal(res.status, 403, `${path} with an anonymous token`);
+        assert.match(body, /This form has expired or did not come from this site/);
+      }
+    }
+    const { res, body } = await victim.get('/account');
+    assert.equal(res.status, 200, 'still logged in');
+    assert.match(body, /data-opted-in="yes"/);
+    assert.doesNotMatch(body, /forged/);
+    const genuine = await victim.submit('/account/profile', { nickname: 'genuine' });
+    assert.equal(genuine.res.status, 303, 'the session token still works');
+  });
+});
+
 describe('log-in throttling', () => {
   test('200 wrong passwords from one address are throttled; the owner still logs in from another', async () => {
     const { email, password } = await newAccount('192.0.2.50');
