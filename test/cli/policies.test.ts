@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { projectRoot } from '../../src/paths.js';
+import { findUserByUserId } from '../../src/repositories/users.js';
+import { setCentralIdentity } from '../../src/services/central.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -84,4 +86,48 @@ test('FETCH_ALLOW_PRIVATE=1 lets a webhook point at loopback and private address
   const { api_key } = JSON.parse(r.stdout) as { api_key: string };
   assert.equal((await cli(['partner', 'set', api_key, '--webhook', 'http://10.0.0.8:8080/hook'], { env })).code, 0);
   assert.equal(JSON.parse((await cli(['--json', 'partner', 'show', api_key])).stdout).webhook_url, 'http://10.0.0.8:8080/hook');
+});
+
+test('user create refuses guessable passwords, saying why and how to fix, before anything is stored', async () => {
+  for (const [password, why] of [
+    ['aaaaaaaa', /Repeated characters like "aaa" are easy to guess\. .*Avoid repeated words and characters\./],
+    ['Welcome1!', /similar to a commonly used password\. Add more words that are less common\./],
+    ['alicealice', /Repeated character patterns like "abcabcabc" are easy to guess\./],
+    ['alice.cooper7', /There should not be any personal or page related data\./],
+  ] as const) {
+    const r = await cli(['user', 'create', '--email', 'alice.cooper@example.org', '--user-id', 'alice'], { stdin: `${password}\n` });
+    assert.equal(r.code, 1, password);
+    assert.match(r.stderr, /password is too easy to guess\./, password);
+    assert.match(r.stderr, why, password);
+  }
+  assert.equal(await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', '=', 'alice').executeTakeFirst(), undefined);
+});
+
+test('user create makes accounts not discoverable unless --discoverable; user set --discoverable takes on or off only', async () => {
+  const plain = await cli(['--json', 'user', 'create', '--email', 'vic@example.org', '--user-id', 'vic', '--opt-in'], { stdin: 'walnut harbour saxophone\n' });
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.equal(JSON.parse(plain.stdout).discoverable, false);
+  const chosen = await cli(['--json', 'user', 'create', '--email', 'wes@example.org', '--user-id', 'wes', '--opt-in', '--discoverable'], { stdin: 'walnut harbour saxophone\n' });
+  assert.equal(chosen.code, 0, chosen.stderr);
+  assert.equal(JSON.parse(chosen.stdout).discoverable, true);
+
+  const P = await t.partner();
+  // Each claims a GitHub name, as the site's account page would add it.
+  const github = (await t.ctx.catalogue.get()).byId.get('github')!;
+  for (const who of ['vic', 'wes']) {
+    const user = (await findUserByUserId(t.ctx.db.kysely, who))!;
+    await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, github, `${who}-gh`, { partnerId: null }, t.clock.now()));
+  }
+  const found = async (svc: string) => (await P.publicClient.reverseLookup('github', svc)).map((u) => u.userId);
+  assert.deepEqual(await found('vic-gh'), []);
+  assert.deepEqual(await found('wes-gh'), ['wes']);
+
+  const typo = await cli(['user', 'set', 'wes', '--discoverable', 'yes']);
+  assert.equal(typo.code, 1);
+  assert.match(typo.stderr, /--discoverable takes on or off/);
+  assert.deepEqual(await found('wes-gh'), ['wes'], 'a typo changes nothing');
+  assert.equal((await cli(['user', 'set', 'wes', '--discoverable', 'off'])).code, 0);
+  assert.deepEqual(await found('wes-gh'), []);
+  assert.equal((await cli(['user', 'set', 'vic', '--discoverable', 'on'])).code, 0);
+  assert.deepEqual(await found('vic-gh'), ['vic']);
 });
