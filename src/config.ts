@@ -20,6 +20,8 @@ export interface Config {
   readonly tokenGraceSeconds: number;
   readonly rateLimitPerKeyPerMinute: number;
   readonly rateLimitPerAddressPerMinute: number;
+  /** WebFinger and /u/{userId} requests a minute per client address: they map e-mail addresses and userIds to people. */
+  readonly siteReadsPerAddressPerMinute: number;
   readonly syncFailuresPerAccount: number;
   readonly syncFailuresPerPartnerAddress: number;
   readonly syncFailureWindowSeconds: number;
@@ -124,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     tokenGraceSeconds: intVar(env, 'TOKEN_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     rateLimitPerKeyPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY', 6000, 1, 100_000_000),
     rateLimitPerAddressPerMinute: intVar(env, 'RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000),
+    siteReadsPerAddressPerMinute: intVar(env, 'SITE_READS_PER_ADDRESS', 120, 1, 100_000_000),
     syncFailuresPerAccount: intVar(env, 'SYNC_FAILURES_PER_ACCOUNT', 5, 1, 1_000_000),
     syncFailuresPerPartnerAddress: intVar(env, 'SYNC_FAILURES_PER_PARTNER_ADDRESS', 20, 1, 1_000_000),
     syncFailureWindowSeconds: intVar(env, 'SYNC_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
