@@ -25,6 +25,8 @@ export interface Config {
   /** sync_user/unsync_user failures for one account from one partner and end-user address: the low limit. */
   readonly syncFailuresPerAccountAddress: number;
   /** Failures for one account from everywhere: the high ceiling that stops a distributed attack. */
+  /** WebFinger and /u/{userId} requests a minute per client address: they map e-mail addresses and userIds to people. */
+  readonly siteReadsPerAddressPerMinute: number;
   readonly syncFailuresPerAccount: number;
   readonly syncFailuresPerPartnerAddress: number;
   readonly syncFailureWindowSeconds: number;
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerAddressPerMinute: intVar(env, 'RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000),
     syncFailuresPerAccountAddress: intVar(env, 'SYNC_FAILURES_PER_ACCOUNT_ADDRESS', 5, 1, 1_000_000),
     syncFailuresPerAccount: intVar(env, 'SYNC_FAILURES_PER_ACCOUNT', 50, 1, 1_000_000),
+    siteReadsPerAddressPerMinute: intVar(env, 'SITE_READS_PER_ADDRESS', 120, 1, 100_000_000),
     syncFailuresPerPartnerAddress: intVar(env, 'SYNC_FAILURES_PER_PARTNER_ADDRESS', 20, 1, 1_000_000),
     syncFailureWindowSeconds: intVar(env, 'SYNC_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     backgroundJobs: boolVar(env, 'BACKGROUND_JOBS', true),

@@ -30,7 +30,7 @@ export const returnContacts: ApiOperation = {
   operationId: 'return_contacts',
   summary: 'Match a linked user\'s contacts against the service',
   description:
-    'The user must have linked this partner. `contacts`: up to 1000 user_identifiers separated by commas or newlines. Answers each contact that is an opted-in, discoverable user, with the public view of their identities. Entries that are not a valid identifier match nobody.',
+    'The user must have linked this partner. `contacts`: up to 1000 user_identifiers separated by commas or newlines. Answers each contact that is an opted-in user who chose to be discoverable (off until the user turns it on), with the public view of their identities. Entries that are not a valid identifier match nobody.',
   paths: ['/api/return_contacts/:api_key/:user_identifier'],
   body: { contacts: Type.Optional(Type.String({ maxLength: 65536 })) },
   tokenRequired: true,

@@ -9,7 +9,8 @@ import { errors } from '../domain/errors.js';
 export const reverseLookup: ApiOperation = {
   operationId: 'reverse_lookup',
   summary: 'Which users claim an identity on a service',
-  description: 'Case-insensitive; one leading `@` is ignored. Only opted-in, discoverable users; verified claims first.',
+  description:
+    'Case-insensitive; one leading `@` is ignored. Only opted-in users who chose to be discoverable (a consent of its own, off until the user turns it on); verified claims first.',
   paths: ['/api/reverse_lookup/:api_key/:svcId/:usrSvcId'],
   tokenRequired: false,
   response: Type.Object({ users: Type.Array(Type.Object({ userId: Type.String(), url: Type.String(), verified: Type.String() })) }),

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { PartnerRow } from '../db/schema.js';
 import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, updatePartner, type PartnerSettings } from '../repositories/partners.js';
+import type { AppContext } from '../context.js';
+import { checkOutboundUrl } from '../verification/safe-fetch.js';
 import { CliError, print } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
 
@@ -37,6 +39,22 @@ function checkUrl(u: string, what: string): string {
   }
 }
 
+/**
+ * A webhook URL must pass the outbound address policy that delivery applies (SPEC §9, §10) when it
+ * is set, so the operator learns now, not from a dead outbox. The error names the host only: a
+ * URL's path or query may carry the partner's own secret.
+ */
+async function checkWebhookUrl(ctx: AppContext, u: string): Promise<string> {
+  const url = checkUrl(u, 'webhook');
+  const verdict = await checkOutboundUrl(url, { allowPrivate: ctx.config.fetchAllowPrivate });
+  if (verdict.ok) return url;
+  if (verdict.reason === 'dns_failed' || verdict.reason === 'timeout') throw new CliError(`--webhook: ${verdict.detail}; check the host name`);
+  throw new CliError(
+    `--webhook refused by the outbound address policy: ${verdict.detail}. Webhooks are delivered only to public addresses on ports 80 and 443 ` +
+      '(no loopback, private, link-local or other special-purpose ranges, nor their IPv4-mapped forms); FETCH_ALLOW_PRIVATE=1 lifts this, for tests and closed networks only.',
+  );
+}
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function partnerCommands(program: Command, globals: () => GlobalOpts): void {
@@ -57,7 +75,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
             name: o.name,
             trusted: o.trusted ?? false,
             origins: (o.origin ?? []).map((u) => checkUrl(u, 'origin')),
-            webhookUrl: o.webhook ? checkUrl(o.webhook, 'webhook') : null,
+            webhookUrl: o.webhook ? await checkWebhookUrl(ctx, o.webhook) : null,
             legacyOpenReads: o.legacyOpenReads ?? false,
           },
           ctx.clock.now(),
@@ -152,7 +170,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
           if (legacy !== undefined) settings.legacyOpenReads = legacy;
           if (o.anyOrigin) settings.origins = [];
           if (o.origin) settings.origins = o.origin.map((u) => checkUrl(u, 'origin'));
-          if (o.webhook !== undefined) settings.webhookUrl = o.webhook === 'none' ? null : checkUrl(o.webhook, 'webhook');
+          if (o.webhook !== undefined) settings.webhookUrl = o.webhook === 'none' ? null : await checkWebhookUrl(ctx, o.webhook);
           if (o.rateLimit !== undefined) {
             if (o.rateLimit === 'default') settings.rateLimitPerMinute = null;
             else if (/^\d+$/.test(o.rateLimit) && Number(o.rateLimit) > 0) settings.rateLimitPerMinute = Number(o.rateLimit);

@@ -30,6 +30,13 @@ function userText(u: UserRow): string {
   return lines.join('\n');
 }
 
+/** A typo such as "yes" must not silently turn a consent off. */
+function onOff(v: string, flag: string): boolean {
+  if (v === 'on' || v === 'true') return true;
+  if (v === 'off' || v === 'false') return false;
+  throw new CliError(`${flag} takes on or off`);
+}
+
 export function userCommands(program: Command, globals: () => GlobalOpts): void {
   const user = program.command('user').description('manage user accounts (the site does this for users themselves)');
 
@@ -38,16 +45,21 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
     .description('create an account; the password is read from standard input')
     .requiredOption('--email <address>')
     .requiredOption('--user-id <userId>', 'public id, [a-z0-9_]{3,30}')
-    .option('--opt-in', 'the user consents to be shown to partners')
-    .action(async (o: { email: string; userId: string; optIn?: boolean }) =>
+    .option('--opt-in', 'the user consents to be shown to partners that know their e-mail address or userId')
+    .option('--discoverable', 'the user also consents to be found: by reverse_lookup, return_contacts and WebFinger mailto: (off by default)')
+    .action(async (o: { email: string; userId: string; optIn?: boolean; discoverable?: boolean }) =>
       withContext(globals(), async (ctx, out) => {
         if (!isValidEmail(o.email)) throw new CliError('--email is not a valid e-mail address');
         if (!isValidUserId(o.userId)) throw new CliError('--user-id must be 3–30 characters of a-z, 0-9 and _, and not 32 or 64 hex digits');
         const password = await readStdin();
-        const problem = passwordProblem(password);
+        const problem = passwordProblem(password, { userId: o.userId, email: o.email });
         if (problem) throw new CliError(`password ${problem}`);
         try {
-          const u = await createUser(ctx.db.kysely, { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false }, ctx.clock.now());
+          const u = await createUser(
+            ctx.db.kysely,
+            { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false },
+            ctx.clock.now(),
+          );
           print(out, userView(u), () => `user ${u.user_id} created${u.opted_in ? ' (opted in)' : ''}`);
         } catch (e) {
           if (e instanceof DuplicateUserError) throw new CliError(e.message);
@@ -81,7 +93,7 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
   set.option('--public <fields>', 'comma-separated profile fields to make public (replaces the list; "" for none)');
   set.option('--opt-in', 'show the user to partners');
   set.option('--opt-out', 'hide the user from every partner');
-  set.option('--discoverable <on|off>', 'findable by reverse_lookup and return_contacts');
+  set.option('--discoverable <on|off>', 'findable by reverse_lookup, return_contacts and WebFinger mailto: (only with the user\'s consent)');
   set.action(async (who: string, o: Record<string, string | boolean | undefined>) =>
     withContext(globals(), async (ctx, out) => {
       const u = await find(ctx, who);
@@ -101,11 +113,12 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
         publicFields = names as ProfileField[];
       }
       if (o.optIn && o.optOut) throw new CliError('--opt-in and --opt-out exclude each other');
+      const discoverable = typeof o.discoverable === 'string' ? onOff(o.discoverable, '--discoverable') : undefined;
       // Hiding first and showing last: partners hear of a profile change only while it is theirs to read.
       if (o.optOut) await setOptIn(ctx, u, false);
       await saveProfile(ctx, u, values, publicFields);
       if (o.optIn) await setOptIn(ctx, u, true);
-      if (typeof o.discoverable === 'string') await setUserFlags(ctx.db.kysely, u.id, { discoverable: o.discoverable === 'on' }, ctx.clock.now());
+      if (discoverable !== undefined) await setUserFlags(ctx.db.kysely, u.id, { discoverable }, ctx.clock.now());
       const after = await find(ctx, who);
       print(out, userView(after), () => userText(after));
     }),

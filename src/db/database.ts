@@ -11,6 +11,7 @@ import { partnerChangesMigration } from './migrations/003-partner-changes.js';
 import { partnerVersionMigration } from './migrations/004-partner-version.js';
 import { servicePopularityMigration } from './migrations/005-service-popularity.js';
 import { visibilityAnnouncedMigration } from './migrations/008-visibility-announced.js';
+import { discoverableOffMigration } from './migrations/006-discoverable-off.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -118,6 +119,7 @@ export async function migrate(db: Db): Promise<void> {
     '004-partner-version': partnerVersionMigration(db.dialect),
     '005-service-popularity': servicePopularityMigration(db.dialect),
     '008-visibility-announced': visibilityAnnouncedMigration(),
+    '006-discoverable-off': discoverableOffMigration(db.dialect),
   };
   const migrator = new Migrator({
     db: db.kysely,

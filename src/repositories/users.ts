@@ -11,6 +11,8 @@ export interface NewUserInput {
   userId: string;
   passwordHash: string;
   optedIn: boolean;
+  /** Findable by reverse_lookup, return_contacts and WebFinger mailto: (issue 14.10). Off unless the user chose it. */
+  discoverable?: boolean;
 }
 
 export class DuplicateUserError extends Error {
@@ -35,7 +37,7 @@ export async function createUser(db: Kysely<Database>, input: NewUserInput, now:
         opted_in: input.optedIn ? 1 : 0,
         // Nobody is linked to a new account yet: there is nobody to tell.
         announced_visible: input.optedIn ? 1 : 0,
-        discoverable: 1,
+        discoverable: input.discoverable ? 1 : 0,
         pro: 0,
         public_fields: '[]',
         created_at: now,

@@ -70,9 +70,14 @@ export async function csrfToken(ctx: AppContext, request: FastifyRequest, reply:
   return sign(ctx, 'csrf', anon);
 }
 
+/**
+ * Logged in, only the session's own token counts. The anonymous pair (cookie and its signature) is
+ * not bound to anyone: whoever can plant a cookie for this host (a sibling subdomain, a plain-http
+ * response on the path) could pair it with a token of their own and forge a logged-in user's form.
+ */
 export async function csrfValid(ctx: AppContext, request: FastifyRequest, token: unknown): Promise<boolean> {
   if (typeof token !== 'string' || token === '') return false;
-  if (request.site.sessionCsrf && safeEqual(token, request.site.sessionCsrf)) return true;
+  if (request.site.sessionCsrf) return safeEqual(token, request.site.sessionCsrf);
   const anon = request.cookies[cookieNames(ctx).anon];
   return anon !== undefined && anon.length >= 20 && safeEqual(token, await sign(ctx, 'csrf', anon));
 }

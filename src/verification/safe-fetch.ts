@@ -233,6 +233,33 @@ async function checkHop(
   return { url, addresses };
 }
 
+export type OutboundUrlVerdict = { ok: true } | SafeFetchFailure;
+
+/**
+ * Judges a URL by the outbound policy without fetching it: scheme, port, and every address its host
+ * resolves to now. For configuration time (a partner's webhook URL), so that a forbidden target is
+ * refused when it is set instead of failing every delivery. Delivery checks again each time, since
+ * DNS answers change.
+ */
+export async function checkOutboundUrl(
+  url: string,
+  opts: Pick<SafeFetchOptions, 'allowPrivate' | 'resolveHost'> & { timeoutMs?: number },
+): Promise<OutboundUrlVerdict> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), timeoutMs);
+  try {
+    await checkHop(url, opts, controller.signal);
+    return { ok: true };
+  } catch (err) {
+    if (err instanceof Refusal) return { ok: false, reason: err.reason, detail: err.detail };
+    if (controller.signal.aborted) return { ok: false, reason: 'timeout', detail: `resolving the host took longer than ${timeoutMs} ms` };
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Fetches a user-supplied URL under the outbound address policy. Never throws for network
  * conditions: every failure comes back as `{ ok: false, reason, detail }`.

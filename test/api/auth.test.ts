@@ -121,8 +121,8 @@ test('allowed origins: browser requests from elsewhere are forbidden', async () 
 test('return_contacts needs a link and matches opted-in, discoverable users', async () => {
   const P = await t.partner();
   const owner = await t.user({ email: 'nia@example.org', userId: 'nia' });
-  await t.user({ email: 'oli@example.org', userId: 'oli' });
-  await t.user({ email: 'pam@example.org', userId: 'pam', optedIn: false });
+  await t.user({ email: 'oli@example.org', userId: 'oli', discoverable: true });
+  await t.user({ email: 'pam@example.org', userId: 'pam', optedIn: false, discoverable: true });
   assert.equal(await code(P.client.returnContacts('nia', ['oli'])), 'forbidden');
   await P.client.syncUser('nia', { email: 'nia@example.org', password: owner.password });
   const found = await P.client.returnContacts('nia', ['oli@example.org', 'pam@example.org', 'nobody@example.org', 'not valid!!', 'oli']);

@@ -87,7 +87,7 @@ test('profile_type as path segment or query; old clients POST a token everywhere
 
 test('every operation answers well-formed XML and its JSON twin', async () => {
   const P = await t.partner({ trusted: true });
-  await t.user({ email: 'hal@example.org', userId: 'hal' });
+  await t.user({ email: 'hal@example.org', userId: 'hal', discoverable: true });
   await P.client.updateService('hal', 'github', 'hal<&>"\'');
   await P.client.syncUser('hal', { email: 'hal@example.org', password: 'correct horse battery' });
   const k = P.apiKey;

@@ -124,6 +124,7 @@ describe('WebFinger', () => {
   });
 
   test('finds the same user by mailto: (while discoverable) and by the profile URL', async () => {
+    await alice.submit('/account/discoverable', { discoverable: '1' });
     for (const resource of [`mailto:${EMAIL}`, `mailto:${EMAIL.toUpperCase()}`, profileUrl, `${profileUrl}/`, profileUrl.replace('http://127.0.0.1', 'HTTP://127.0.0.1')]) {
       const res = await wf(`resource=${encodeURIComponent(resource)}`);
       assert.equal(res.status, 200, resource);

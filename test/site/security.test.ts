@@ -163,6 +163,45 @@ describe('CSRF', () => {
   });
 });
 
+describe('CSRF for a logged-in user', () => {
+  test('only the session\'s token counts: the anonymous form token, its own or one planted with its cookie, is refused', async () => {
+    const victim = browser();
+    const anonToken = await victim.csrf('/signup');
+    const email = 'csrf.bound@example.org';
+    const password = 'lantern walrus oyster';
+    secrets.push(email, password);
+    const signUp = await victim.post('/signup', { _csrf: anonToken, email, user_id: 'csrf_bound', password, opt_in: '1' });
+    assert.equal(signUp.res.status, 303, 'anonymous forms take the anonymous token');
+    assert.ok(victim.cookies.get('idsvc_anon'), 'the anonymous cookie is still there after sign-up');
+    // An attacker's own anonymous pair, with the cookie planted in the victim's browser.
+    const attacker = browser();
+    const attackerToken = await attacker.csrf('/signup');
+    const planted = new SiteClient(t.baseUrl, victim.headers);
+    for (const [k, v] of victim.cookies) planted.cookies.set(k, v);
+    planted.cookies.set('idsvc_anon', attacker.cookies.get('idsvc_anon')!);
+    for (const [who, token] of [
+      [victim, anonToken],
+      [planted, attackerToken],
+    ] as const) {
+      for (const [path, fields] of [
+        ['/account/profile', { nickname: 'forged' }],
+        ['/account/opt-in', { opt_in: '0' }],
+        ['/logout', {}],
+      ] as const) {
+        const { res, body } = await who.post(path, { _csrf: token, ...fields });
+        assert.equal(res.status, 403, `${path} with an anonymous token`);
+        assert.match(body, /This form has expired or did not come from this site/);
+      }
+    }
+    const { res, body } = await victim.get('/account');
+    assert.equal(res.status, 200, 'still logged in');
+    assert.match(body, /data-opted-in="yes"/);
+    assert.doesNotMatch(body, /forged/);
+    const genuine = await victim.submit('/account/profile', { nickname: 'genuine' });
+    assert.equal(genuine.res.status, 303, 'the session token still works');
+  });
+});
+
 describe('log-in throttling', () => {
   test('200 wrong passwords from one address are throttled; the owner still logs in from another', async () => {
     const { email, password } = await newAccount('192.0.2.50');
@@ -249,9 +288,40 @@ describe('passwords', () => {
     for (const common of ['password1', 'Iloveyou', 'qwertyuiop', '12345678']) {
       const r = await attempt(common, 'pw_common');
       assert.equal(r.res.status, 400, common);
-      assert.match(r.body, /most commonly used passwords/);
+      assert.match(r.body, /The password is too easy to guess\. This is (a|similar to a) (commonly|frequently|heavily) used password\./);
     }
     assert.equal((await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', 'like', 'pw_%').execute()).length, 0);
+  });
+
+  test('guessable passwords are refused, also those built from the account\'s own names, saying why and how to fix', async () => {
+    // [password, why (zxcvbn's warning), how (one of its suggestions)]
+    const cases: [string, RegExp, RegExp][] = [
+      ['aaaaaaaa', /Repeated characters like &quot;aaa&quot; are easy to guess\./, /Avoid repeated words and characters\./],
+      ['abcdefgh', /Common character sequences like &quot;abc&quot; are easy to guess\./, /Avoid common character sequences\./],
+      ['00000000', /Repeated characters/, /Avoid repeated words and characters\./],
+      ['        ', /Repeated characters/, /Avoid repeated words and characters\./],
+      ['Password123!', /similar to a commonly used password\./, /Add more words that are less common\./],
+      ['Welcome1!', /similar to a commonly used password\./, /Add more words that are less common\./],
+      ['alicealice', /Repeated character patterns like &quot;abcabcabc&quot; are easy to guess\./, /Avoid repeated words and characters\./],
+      ['alice.liddell1', /There should not be any personal or page related data\./, /Add more words that are less common\./],
+    ];
+    for (const [password, why, how] of cases) {
+      const client = browser();
+      const { res, body } = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'alice.liddell@example.org', user_id: 'alice', password });
+      assert.equal(res.status, 400, JSON.stringify(password));
+      const field = /id="password-error"[^>]*>([\s\S]*?)<\//.exec(body)?.[1] ?? body;
+      assert.match(field, /The password is too easy to guess\./, JSON.stringify(password));
+      assert.match(field, why, JSON.stringify(password));
+      assert.match(field, how, JSON.stringify(password));
+    }
+    secrets.push('alice.liddell@example.org');
+    assert.equal(await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', '=', 'alice').executeTakeFirst(), undefined);
+    // Her own names are what made the last one guessable: for someone else it is fine.
+    const bob = browser();
+    assert.equal((await bob.post('/signup', { _csrf: await bob.csrf('/signup'), email: 'bob.smith@example.org', user_id: 'bob_smith', password: 'alice.liddell1' })).res.status, 303);
+    const alice = browser();
+    assert.equal((await alice.post('/signup', { _csrf: await alice.csrf('/signup'), email: 'alice.liddell@example.org', user_id: 'alice', password: 'teapot dormouse riddle' })).res.status, 303);
+    secrets.push('bob.smith@example.org', 'alice.liddell1', 'teapot dormouse riddle');
   });
 
   test('long passwords are kept whole: a prefix does not log in', async () => {

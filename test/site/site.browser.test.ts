@@ -55,8 +55,8 @@ describe('a newcomer on the site', () => {
     await page.getByLabel('Password', { exact: true }).fill('password1');
     await page.screenshot({ path: path.join(SHOTS, 'site-signup.png'), fullPage: true });
     await page.getByRole('button', { name: 'Create account' }).click();
-    // A common password is refused, with the reason next to the field and in the summary.
-    await page.getByRole('alert').filter({ hasText: 'most commonly used passwords' }).waitFor();
+    // A guessable password is refused, with the reason and advice next to the field and in the summary.
+    await page.getByRole('alert').filter({ hasText: 'The password is too easy to guess. This is a commonly used password. Add more words that are less common.' }).waitFor();
     assert.equal(await page.getByLabel('E-mail address').inputValue(), EMAIL);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Show password' }).click();

@@ -21,11 +21,12 @@ import { csrfToken, endSession } from '../session.js';
 import { AccountPage, type AccountPageProps } from '../views/Account.js';
 
 const NOTICES: Record<string, string> = {
-  welcome: 'Welcome! Your account is ready and you are visible to partner sites. Add your first identity below.',
+  welcome: 'Welcome! Your account is ready and you are opted in: partner sites that know your e-mail address or userId see your identities. Add your first identity below.',
   welcome_hidden: 'Welcome! Your account is ready. You are hidden until you opt in below.',
   opted_in: 'You are now visible to partner sites, and your public page is online.',
   opted_out: 'You are now hidden from every partner site, and your public page is offline.',
-  discoverable: 'Saved.',
+  discoverable_on: 'You are now discoverable: partner sites can find you by an identity or in an address book, and anyone by your e-mail address.',
+  discoverable_off: 'You are no longer discoverable. Only those who know your e-mail address or userId can see you.',
   profile: 'Your profile is saved.',
   identity_saved: 'Identity saved.',
   identity_removed: 'Identity removed.',
@@ -65,8 +66,9 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   app.post('/account/discoverable', { config: SITE, schema: formSchema({ discoverable: checkbox }) }, async (request, reply) => {
     const user = requireUser(request, reply);
     if (!user) return reply;
-    await setUserFlags(db, user.id, { discoverable: bodyOf<{ discoverable?: string }>(request).discoverable === '1' }, ctx.clock.now());
-    return seeOther(reply, '/account?msg=discoverable#visibility');
+    const on = bodyOf<{ discoverable?: string }>(request).discoverable === '1';
+    await setUserFlags(db, user.id, { discoverable: on }, ctx.clock.now());
+    return seeOther(reply, `/account?msg=${on ? 'discoverable_on' : 'discoverable_off'}#visibility`);
   });
 
   const profileProps = Object.fromEntries(PROFILE_FIELDS.flatMap(([f]) => [[f, optionalText(PROFILE_MAX_LENGTH[f])], [`public_${f}`, checkbox]]));

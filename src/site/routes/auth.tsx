@@ -42,7 +42,7 @@ function signUpProblems(b: SignUpBody): Record<string, string> {
   if (!id) errors.user_id = 'Choose a userId';
   else if (!isValidUserId(id)) errors.user_id = 'A userId is 3–30 lower-case letters, digits or _ (and not a 32- or 64-digit hex number)';
   else if (RESERVED_USER_IDS.has(id)) errors.user_id = 'That userId is reserved; choose another';
-  const problem = passwordProblem(b.password);
+  const problem = passwordProblem(b.password, { userId: id, email: b.email });
   if (problem) errors.password = `The password ${problem}`;
   return errors;
 }

@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js';
 import { ApiError } from '../../domain/errors.js';
 import { optionalText, SITE, sendPage, viewerOf } from '../http.js';
 import { findVisibleUser, publicProfileOf } from '../public-profile.js';
+import { countSiteRead } from '../read-limit.js';
 import { HomePage } from '../views/Home.js';
 import { PublicProfilePage } from '../views/PublicProfile.js';
 
@@ -20,6 +21,9 @@ export function registerPageRoutes(app: FastifyInstance, ctx: AppContext): void 
   });
 
   app.get('/u/:userId', { config: SITE, schema: { hide: true, params: Type.Object({ userId: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
+    // Counted before the lookup: a 404 tells a scraper as much as a page does.
+    const limit = await countSiteRead(ctx, request, reply);
+    if (!limit.allowed) throw new ApiError('rate_limited', `Too many profile pages requested from your network just now. Try again in ${limit.retryAfter} seconds.`, limit.retryAfter);
     const user = await findVisibleUser(ctx, (request.params as { userId: string }).userId);
     // One answer for "no such account" and "not opted in", so the page tells nobody which it is.
     if (!user) throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');

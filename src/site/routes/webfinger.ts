@@ -9,6 +9,7 @@ import { normaliseProfileUrl } from '../../verification/relme.js';
 import { profilePageUrl } from '../../verification/verify.js';
 import { displayName } from '../views/PublicProfile.js';
 import { publicProfileOf } from '../public-profile.js';
+import { countSiteRead } from '../read-limit.js';
 
 export const PROFILE_PAGE_REL = 'http://webfinger.net/rel/profile-page';
 const NAME_PROPERTY = 'http://packetizer.com/ns/name';
@@ -56,6 +57,8 @@ async function resolve(ctx: AppContext, resource: string): Promise<UserRow | und
 
 export function registerWebFinger(app: FastifyInstance, ctx: AppContext): void {
   app.get('/.well-known/webfinger', { config: { kind: 'ops' }, schema: { hide: true } }, async (request, reply) => {
+    const limit = await countSiteRead(ctx, request, reply);
+    if (!limit.allowed) return answer(reply, 429, { error: `too many lookups from your address; retry in ${limit.retryAfter} s` });
     const q = request.query as Record<string, string | string[] | undefined>;
     const resource = q.resource;
     if (typeof resource !== 'string' || resource.trim() === '') {

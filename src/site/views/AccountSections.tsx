@@ -6,25 +6,24 @@ import { Day } from './Layout.js';
 
 export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
   const on = data.user.opted_in === 1;
+  const discoverable = data.user.discoverable === 1;
+  // Two separate consents, each said as what it lets others do (issue 14.10): opting in lets those
+  // who already know you see you; being discoverable lets others find you.
   return (
     <section class={on ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
       <h2 id="visibility-title">Sharing</h2>
       <div class="visibility-row">
         <div>
+          <h3 class="sharing-part">Opt-in</h3>
           <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'}>
             <span class="dot" aria-hidden="true" />
-            {on ? 'You are visible to partner sites.' : 'You are hidden.'}
+            {on ? 'You are opted in.' : 'You are hidden.'}
           </p>
           <p class="hint">
-            {on ? (
-              <>
-                Partner sites can read your identities and public profile fields, and your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is
-                online.
-              </>
-            ) : (
-              'Partner sites and visitors see nothing of you, not even sites you connected. What they stored themselves stays theirs.'
-            )}
+            Opting in means: partner sites that know your e-mail address (or its hash) or your userId see your identities and your public profile
+            fields, and your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online.
           </p>
+          {on ? null : <p class="hint">Now partner sites and visitors see nothing of you, not even sites you connected. What they stored themselves stays theirs.</p>}
         </div>
         <form method="post" action="/account/opt-in" class="inline-form">
           <CsrfField token={csrf} />
@@ -34,18 +33,26 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
           </button>
         </form>
       </div>
-      <form method="post" action="/account/discoverable" class="discoverable-form">
-        <CsrfField token={csrf} />
-        <Checkbox
-          name="discoverable"
-          checked={data.user.discoverable === 1}
-          label="Let people find me by an identity or by my e-mail address"
-          hint="Partner sites may then look up who owns an identity, match you in an address book they were allowed to share, and find your page by your e-mail address (WebFinger). Applies only while you are visible."
-        />
-        <button type="submit" class="button small secondary">
-          Save
-        </button>
-      </form>
+      <div class="visibility-row discoverable-row">
+        <div>
+          <h3 class="sharing-part">Discoverable</h3>
+          <p class="discoverable-state" data-discoverable={discoverable ? 'yes' : 'no'}>
+            {discoverable ? (on ? 'You are discoverable.' : 'You are discoverable once you opt in.') : 'You are not discoverable.'}
+          </p>
+          <p class="hint">
+            Discoverable means more: you can be found by those who do not know your address. Partner sites can look up who claims an identity (reverse
+            lookup) and match you in an address book one of their users shared (contact matching), and anyone can find your page by your e-mail address
+            (WebFinger <code>mailto:</code>). It is off until you turn it on, and applies only while you are opted in.
+          </p>
+        </div>
+        <form method="post" action="/account/discoverable" class="inline-form">
+          <CsrfField token={csrf} />
+          {discoverable ? null : <input type="hidden" name="discoverable" value="1" />}
+          <button type="submit" class="button secondary">
+            {discoverable ? 'Stop being discoverable' : 'Make me discoverable'}
+          </button>
+        </form>
+      </div>
     </section>
   );
 }

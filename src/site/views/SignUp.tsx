@@ -47,7 +47,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
             minLength={PASSWORD_MIN}
             error={e.password}
             extra={{ 'data-password': '' }}
-            hint={`At least ${PASSWORD_MIN} characters; ${PASSWORD_RECOMMENDED} or more is better. A few unrelated words make a strong, memorable passphrase.`}
+            hint={`At least ${PASSWORD_MIN} characters; ${PASSWORD_RECOMMENDED} or more is better. Common passwords, patterns like "abcd1234" and your own names are refused: a few unrelated words make a strong, memorable passphrase.`}
           />
           <fieldset class="consent">
             <legend>Sharing</legend>
@@ -55,7 +55,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
               name="opt_in"
               checked={v.opt_in}
               label="Show my identities and public profile to partner sites and on my public page"
-              hint="This is your opt-in. Without it your account still works, but partner sites and visitors see nothing of you. You can change it at any time on your account page."
+              hint="This is your opt-in: partner sites that know your e-mail address (or its hash) or your userId will see your identities and public profile. Without it your account still works, but partner sites and visitors see nothing of you. Being found by those who do not know your address (discoverable) is a separate choice, off until you turn it on in your account. You can change both at any time."
             />
           </fieldset>
           <button type="submit" class="button wide">
