@@ -7,7 +7,7 @@ import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
 import { installErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
 import { createMetrics } from './http/metrics.js';
-import { redactUrl, SECRET_FIELDS } from './http/redact.js';
+import { redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
@@ -64,8 +64,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     reply.header('X-Content-Type-Options', 'nosniff');
     if (request.url.startsWith('/api/')) {
       reply.header('X-Idsvc-Api-Version', API_VERSION);
-      const q = request.query as Record<string, unknown>;
-      const leaked = SECRET_FIELDS.find((f) => q && Object.prototype.hasOwnProperty.call(q, f));
+      const leaked = secretQueryField(request.query as Record<string, unknown>);
       // The value is neither echoed nor logged; the request stops here.
       if (leaked) return done(new ApiError('credentials_in_query', `${leaked} must be sent in the POST body, never in the URL`));
     }
