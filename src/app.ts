@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fastify';
 import formbody from '@fastify/formbody';
+import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
 import { installErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
@@ -31,6 +32,15 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Fastify 5 ignores a hop count (it trusts no proxy then) because it cannot tell a proxy from a
+ * client that connects directly; a function of the hop keeps TRUST_PROXY=N meaning "the N nearest
+ * hops are our proxies" (docs/operations.md says to use addresses when the server is reachable directly).
+ */
+function trustProxyOption(trust: Config['trustProxy']): boolean | string | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics();
   const app = Fastify({
@@ -44,8 +54,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       },
     },
     bodyLimit: BODY_LIMIT,
-    // A number means "trust this many hops", which Fastify accepts though its types omit it.
-    trustProxy: ctx.config.trustProxy as boolean | string,
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
