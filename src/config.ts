@@ -133,6 +133,8 @@ export function loadConfig(env: Env = process.env): Config {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
     baseUrl = u.toString().replace(/\/+$/, '');
   } catch {
+    // Unset, BASE_URL is made from HOST: then HOST is the value to change.
+    if (!env.BASE_URL?.trim()) throw new ConfigError('HOST', `must be an IP address or a host name, got "${host}"`);
     throw new ConfigError('BASE_URL', `must be an http(s) URL, got "${rawBase}"`);
   }
   const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || 'info') as LogLevel;
