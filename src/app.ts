@@ -3,11 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fastify';
 import formbody from '@fastify/formbody';
+import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
 import { installErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
 import { createMetrics } from './http/metrics.js';
-import { redactUrl, SECRET_FIELDS } from './http/redact.js';
+import { redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
@@ -31,6 +32,15 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Fastify 5 ignores a hop count (it trusts no proxy then) because it cannot tell a proxy from a
+ * client that connects directly; a function of the hop keeps TRUST_PROXY=N meaning "the N nearest
+ * hops are our proxies" (docs/operations.md says to use addresses when the server is reachable directly).
+ */
+function trustProxyOption(trust: Config['trustProxy']): boolean | string | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics();
   const app = Fastify({
@@ -44,8 +54,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       },
     },
     bodyLimit: BODY_LIMIT,
-    // A number means "trust this many hops", which Fastify accepts though its types omit it.
-    trustProxy: ctx.config.trustProxy as boolean | string,
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -64,8 +73,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     reply.header('X-Content-Type-Options', 'nosniff');
     if (request.url.startsWith('/api/')) {
       reply.header('X-Idsvc-Api-Version', API_VERSION);
-      const q = request.query as Record<string, unknown>;
-      const leaked = SECRET_FIELDS.find((f) => q && Object.prototype.hasOwnProperty.call(q, f));
+      const leaked = secretQueryField(request.query as Record<string, unknown>);
       // The value is neither echoed nor logged; the request stops here.
       if (leaked) return done(new ApiError('credentials_in_query', `${leaked} must be sent in the POST body, never in the URL`));
     }

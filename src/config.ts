@@ -1,6 +1,7 @@
 // Configuration is read once, validated, and frozen: a bad value stops start-up with a message
 // that names the variable, instead of surfacing later as a confusing runtime fault.
 import path from 'node:path';
+import proxyAddr from '@fastify/proxy-addr';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -13,7 +14,12 @@ export interface Config {
   readonly databaseSchema: string | null;
   readonly redisUrl: string | null;
   readonly logLevel: LogLevel;
+  /** false, true (every proxy), a number of proxy hops, or comma-separated addresses/CIDRs (docs/operations.md). */
   readonly trustProxy: boolean | number | string;
+  /** With it, /metrics on the public port answers a request bearing it (Authorization: Bearer); without it, 404 there. */
+  readonly metricsToken: string | null;
+  /** A second listener on 127.0.0.1 serving only /metrics, without a token; 0 picks a free port (logged). */
+  readonly metricsPort: number | null;
   readonly fetchAllowPrivate: boolean;
   /** How long a rotated-out api_token keeps working. */
   readonly tokenGraceSeconds: number;
@@ -95,12 +101,35 @@ function schemaVar(env: Env): string | null {
   return raw;
 }
 
+const TRUST_PROXY_FORMS = 'on/off (or true/false, yes/no), a number of proxy hops, or comma-separated addresses/CIDRs of the trusted proxies';
+
 function trustProxyVar(env: Env): boolean | number | string {
   const raw = env.TRUST_PROXY?.trim();
   if (!raw) return false;
-  if (/^\d+$/.test(raw)) return Number(raw); // number of hops
-  if (['true', 'false', '1', '0', 'yes', 'no'].includes(raw.toLowerCase())) return boolVar(env, 'TRUST_PROXY', false);
-  return raw; // comma-separated addresses or CIDRs, as Fastify accepts
+  // A whole number counts hops: 0 trusts none (off), 1 the one proxy in front of the server. So `1`
+  // turns trust on like the other booleans, but only as far as the nearest proxy.
+  if (/^\d+$/.test(raw)) {
+    const hops = intVar(env, 'TRUST_PROXY', 0, 0, 100);
+    return hops === 0 ? false : hops;
+  }
+  if (['true', 'false', 'yes', 'no', 'on', 'off'].includes(raw.toLowerCase())) return boolVar(env, 'TRUST_PROXY', false);
+  // Checked here with the parser Fastify uses, so a typo stops start-up naming the variable.
+  const list = raw.split(',').map((s) => s.trim());
+  try {
+    if (list.includes('')) throw new Error('an empty entry');
+    proxyAddr.compile(list);
+  } catch (e) {
+    throw new ConfigError('TRUST_PROXY', `must be ${TRUST_PROXY_FORMS}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return list.join(',');
+}
+
+function metricsTokenVar(env: Env): string | null {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === '') return null;
+  // Sent as a bearer token by a scraper: printable, no spaces, and long enough not to be guessed.
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) throw new ConfigError('METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces');
+  return raw;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -113,6 +142,8 @@ export function loadConfig(env: Env = process.env): Config {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
     baseUrl = u.toString().replace(/\/+$/, '');
   } catch {
+    // Unset, BASE_URL is made from HOST: then HOST is the value to change.
+    if (!env.BASE_URL?.trim()) throw new ConfigError('HOST', `must be an IP address or a host name, got "${host}"`);
     throw new ConfigError('BASE_URL', `must be an http(s) URL, got "${rawBase}"`);
   }
   const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || 'info') as LogLevel;
@@ -129,6 +160,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     logLevel,
     trustProxy: trustProxyVar(env),
+    metricsToken: metricsTokenVar(env),
+    metricsPort: env.METRICS_PORT === undefined || env.METRICS_PORT.trim() === '' ? null : intVar(env, 'METRICS_PORT', 0, 0, 65535),
     fetchAllowPrivate: boolVar(env, 'FETCH_ALLOW_PRIVATE', false),
     tokenGraceSeconds: intVar(env, 'TOKEN_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     rateLimitPerKeyPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY', 6000, 1, 100_000_000),

@@ -10,6 +10,7 @@ import { RequestLimiter } from './services/rate-limits.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
 import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
+import { databaseStep } from './startup-errors.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -37,8 +38,12 @@ export interface ContextOptions {
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
   const pgSchema = options.pgSchema ?? config.databaseSchema ?? undefined;
-  const db = await openDatabase(config.databaseUrl, pgSchema ? { pgSchema } : {});
-  await migrate(db);
+  // A database that cannot be opened or migrated is reported naming DATABASE_URL (startup-errors.ts).
+  const db = await databaseStep(config, () => openDatabase(config.databaseUrl, pgSchema ? { pgSchema } : {}));
+  await databaseStep(config, () => migrate(db)).catch(async (err: unknown) => {
+    await db.close().catch(() => {});
+    throw err;
+  });
   // An empty catalogue is a fresh database: load the shipped catalogue file.
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
   const partners = new PartnerCache(db, config.partnerCache);

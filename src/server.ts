@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startBackgroundJobs } from './jobs/index.js';
 import { startCheckpointer } from './db/checkpointer.js';
+import { explainListenError } from './startup-errors.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -16,7 +17,13 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const ctx = await createContext(config);
   const app = await buildApp(ctx);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => {});
+    await ctx.close();
+    throw explainListenError(err, { port: config.port, host: config.host, portVariable: 'PORT', hostVariable: 'HOST' });
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const jobs = config.backgroundJobs ? startBackgroundJobs(ctx, app.log) : { stop: async () => {} };

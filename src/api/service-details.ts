@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { errors } from '../domain/errors.js';
+import { normaliseSvcId } from '../domain/svc-id.js';
 import { formatOf, type ApiOperation } from '../http/api-route.js';
 import { CONTENT_TYPE, list, render, type Doc, type Fields } from '../http/document.js';
 import { ORDERS, type Order } from '../services/catalogue-cache.js';
@@ -40,8 +41,10 @@ function parseLimit(raw: string | undefined): number | undefined {
 type Request = { svcId: string } | { order: Order; limit: number | undefined };
 
 function parseRequest(params: Readonly<Record<string, string>>): Request {
-  const first = params.order ?? params.order_or_svcId;
-  if (first === undefined) return { order: 'alphanumeric', limit: undefined };
+  const given = params.order ?? params.order_or_svcId;
+  if (given === undefined) return { order: 'alphanumeric', limit: undefined };
+  // Service ids and order names are matched in any case, as in every other operation.
+  const first = normaliseSvcId(given);
   if (params.limit !== undefined) {
     if (!isOrder(first)) throw errors.invalidRequest(`order must be one of ${ORDERS.join(', ')}; a svcId cannot be combined with a limit`);
     return { order: first, limit: parseLimit(params.limit) };

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { parseCatalogueFile, serialiseCatalogue, type CatalogueEntry } from '../catalogue/catalogue-file.js';
+import { normaliseSvcId } from '../domain/svc-id.js';
 import { listCatalogue, setServiceDisabled, upsertServices } from '../repositories/catalogue.js';
 import { CliError, print } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
@@ -64,8 +65,9 @@ export function catalogueCommands(program: Command, globals: () => GlobalOpts): 
   const set = cat.command('set <svcId>').description('change fields of a service, or add a new one (--name and --left-url needed then)');
   for (const flag of Object.keys(SETTABLE)) set.option(`--${flag} <value>`);
   set.option('--enable', 'enable a disabled service');
-  set.action(async (svcId: string, o: Record<string, string | boolean | undefined>) =>
+  set.action(async (rawSvcId: string, o: Record<string, string | boolean | undefined>) =>
     withContext(globals(), async (ctx, out) => {
+      const svcId = normaliseSvcId(rawSvcId);
       const all = await listCatalogue(ctx.db.kysely, true);
       const current = all.find((e) => e.svcId === svcId);
       const draft: Record<string, unknown> = current
@@ -92,8 +94,9 @@ export function catalogueCommands(program: Command, globals: () => GlobalOpts): 
     .command('disable <svcId>')
     .description('hide a service from the catalogue and from answers; its entries are kept')
     .option('--enable', 'undo: enable it again')
-    .action(async (svcId: string, o: { enable?: boolean }) =>
+    .action(async (rawSvcId: string, o: { enable?: boolean }) =>
       withContext(globals(), async (ctx, out) => {
+        const svcId = normaliseSvcId(rawSvcId);
         const ok = await setServiceDisabled(ctx.db.kysely, svcId, !o.enable, ctx.clock.now());
         if (!ok) throw new CliError(`no service ${svcId}`);
         print(out, { svcId, disabled: !o.enable }, () => `${svcId} ${o.enable ? 'enabled' : 'disabled'}`);

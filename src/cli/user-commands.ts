@@ -7,6 +7,7 @@ import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUser
 import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
 import { CliError, print, readStdin } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
+import { userVerifyCommand } from './user-verify-command.js';
 
 export function userView(u: UserRow) {
   const profile: Record<string, string | null> = {};
@@ -134,6 +135,8 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
         print(out, { userId: u.user_id, pro: !o.off }, () => `${u.user_id} is ${o.off ? 'no longer ' : ''}pro`);
       }),
     );
+
+  userVerifyCommand(user, globals);
 
   user
     .command('delete <user>')

@@ -63,11 +63,11 @@ const PARAM_DOCS: Record<string, string> = {
   api_key: 'The partner\'s public API key (32 characters a-z0-9).',
   user_identifier: 'MD5 or SHA-256 hex digest of the normalised e-mail address, the e-mail address itself, or a userId.',
   profile_type: '`public` or `private` (default `private`).',
-  svcId: 'A service id from the catalogue.',
+  svcId: 'A service id from the catalogue, in any case (`GitHub` is `github`).',
   usrSvcId: 'The user\'s identifier on the service (may also be sent in the body).',
-  order: '`popularity`, `alphanumeric` or `combined`.',
+  order: '`popularity`, `alphanumeric` or `combined` (any case).',
   limit: 'Maximum number of entries, 1–1000.',
-  order_or_svcId: 'A service id, or an order name (`popularity`, `alphanumeric`, `combined`).',
+  order_or_svcId: 'A service id, or an order name (`popularity`, `alphanumeric`, `combined`); either in any case.',
   display_sync: '`TRUE` or `FALSE` (any case): show the sync form.',
 };
 

@@ -3,6 +3,7 @@ import { Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { isReachable } from '../db/database.js';
 import type { Metrics } from '../http/metrics.js';
+import { registerMetricsAccess } from './metrics-access.js';
 
 export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metrics): void {
   const hidden = { hide: true } as const;
@@ -20,7 +21,5 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
     const ok = await isReachable(ctx.db);
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
   });
-  app.get('/metrics', { config: { kind: 'ops' }, schema: hidden }, async (_req, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  registerMetricsAccess(app, ctx.config, metrics);
 }

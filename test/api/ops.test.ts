@@ -4,8 +4,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
+const METRICS_TOKEN = 'ops-test-metrics-token-0123';
 before(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ METRICS_TOKEN });
 });
 after(() => t.close());
 
@@ -37,7 +38,7 @@ test('health, readiness and metrics', async () => {
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/no-such-service`);
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/no-such-service`, { method: 'POST' });
   await fetch(`${t.baseUrl}/no/such/page`);
-  const metrics = await (await fetch(`${t.baseUrl}/metrics`)).text();
+  const metrics = await (await fetch(`${t.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   assert.match(metrics, /idsvc_http_requests_total\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="GET",status="200"\} 1/);
   // Each method and status of a route is its own series; paths that match no route count as one.
   assert.match(metrics, /idsvc_http_requests_total\{route="\/api\/service_details\/:api_key\/:order_or_svcId",method="GET",status="404"\} 1/);

@@ -12,8 +12,11 @@ import { updatePartner } from '../../src/repositories/partners.js';
 import { startTestApp, PG_URL, TEST_DB, type TestApp, errorCode as code } from '../helpers/app.js';
 
 let t: TestApp;
+const METRICS_TOKEN = 'partner-cache-test-metrics-token';
+/** /metrics as an operator's scraper reads it (issue 14.15: never public). */
+const scrape = async () => (await fetch(`${t.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
 before(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ METRICS_TOKEN });
   if (TEST_DB === 'postgres' && !t.ctx.partners.caching) await once(t.ctx.partners, 'live');
 });
 after(() => t.close());
@@ -74,7 +77,7 @@ test('writes through this process take effect at once, without waiting for a not
 test('SQLite answers from memory until the change counter moves, whoever moves it', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
   const cache = t.ctx.partners;
   assert.equal(cache.caching, true);
-  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 1$/m);
+  assert.match(await scrape(), /^idsvc_partner_cache_listening 1$/m);
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   const hits = cache.hits;
@@ -119,7 +122,7 @@ test('a token rotated by another connection is refused on its next call', async 
 test('PostgreSQL answers from memory while listening, and reads the table while the feed is down', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
   const cache = t.ctx.partners;
   assert.equal(cache.caching, true);
-  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 1$/m);
+  assert.match(await scrape(), /^idsvc_partner_cache_listening 1$/m);
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   // A change that fires no trigger is invisible to the cache: this is what proves the row came from memory.
@@ -134,7 +137,7 @@ test('PostgreSQL answers from memory while listening, and reads the table while 
   await admin.end();
   await down;
   assert.equal(cache.caching, false);
-  assert.match(await (await fetch(`${t.baseUrl}/metrics`)).text(), /^idsvc_partner_cache_listening 0$/m);
+  assert.match(await scrape(), /^idsvc_partner_cache_listening 0$/m);
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden', 'read from the table');
 
   // It comes back by itself, empty.

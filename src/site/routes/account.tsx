@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js';
 import type { UserRow } from '../../db/schema.js';
 import { ApiError } from '../../domain/errors.js';
 import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
+import { normaliseSvcId } from '../../domain/svc-id.js';
 import { setUserFlags, type ProfileValues } from '../../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../../services/accounts.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
@@ -95,6 +96,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     const user = requireUser(request, reply);
     if (!user) return reply;
     const b = bodyOf<{ svc_id: string; usr_svc_id: string }>(request);
+    b.svc_id = normaliseSvcId(b.svc_id);
     const existing = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', b.svc_id).executeTakeFirst();
     const changing = existing ? b.svc_id : undefined;
     const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: b.svc_id, usrSvcId: b.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
@@ -118,7 +120,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = requireUser(request, reply);
     if (!user) return reply;
-    const svcId = bodyOf<{ svc_id: string }>(request).svc_id;
+    const svcId = normaliseSvcId(bodyOf<{ svc_id: string }>(request).svc_id);
     await db.transaction().execute((tx) => removeCentralIdentity(tx, user, svcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, '/account?msg=identity_removed#identities');
   });
@@ -126,7 +128,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   app.post('/account/identities/verify', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = requireUser(request, reply);
     if (!user) return reply;
-    const svcId = bodyOf<{ svc_id: string }>(request).svc_id;
+    const svcId = normaliseSvcId(bodyOf<{ svc_id: string }>(request).svc_id);
     const row = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', svcId).executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'You have no identity on that service.');
     const limit = await ctx.limiter.consume('site-verify', String(user.id), VERIFY_NOW_PER_MINUTE);

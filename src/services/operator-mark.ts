@@ -1,0 +1,40 @@
+// The operator's verified mark (SPEC §3 rule 6, docs/site.md): an operator vouches for a central
+// entry that a rel="me" check cannot prove. Like every change to the central repository, a flip of
+// `verified` is announced to the user's linked partners (identity.updated) in the same transaction.
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import type { AppContext } from '../context.js';
+import type { CentralIdentityRow, UserRow } from '../db/schema.js';
+import { findCentralIdentity, setVerifiedMark } from '../repositories/central-identities.js';
+import { announce, identityData } from './central.js';
+
+/** What the command did: `set`/`cleared` changed the entry; `unchanged` found it as asked. */
+export type MarkOutcome = 'set' | 'cleared' | 'unchanged';
+
+export class NoCentralEntryError extends Error {
+  constructor(userId: string, svcId: string) {
+    super(`${userId} has no ${svcId} entry in the central repository`);
+  }
+}
+
+/** Clearing applies to an operator's mark only; a rel="me" proof stands while its backlink does. */
+export class ProvenByRelMeError extends Error {
+  constructor(userId: string, svcId: string) {
+    super(`${userId}'s ${svcId} entry is verified by its rel="me" link, not by an operator; it stays verified while that link exists (the daily check clears it when the link goes)`);
+  }
+}
+
+export async function setOperatorMark(ctx: AppContext, user: UserRow, svc: CatalogueEntry, on: boolean): Promise<{ outcome: MarkOutcome; entry: CentralIdentityRow }> {
+  const now = ctx.clock.now();
+  return ctx.db.kysely.transaction().execute(async (tx) => {
+    const current = await findCentralIdentity(tx, user.id, svc.svcId);
+    if (!current) throw new NoCentralEntryError(user.user_id, svc.svcId);
+    const operatorMarked = current.verified === 1 && current.verified_by === 'operator';
+    if (on ? operatorMarked : current.verified === 0) return { outcome: 'unchanged', entry: current };
+    if (!on && !operatorMarked) throw new ProvenByRelMeError(user.user_id, svc.svcId);
+    // Setting over a rel="me" proof keeps it verified but makes the mark the operator's, so a later
+    // failed check does not clear it; `verified` does not flip then, so partners hear nothing new.
+    const entry = await setVerifiedMark(tx, current.id, on ? { verified: 1, verified_by: 'operator', verified_at: current.verified === 1 ? current.verified_at : now } : { verified: 0, verified_by: null, verified_at: null });
+    if (entry.verified !== current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, entry), now);
+    return { outcome: on ? 'set' : 'cleared', entry };
+  });
+}
