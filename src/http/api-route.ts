@@ -177,6 +177,11 @@ function responses(op: ApiOperation) {
   return {
     200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
     '4XX': { description: 'An error (SPEC §6).', content: { 'application/xml': { schema: err }, 'application/json': { schema: err } } },
+    503: {
+      description: '`unavailable`: the database cannot be reached just now; `Retry-After` says when to try again (SPEC §6).',
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+      content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
+    },
   };
 }
 

@@ -31,7 +31,7 @@ test('health, readiness and metrics', async () => {
   assert.equal((await fetch(`${t.baseUrl}/healthz`)).status, 200);
   const ready = await fetch(`${t.baseUrl}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: 'ready' });
+  assert.deepEqual(await ready.json(), { status: 'ready', database: 'up' });
   const P = await t.partner();
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/github`);
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/no-such-service`);
