@@ -44,6 +44,11 @@ export class TcpProxy {
     return this.pairs.size;
   }
 
+  /** The local ports of the proxy's connections to the target: how PostgreSQL's pg_stat_activity.client_port names them. */
+  upstreamPorts(): number[] {
+    return [...this.pairs].map((p) => p.upstream.localPort).filter((n): n is number => typeof n === 'number');
+  }
+
   private listen(port: number): Promise<void> {
     const server = net.createServer((client) => this.accept(client));
     this.server = server;
