@@ -22,6 +22,9 @@ test('/api/openapi.json validates as OpenAPI 3.1 and lists every operation', asy
   for (const op of ['return_services', 'service_details', 'update_service', 'sync_user', 'unsync_user', 'return_profile', 'reverse_lookup', 'return_contacts']) {
     assert.ok(ids.includes(op), op);
   }
+  // Every operation documents the outage answer (SPEC §6 `unavailable`).
+  const operations = Object.values(doc.paths).flatMap((p) => Object.values(p)) as { responses?: Record<string, { description?: string }> }[];
+  assert.ok(operations.every((o) => /unavailable/.test(o.responses?.['503']?.description ?? '')));
   const docs = await fetch(`${t.baseUrl}/docs`, { redirect: 'follow' });
   assert.equal(docs.status, 200);
   assert.match(await docs.text(), /swagger/i);

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { updatePartner } from '../../src/repositories/partners.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/services/redis-link.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { SiteClient, startSiteApp } from '../site/helpers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 // A database of its own (keys are made unique per run too): other tests flush database 0.
@@ -24,7 +25,7 @@ const writeStderr = process.stderr.write.bind(process.stderr);
 before(async () => {
   const target = new URL(REDIS_URL);
   proxy = await TcpProxy.start(target.hostname, Number(target.port || 6379));
-  t = await startTestApp({ REDIS_URL: proxy.via(REDIS_URL) });
+  t = await startSiteApp({ REDIS_URL: proxy.via(REDIS_URL) });
   assert.equal(t.ctx.redis?.state, 'up');
   process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
     stderr.push(String(chunk));
@@ -57,7 +58,7 @@ async function ready(): Promise<{ status: number; body: unknown }> {
   return { status: res.status, body: await res.json() };
 }
 
-test('Redis cut: the right password works, limits and throttles count in the process, and Redis counts apply again when it returns', async () => {
+test('Redis cut: the right password works (API and site), limits and throttles count in the process, and Redis counts apply again when it returns', async () => {
   const redis = t.ctx.redis!;
   const P = await t.partner();
   const Q = await t.partner();
@@ -78,6 +79,7 @@ test('Redis cut: the right password works, limits and throttles count in the pro
   const right = await sync(rhea, rheaUser.password);
   assert.equal(right.status, 200, 'the right password works');
   assert.ok(right.ms < 1500, `without waiting on Redis (${Math.round(right.ms)} ms)`);
+  assert.equal((await new SiteClient(t.baseUrl).logIn(rhea.email, rheaUser.password)).status, 303, "the site's log-in works");
   // Credential throttles still apply, counted here: five failures, then even the right password waits.
   for (let i = 0; i < 5; i++) assert.equal((await sync(sia, 'wrong password')).status, 401);
   assert.equal((await sync(sia, siaUser.password)).status, 429);
