@@ -131,7 +131,7 @@ test('PostgreSQL: terminated backends do not stop the server; the pool and the c
   assert.ok(lost.length >= 1 && lost.every((l) => l.level === 40 && /connection lost/.test(l.msg ?? '')), 'idle connections lost are logged as warnings');
 });
 
-test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, then the same process serves again, nothing acknowledged lost', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, then the same process serves again, nothing acknowledged lost', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
   const P = await t.partner();
   await t.user({ email: 'cora@example.org', userId: 'cora' });
   const writers = [writer(P.client, 'cuta'), writer(P.client, 'cutb')];
@@ -181,6 +181,7 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   const slowest = Math.max(...refused.map((r) => r.ms));
   assert.ok(slowest < 3000, `each refusal came within 3 s (slowest ${Math.round(slowest)} ms)`);
   assert.ok(back < 5000, `ready again ${Math.round(back)} ms after the restore`);
+  ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused (slowest refusal ${Math.round(slowest)} ms), ready again ${Math.round(back)} ms after the restore`);
   await assertAllPresent(P.client, acked);
   assert.ok(acked.length > 20, `writes were acknowledged before and after (${acked.length})`);
   assert.ok(writers.every((w) => w.ackedAt.some((at) => at < cutAt) && w.ackedAt.some((at) => at > restoredAt)), 'writes were acknowledged before the cut and after the restore');
