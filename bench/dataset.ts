@@ -37,6 +37,8 @@ export const DATA_DIR = path.join(import.meta.dirname, 'data');
 export const IDENTITIES_PER_USER = 8;
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const PG_DB = 'idsvc_bench';
+/** A bulk load's statements insert a quarter of a million users each: far past a server's DATABASE_TIMEOUT_MS. */
+const BULK_TIMEOUT_MS = '600000';
 
 
 export const emailOf = (i: number) => `bench${i}@example.com`;
@@ -71,7 +73,7 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
       log(`reusing ${name}`);
       // Migrations added since it was built run on the dataset itself (createContext migrates;
       // a no-op once the dataset is up to date), so its working copies need none.
-      await (await createContext(loadConfig({ DATABASE_URL: meta.databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' }))).close();
+      await (await createContext(loadConfig({ DATABASE_URL: meta.databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', DATABASE_TIMEOUT_MS: BULK_TIMEOUT_MS }))).close();
       return meta;
     }
   }
@@ -92,7 +94,7 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
   }
 
   // The storage layer creates the schema and loads the shipped catalogue, as on a first start.
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0' });
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', DATABASE_TIMEOUT_MS: BULK_TIMEOUT_MS });
   const ctx = await createContext(config);
   const now = Date.now();
   const { apiKey, apiToken } = await createPartner(ctx.db.kysely, { name: 'Bench partner' }, now);

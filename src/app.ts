@@ -12,6 +12,7 @@ import { redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
+import { logDependencyChanges } from './ops/dependency-log.js';
 import { registerSite, siteErrorRenderer } from './site/index.js';
 import { renderWidgetErrorScript } from './widget/boot-script.js';
 import { registerWidget } from './widget/routes.js';
@@ -99,6 +100,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
 
   installErrorHandling(app, { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers });
   registerOps(app, ctx, metrics);
+  logDependencyChanges(app, ctx);
   registerApi(app, ctx);
   registerWidget(app, ctx);
   await registerSite(app, ctx);

@@ -12,6 +12,8 @@ export interface Config {
   readonly databaseUrl: string;
   /** PostgreSQL schema to use instead of the connection's default (created when missing). */
   readonly databaseSchema: string | null;
+  /** PostgreSQL: the longest wait for a connection or a statement's answer before a call answers `unavailable`. */
+  readonly databaseTimeoutMs: number;
   readonly redisUrl: string | null;
   readonly logLevel: LogLevel;
   /** false, true (every proxy), a number of proxy hops, or comma-separated addresses/CIDRs (docs/operations.md). */
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     databaseUrl: databaseUrlVar(env),
     databaseSchema: schemaVar(env),
+    databaseTimeoutMs: intVar(env, 'DATABASE_TIMEOUT_MS', 5000, 100, 600_000),
     redisUrl,
     logLevel,
     trustProxy: trustProxyVar(env),

@@ -1,5 +1,4 @@
 // Everything a request handler or CLI command needs, built once per process (or per test).
-import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { GroupCommit } from './db/group-commit.js';
@@ -7,6 +6,7 @@ import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { PartnerCache } from './services/partner-cache.js';
 import { RequestLimiter } from './services/rate-limits.js';
+import { RedisLink } from './services/redis-link.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
 import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
@@ -23,7 +23,8 @@ export interface AppContext {
   readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
   readonly throttle: FailureThrottle;
-  readonly redis: Redis | null;
+  /** Redis when configured (optional: limits and throttles count in the process while it is down). */
+  readonly redis: RedisLink | null;
   close(): Promise<void>;
 }
 
@@ -39,7 +40,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const clock = options.clock ?? systemClock;
   const pgSchema = options.pgSchema ?? config.databaseSchema ?? undefined;
   // A database that cannot be opened or migrated is reported naming DATABASE_URL (startup-errors.ts).
-  const db = await databaseStep(config, () => openDatabase(config.databaseUrl, pgSchema ? { pgSchema } : {}));
+  const db = await databaseStep(config, () => openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs, ...(pgSchema ? { pgSchema } : {}) }));
   await databaseStep(config, () => migrate(db)).catch(async (err: unknown) => {
     await db.close().catch(() => {});
     throw err;
@@ -47,7 +48,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // An empty catalogue is a fresh database: load the shipped catalogue file.
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
   const partners = new PartnerCache(db, config.partnerCache);
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
+  const redis = config.redisUrl ? new RedisLink(config.redisUrl) : null;
+  // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
+  await redis?.settled();
   return {
     config,
     db,
@@ -59,7 +62,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,
     async close() {
-      if (redis) redis.disconnect();
+      redis?.close();
       await partners.close();
       await db.close();
     },

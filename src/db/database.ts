@@ -1,4 +1,5 @@
 // One Kysely handle over either dialect. Dialect differences live here and in the migration only.
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -12,6 +13,7 @@ import { partnerVersionMigration } from './migrations/004-partner-version.js';
 import { servicePopularityMigration } from './migrations/005-service-popularity.js';
 import { visibilityAnnouncedMigration } from './migrations/008-visibility-announced.js';
 import { discoverableOffMigration } from './migrations/006-discoverable-off.js';
+import { createPgPool } from './pg-pool.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -25,6 +27,10 @@ export interface Db {
   readonly pgPool: pg.Pool | null;
   /** The PostgreSQL schema in use, when one was named. */
   readonly pgSchema: string | null;
+  /** Emits `connection-lost` (err) when a pooled PostgreSQL connection dies; the pool replaces it on demand. */
+  readonly events: EventEmitter;
+  /** Runs `fn` without the statement timeout (migrations). */
+  unbounded<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -34,9 +40,14 @@ pg.types.setTypeParser(20, (v) => Number(v));
 /** 2 GiB, which SQLite clamps to its build's maximum (SQLITE_MAX_MMAP_SIZE, 0x7fff0000); the benchmark's work ceiling uses the same. */
 export const MMAP_SIZE = 2 * 1024 ** 3;
 
+/** The default of DATABASE_TIMEOUT_MS (src/config.ts). */
+export const DATABASE_TIMEOUT_MS = 5000;
+
 export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves this way); created when missing. */
   pgSchema?: string;
+  /** PostgreSQL: the longest wait for a connection or a statement's answer (db/pg-pool.ts); 0 waits for ever. */
+  timeoutMs?: number;
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Db> {
@@ -78,6 +89,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader,
       pgPool: null,
       pgSchema: null,
+      events: new EventEmitter(),
+      unbounded: (fn) => fn(),
       async close() {
         await kysely.destroy();
         if (reader !== raw) reader.close();
@@ -86,25 +99,29 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   }
   const schema = options.pgSchema;
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');
+  const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT_MS;
   if (schema) {
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await admin.end();
+    const admin = new pg.Client({ connectionString: url, ...(timeoutMs > 0 ? { connectionTimeoutMillis: timeoutMs } : {}) });
+    admin.on('error', () => {}); // a loss is reported by the queries below
+    try {
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    } finally {
+      await admin.end().catch(() => {});
+    }
   }
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 10,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const events = new EventEmitter();
+  const bounded = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: bounded.forKysely }) });
   return {
     kysely,
     dialect: 'postgres',
     sqlite: null,
     reader: null,
-    pgPool: pool,
+    pgPool: bounded.pool,
     pgSchema: schema ?? null,
+    events,
+    unbounded: bounded.unbounded,
     async close() {
       await kysely.destroy();
     },
@@ -127,7 +144,8 @@ export async function migrate(db: Db): Promise<void> {
     // Kysely looks for its migration tables across schemas unless told which one is ours.
     ...(db.pgSchema ? { migrationTableSchema: db.pgSchema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  // A migration may scan a whole table once (005 takes seconds at a million users): no timeout.
+  const { error, results } = await db.unbounded(() => migrator.migrateToLatest());
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });

@@ -9,7 +9,8 @@ export type ErrorCode =
   | 'not_found'
   | 'payload_too_large'
   | 'rate_limited'
-  | 'internal_error';
+  | 'internal_error'
+  | 'unavailable';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -22,13 +23,14 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   internal_error: 500,
+  unavailable: 503,
 };
 
 export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Seconds until a retry may succeed (rate_limited). */
+    /** Seconds until a retry may succeed (rate_limited, unavailable). */
     readonly retryAfter?: number,
   ) {
     super(message);
@@ -40,6 +42,8 @@ export class ApiError extends Error {
 
 export const USER_NOT_FOUND = 'User Not Found';
 export const SERVICE_NOT_FOUND = 'Service Not Found';
+/** Retry-After of `unavailable`: long enough for a pool to reconnect, short enough for a failover. */
+export const UNAVAILABLE_RETRY_SECONDS = 5;
 
 export const errors = {
   invalidRequest: (message: string) => new ApiError('invalid_request', message),
@@ -51,4 +55,5 @@ export const errors = {
   invalidCredentials: () => new ApiError('invalid_credentials', 'Invalid e-mail address or password'),
   forbidden: (message: string) => new ApiError('forbidden', message),
   rateLimited: (retryAfter: number) => new ApiError('rate_limited', 'Too many requests; retry later', retryAfter),
+  unavailable: () => new ApiError('unavailable', 'Temporarily unavailable; retry later', UNAVAILABLE_RETRY_SECONDS),
 };

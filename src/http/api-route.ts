@@ -193,7 +193,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
           params: paramsSchema(path),
           querystring: query,
           ...(method === 'POST' ? { body } : {}),
-          response: op.raw ? undefined : responses(op),
+          response: op.raw ? { 503: { description: UNAVAILABLE_DOC } } : responses(op),
         },
         handler: async (request, reply) => {
           const { partner, authenticated, reader, urlProof } = await authorise(ctx, request, reply, op);
@@ -219,11 +219,18 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   });
 }
 
+const UNAVAILABLE_DOC = '`unavailable`: the database cannot be reached just now; `Retry-After` says when to try again (SPEC §6).';
+
 function responses(op: ApiOperation) {
   const err = errorDocSchema();
   return {
     200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
     '4XX': { description: 'An error (SPEC §6).', content: { 'application/xml': { schema: err }, 'application/json': { schema: err } } },
+    503: {
+      description: UNAVAILABLE_DOC,
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+      content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
+    },
   };
 }
 

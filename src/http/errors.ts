@@ -1,7 +1,8 @@
 // The one place errors become answers (SPEC §6): API routes answer XML/JSON, the widget answers a
 // script that reports the error, site pages answer HTML. 5xx messages never leak internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode } from '../domain/errors.js';
+import { ApiError, errors, type ErrorCode } from '../domain/errors.js';
+import { unavailableCause } from '../db/faults.js';
 import { CONTENT_TYPE, render } from './document.js';
 import { wantsJson } from './request-info.js';
 
@@ -26,6 +27,8 @@ function describeValidation(err: FastifyError): string {
 
 export function toApiError(err: unknown, requestId: string): ApiError {
   if (err instanceof ApiError) return err;
+  // The database (or its connection) failing is an outage to wait out, not a fault in this request.
+  if (unavailableCause(err) !== null) return errors.unavailable();
   const e = err as FastifyError;
   if (e.validation) return new ApiError('invalid_request', describeValidation(e));
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('payload_too_large', 'Request body is larger than 64 KiB');
@@ -54,6 +57,8 @@ export function installErrorHandling(app: FastifyInstance, renderers: ErrorRende
   app.setErrorHandler((err, request, reply) => {
     const apiErr = toApiError(err, String(request.id));
     if (apiErr.code === 'internal_error') request.log.error({ err }, 'request failed');
+    // The driver's code only: its message may quote the statement or the server's address.
+    else if (apiErr.code === 'unavailable') request.log.warn({ cause: unavailableCause(err) }, 'database unavailable');
     return sendError(request, reply, apiErr, renderers);
   });
   app.setNotFoundHandler((request, reply) => {

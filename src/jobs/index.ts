@@ -2,6 +2,7 @@
 // database, so two instances never do the same work twice.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
+import { unavailableCause } from '../db/faults.js';
 import { reverifyDue, REVERIFY_EVERY_MS } from './reverify.js';
 import { sweepSite, SITE_SWEEP_EVERY_MS } from './site-sweep.js';
 import { webhookJob } from './webhooks.js';
@@ -28,7 +29,12 @@ export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jo
       busy = true;
       const p = job
         .run(ctx, log)
-        .catch((err: unknown) => log.error({ err, job: job.name }, 'background job failed'))
+        .catch((err: unknown) => {
+          // An outage is not a fault of the job: it runs again on its next tick.
+          const cause = unavailableCause(err);
+          if (cause) log.warn({ job: job.name, cause }, 'background job waits for the database');
+          else log.error({ err, job: job.name }, 'background job failed');
+        })
         .finally(() => {
           busy = false;
           running.delete(p);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
 import { isReachable } from '../db/database.js';
+import { UNAVAILABLE_RETRY_SECONDS } from '../domain/errors.js';
 import type { Metrics } from '../http/metrics.js';
 import { registerMetricsAccess } from './metrics-access.js';
 
@@ -17,9 +18,14 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
     },
   });
   app.get('/healthz', { config: { kind: 'ops' }, schema: hidden }, async () => ({ status: 'ok' }));
+  // Ready means the database answers. Redis is reported but does not decide: an instance without
+  // it still serves (limits count in the process), and taking every instance out of a load
+  // balancer for a cache outage would be worse.
   app.get('/readyz', { config: { kind: 'ops' }, schema: hidden }, async (_req, reply) => {
-    const ok = await isReachable(ctx.db);
-    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
+    const database = (await isReachable(ctx.db)) ? 'up' : 'down';
+    const redis = ctx.redis ? { redis: ctx.redis.up ? 'up' : 'down' } : {};
+    if (database === 'down') reply.header('Retry-After', String(UNAVAILABLE_RETRY_SECONDS));
+    return reply.code(database === 'up' ? 200 : 503).send({ status: database === 'up' ? 'ready' : 'unavailable', database, ...redis });
   });
   registerMetricsAccess(app, ctx.config, metrics);
 }

@@ -23,7 +23,12 @@ import type { PartnerRow } from '../db/schema.js';
 import { lookupPartnerByKey, onPartnerWrite } from '../repositories/partners.js';
 
 export const PARTNER_CHANNEL = 'idsvc_partners';
-const RECONNECT_MS = 1000;
+/**
+ * Reconnection back-off of the change feed: 0.5 s doubling to 10 s, reset once it listens again.
+ * Capped low because every call reads the table while the feed is down.
+ */
+const RECONNECT_FIRST_MS = 500;
+const RECONNECT_MAX_MS = 10_000;
 
 /** Emits `invalidated`, `live` (the change feed is listening) and `down` (it is not), for tests and logs. */
 export class PartnerCache extends EventEmitter {
@@ -34,6 +39,7 @@ export class PartnerCache extends EventEmitter {
   private live = false;
   private listener: pg.Client | null = null;
   private reconnect: NodeJS.Timeout | null = null;
+  private reconnectMs = RECONNECT_FIRST_MS;
   private closed = false;
   /** The PostgreSQL backend of the listening connection (tests end it to see the cache stop). */
   listenerPid: number | null = null;
@@ -68,7 +74,7 @@ export class PartnerCache extends EventEmitter {
     }
     // Its own connection, outside the pool: LISTEN holds a session for as long as the server runs.
     const url = db.pgPool?.options.connectionString;
-    if (enabled && url) void this.listen(url);
+    if (enabled && url) void this.listen(url, db.pgPool?.options.connectionTimeoutMillis ?? 0);
   }
 
   async get(apiKey: string): Promise<PartnerRow | undefined> {
@@ -116,8 +122,9 @@ export class PartnerCache extends EventEmitter {
     this.emit('invalidated');
   }
 
-  private async listen(connectionString: string): Promise<void> {
-    const client = new pg.Client({ connectionString });
+  private async listen(connectionString: string, timeoutMs: number): Promise<void> {
+    // keepAlive: a feed whose peer vanished without a word (no FIN, no RST) is noticed in minutes, not hours.
+    const client = new pg.Client({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000, ...(timeoutMs > 0 ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}) });
     this.listener = client;
     const down = () => {
       if (this.listener !== client) return;
@@ -129,8 +136,10 @@ export class PartnerCache extends EventEmitter {
       client.on('error', () => {}); // a late socket error must not crash the process
       void client.end().catch(() => {});
       if (!this.closed) {
-        this.reconnect = setTimeout(() => void this.listen(connectionString), RECONNECT_MS);
+        // While the database is away, each attempt costs it a connection: back off.
+        this.reconnect = setTimeout(() => void this.listen(connectionString, timeoutMs), this.reconnectMs);
         this.reconnect.unref();
+        this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
       }
     };
     client.on('error', down);
@@ -144,6 +153,7 @@ export class PartnerCache extends EventEmitter {
       // Anything cached before the feed started may have changed meanwhile.
       this.invalidate();
       this.live = true;
+      this.reconnectMs = RECONNECT_FIRST_MS;
       this.emit('live');
     } catch {
       down();

@@ -1,9 +1,11 @@
 // Request rate limits (SPEC §8): per api_key, and per client address for requests without a valid
 // api_token, each a fixed window of a minute. In memory on one instance; in Redis (shared by all
-// instances, through rate-limiter-flexible) when REDIS_URL is set, with an in-memory insurance
-// limiter so a Redis outage degrades to per-instance limits, not errors.
-import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+// instances, through rate-limiter-flexible) when REDIS_URL is set. While Redis is down (or a
+// command to it fails) the same limits are counted in this process, at once and without waiting
+// for Redis: stricter per instance rather than none, and never an error. Redis's own counters,
+// kept through the outage, apply again as soon as it is back (services/redis-link.ts).
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RedisLink } from './redis-link.js';
 
 export interface LimitState {
   limit: number;
@@ -55,31 +57,31 @@ export class FixedWindowCounter {
 const WINDOW_MS = 60_000;
 
 export class RequestLimiter {
-  private readonly shared = new Map<string, RateLimiterAbstract>();
+  private readonly shared = new Map<string, RateLimiterRedis>();
   private readonly local = new Map<string, FixedWindowCounter>();
 
-  constructor(private readonly redis: Redis | null) {}
+  constructor(private readonly redis: RedisLink | null) {}
 
-  /** One request against limit `name` for `key`: in this process, or in Redis when configured. */
+  /** One request against limit `name` for `key`: in Redis when configured and up, else in this process. */
   consume(name: string, key: string, points: number): LimitState | Promise<LimitState> {
     const id = `${name}:${points}`;
-    if (!this.redis) {
-      let counter = this.local.get(id);
-      if (!counter) {
-        counter = new FixedWindowCounter(points, WINDOW_MS);
-        this.local.set(id, counter);
-      }
-      return counter.consume(key);
-    }
-    return this.consumeShared(id, key, points);
+    if (this.redis?.up) return this.consumeShared(this.redis, id, key, points);
+    return this.counter(id, points).consume(key);
   }
 
-  private async consumeShared(id: string, key: string, points: number): Promise<LimitState> {
+  private counter(id: string, points: number): FixedWindowCounter {
+    let counter = this.local.get(id);
+    if (!counter) {
+      counter = new FixedWindowCounter(points, WINDOW_MS);
+      this.local.set(id, counter);
+    }
+    return counter;
+  }
+
+  private async consumeShared(redis: RedisLink, id: string, key: string, points: number): Promise<LimitState> {
     let l = this.shared.get(id);
     if (!l) {
-      // The in-memory insurance keeps limits (per instance) while Redis is unreachable.
-      const memory = new RateLimiterMemory({ points, duration: WINDOW_MS / 1000, keyPrefix: `idsvc-${id}` });
-      l = new RateLimiterRedis({ storeClient: this.redis!, points, duration: WINDOW_MS / 1000, keyPrefix: `idsvc-rl-${id}`, insuranceLimiter: memory });
+      l = new RateLimiterRedis({ storeClient: redis.client, points, duration: WINDOW_MS / 1000, keyPrefix: `idsvc-rl-${id}` });
       this.shared.set(id, l);
     }
     try {
@@ -89,7 +91,9 @@ export class RequestLimiter {
       if (e instanceof RateLimiterRes) {
         return { limit: points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(e.msBeforeNext / 1000)), allowed: false };
       }
-      throw e;
+      // Redis failed this call (timed out, connection lost): count it here, and skip Redis until it is back.
+      redis.failed(e);
+      return this.counter(id, points).consume(key);
     }
   }
 }

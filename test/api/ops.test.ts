@@ -23,6 +23,9 @@ test('/api/openapi.json validates as OpenAPI 3.1 and lists every operation', asy
   for (const op of ['return_services', 'service_details', 'update_service', 'sync_user', 'unsync_user', 'return_profile', 'reverse_lookup', 'return_contacts']) {
     assert.ok(ids.includes(op), op);
   }
+  // Every operation documents the outage answer (SPEC §6 `unavailable`).
+  const operations = Object.values(doc.paths).flatMap((p) => Object.values(p)) as { responses?: Record<string, { description?: string }> }[];
+  assert.ok(operations.every((o) => /unavailable/.test(o.responses?.['503']?.description ?? '')));
   const docs = await fetch(`${t.baseUrl}/docs`, { redirect: 'follow' });
   assert.equal(docs.status, 200);
   assert.match(await docs.text(), /swagger/i);
@@ -32,7 +35,7 @@ test('health, readiness and metrics', async () => {
   assert.equal((await fetch(`${t.baseUrl}/healthz`)).status, 200);
   const ready = await fetch(`${t.baseUrl}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: 'ready' });
+  assert.deepEqual(await ready.json(), { status: 'ready', database: 'up' });
   const P = await t.partner();
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/github`);
   await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/no-such-service`);

@@ -56,6 +56,26 @@ async function elsewhere(sqlText: string, params: unknown[], options: { skipTrig
   }
 }
 
+/**
+ * A new partner, once the change feed has also heard of its creation: on PostgreSQL that
+ * notification arrives some time after the insert returned (later still on a loaded machine), and
+ * would empty the cache, or satisfy a wait meant for a later change.
+ */
+async function settledPartner(): ReturnType<TestApp['partner']> {
+  const cache = t.ctx.partners;
+  if (TEST_DB !== 'postgres') return t.partner();
+  let seen = 0;
+  const count = () => seen++;
+  cache.on('invalidated', count);
+  try {
+    const P = await t.partner();
+    while (seen < 2) await once(cache, 'invalidated'); // this process's own write, then the notification
+    return P;
+  } finally {
+    cache.off('invalidated', count);
+  }
+}
+
 test('a partner suspended by another connection is refused on its next call', async () => {
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found'); // read once: now cached where caching is on
@@ -78,7 +98,7 @@ test('SQLite answers from memory until the change counter moves, whoever moves i
   const cache = t.ctx.partners;
   assert.equal(cache.caching, true);
   assert.match(await scrape(), /^idsvc_partner_cache_listening 1$/m);
-  const P = await t.partner();
+  const P = await settledPartner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   const hits = cache.hits;
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
@@ -109,7 +129,7 @@ test('SQLite reads the change counter once per turn of the event loop, and a cha
 });
 
 test('a token rotated by another connection is refused on its next call', async () => {
-  const P = await t.partner();
+  const P = await settledPartner();
   const client = new IdsvcClient({ baseUrl: t.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken });
   await client.updateService('kim@example.org', 'github', 'kim-gh');
   const invalidated = TEST_DB === 'postgres' ? once(t.ctx.partners, 'invalidated') : Promise.resolve();
@@ -123,7 +143,7 @@ test('PostgreSQL answers from memory while listening, and reads the table while 
   const cache = t.ctx.partners;
   assert.equal(cache.caching, true);
   assert.match(await scrape(), /^idsvc_partner_cache_listening 1$/m);
-  const P = await t.partner();
+  const P = await settledPartner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   // A change that fires no trigger is invisible to the cache: this is what proves the row came from memory.
   await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });

@@ -15,6 +15,8 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.equal(c.fetchAllowPrivate, false);
   assert.equal(c.sqliteCheckpointMs, 500);
   assert.equal(loadConfig({ SQLITE_CHECKPOINT_MS: '0' }).sqliteCheckpointMs, 0);
+  assert.equal(c.databaseTimeoutMs, 5000);
+  assert.equal(loadConfig({ DATABASE_TIMEOUT_MS: '1500' }).databaseTimeoutMs, 1500);
   assert.ok(Object.isFrozen(c));
 });
 
@@ -32,6 +34,8 @@ test('every bad value names its variable', () => {
     [{ TOKEN_GRACE_SECONDS: '-1' }, 'TOKEN_GRACE_SECONDS'],
     [{ PARTNER_CACHE: 'sometimes' }, 'PARTNER_CACHE'],
     [{ SQLITE_CHECKPOINT_MS: '100000' }, 'SQLITE_CHECKPOINT_MS'],
+    [{ DATABASE_TIMEOUT_MS: '0' }, 'DATABASE_TIMEOUT_MS'],
+    [{ DATABASE_TIMEOUT_MS: 'soon' }, 'DATABASE_TIMEOUT_MS'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);

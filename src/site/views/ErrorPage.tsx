@@ -7,6 +7,7 @@ const TITLES: Record<number, string> = {
   413: 'Too much data',
   429: 'Please slow down',
   500: 'Something went wrong',
+  503: 'Back in a moment',
 };
 
 export function ErrorPage({ status, message }: { status: number; message: string }) {

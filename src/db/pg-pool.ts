@@ -1,0 +1,94 @@
+// The PostgreSQL pool, made to survive the database going away (docs/operations.md, "When a
+// dependency fails"):
+//
+// - Every connection has an 'error' listener. Without one, a pooled connection whose backend is
+//   terminated (a failover, a proxy restart, an idle timeout, pg_terminate_backend) raises an
+//   unhandled 'error' and the process exits. The pool's own listener covers idle connections only,
+//   so connections checked out (between the statements of a transaction) get ours; the pool then
+//   drops the dead connection when it is released and opens a new one on demand.
+// - Nothing waits for the database longer than `timeoutMs`: not for a free pooled connection, not
+//   for a new one (connectionTimeoutMillis), not for a statement's answer (a client-side read
+//   timeout, because a stalled network answers nothing, not even a server-side statement_timeout).
+//   The caller gets an error the HTTP edge answers as `unavailable` (db/faults.ts).
+// - A connection that timed out or broke is discarded when released rather than handed to the
+//   next caller: its unanswered statement would hold up every statement queued behind it.
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import { isUnavailable } from './faults.js';
+
+/** The longest timer Node keeps (about 24 days): "no timeout" in a form pg does not ignore. */
+const FOREVER_MS = 2 ** 31 - 1;
+
+export interface PgPoolOptions {
+  connectionString: string;
+  schema?: string;
+  /** The longest wait for a connection or for a statement's answer; 0 waits for ever. */
+  timeoutMs: number;
+  /** Told when a pooled connection is lost (for the log). */
+  events: EventEmitter;
+}
+
+export interface BoundedPool {
+  pool: pg.Pool;
+  /** What Kysely uses: the same pool, with the statement timeout and the discarding above. */
+  forKysely: PostgresPool;
+  /** Runs `fn` with no statement timeout (migrations, which may scan whole tables once). */
+  unbounded<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export function createPgPool(options: PgPoolOptions): BoundedPool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: 10,
+    // For every statement, also those sent with pool.query() (db/prepared.ts).
+    ...(options.timeoutMs > 0 ? { connectionTimeoutMillis: options.timeoutMs, query_timeout: options.timeoutMs } : {}),
+    // Lets the kernel notice a peer that vanished without a word (no FIN, no RST) on idle connections.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  pool.on('error', (err) => options.events.emit('connection-lost', err));
+  // pg-pool's listener covers idle clients only; a checked-out one reports its loss to its next query.
+  pool.on('connect', (client) => client.on('error', () => {}));
+
+  // pg takes a per-statement query_timeout over the pool's, but treats 0 as "not given".
+  let unboundedRuns = 0;
+
+  const forKysely: PostgresPool = {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken: unknown = null;
+      const query = (sqlText: unknown, parameters?: readonly unknown[]): unknown => {
+        // Kysely passes a cursor object only for streamed queries, which idsvc does not use.
+        if (typeof sqlText !== 'string') return client.query(sqlText as pg.QueryConfig);
+        if (broken) return Promise.reject(broken);
+        const config = { text: sqlText, values: parameters as unknown[], ...(unboundedRuns > 0 ? { query_timeout: FOREVER_MS } : {}) };
+        return client.query(config).catch((err: unknown) => {
+          if (isUnavailable(err)) broken = err;
+          throw err;
+        });
+      };
+      return {
+        query: query as PostgresPoolClient['query'],
+        release() {
+          client.release(broken !== null);
+        },
+      };
+    },
+    end: () => pool.end(),
+  };
+
+  return {
+    pool,
+    forKysely,
+    async unbounded(fn) {
+      unboundedRuns++;
+      try {
+        return await fn();
+      } finally {
+        unboundedRuns--;
+      }
+    },
+  };
+}

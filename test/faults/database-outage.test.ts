@@ -1,0 +1,232 @@
+// The database going away (issue 20; docs/operations.md "When a dependency fails"). On PostgreSQL
+// the server reaches the database through a TCP proxy that the tests cut, freeze and restore, and
+// backends are terminated as a failover or an idle timeout would: the process never exits, every
+// call meanwhile answers `unavailable` (503, Retry-After) within seconds in the API's own format,
+// /readyz says the database is down, and the same process serves again, nothing acknowledged lost.
+// On SQLite the outage is a database locked by another process beyond busy_timeout.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import SQLite from 'better-sqlite3';
+import { IdsvcError, type IdsvcClient } from '../../client/index.js';
+import { startTestApp, PG_URL, TEST_DB, type TestApp } from '../helpers/app.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+
+const TIMEOUT_MS = 1500;
+const schema = `fault_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+let proxy: TcpProxy | undefined;
+let t: TestApp;
+
+before(async () => {
+  if (TEST_DB === 'postgres') {
+    const target = new URL(PG_URL);
+    proxy = await TcpProxy.start(target.hostname, Number(target.port || 5432));
+    t = await startTestApp({ DATABASE_URL: proxy.via(PG_URL), DATABASE_SCHEMA: schema, DATABASE_TIMEOUT_MS: String(TIMEOUT_MS) });
+    if (!t.ctx.partners.caching) await once(t.ctx.partners, 'live');
+  } else {
+    t = await startTestApp();
+  }
+});
+
+after(async () => {
+  await t.close();
+  await proxy?.close();
+  if (TEST_DB === 'postgres') await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+});
+
+/** Runs `fn` on a connection straight to PostgreSQL, past the proxy. */
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+interface Outcome {
+  code: string;
+  status: number;
+  retryAfter: number | null;
+  ms: number;
+}
+
+/** Light load: one update_service after another, each to a user of its own; what was acknowledged and what was not. */
+function writer(client: IdsvcClient, prefix: string) {
+  const acked: string[] = [];
+  /** When each acknowledgement came (performance.now()). */
+  const ackedAt: number[] = [];
+  const refused: Outcome[] = [];
+  let stopped = false;
+  const done = (async () => {
+    for (let n = 0; !stopped; n++) {
+      const user = `${prefix}${n}`;
+      const started = performance.now();
+      try {
+        await client.updateService(user, 'github', `v${n}`);
+        acked.push(user);
+        ackedAt.push(performance.now());
+      } catch (e) {
+        if (!(e instanceof IdsvcError)) throw e;
+        refused.push({ code: e.code, status: e.status, retryAfter: e.retryAfter, ms: performance.now() - started });
+      }
+      await sleep(50);
+    }
+  })();
+  return {
+    acked,
+    ackedAt,
+    refused,
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
+}
+
+/** Every acknowledged write is there, read back through the API. */
+async function assertAllPresent(client: IdsvcClient, users: string[]): Promise<void> {
+  for (const user of users) {
+    const services = await client.returnServices(user);
+    assert.equal(services.find((s) => s.svcId === 'github')?.usrSvcId, `v${user.replace(/^[a-z]+/, '')}`, `acknowledged write for ${user} is present`);
+  }
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, withinMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < withinMs) {
+    if (await check()) return performance.now() - started;
+    await sleep(100);
+  }
+  assert.fail(`${what} did not happen within ${withinMs} ms`);
+}
+
+async function timed(url: string, init?: RequestInit): Promise<{ res: Response; body: string; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(url, init);
+  const body = await res.text();
+  return { res, body, ms: performance.now() - started };
+}
+
+test('PostgreSQL: terminated backends do not stop the server; the pool and the change feed reconnect by themselves', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const P = await t.partner();
+  // Several calls at once leave several idle connections in the pool.
+  await Promise.all(Array.from({ length: 6 }, (_, i) => P.client.updateService(`idle${i}`, 'github', `v${i}`)));
+  const cache = t.ctx.partners;
+  assert.equal(cache.caching, true);
+  const down = once(cache, 'down');
+  // What a failover, a proxy restart or an idle timeout does to every connection of this server.
+  const terminated = await admin(async (c) => (await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [proxy!.upstreamPorts()])).rowCount);
+  assert.ok((terminated ?? 0) >= 2, `the pool's connections and the change feed's were ended (${terminated})`);
+  await down;
+  await sleep(300); // the connections' 'error' events have all fired by now: an unhandled one would have ended this process
+  assert.deepEqual((await P.client.returnServices('idle3')).map((s) => s.usrSvcId), ['v3']);
+  await P.client.updateService('idle3', 'github', 'again');
+  await once(cache, 'live');
+  assert.equal(cache.caching, true, 'the change feed listens again');
+  const lost = t.logs.map((l) => JSON.parse(l) as { dependency?: string; msg?: string; level?: number }).filter((l) => l.dependency === 'database');
+  assert.ok(lost.length >= 1 && lost.every((l) => l.level === 40 && /connection lost/.test(l.msg ?? '')), 'idle connections lost are logged as warnings');
+});
+
+test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, then the same process serves again, nothing acknowledged lost', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
+  const P = await t.partner();
+  await t.user({ email: 'cora@example.org', userId: 'cora' });
+  const writers = [writer(P.client, 'cuta'), writer(P.client, 'cutb')];
+  await sleep(1000);
+  const cache = t.ctx.partners;
+  const down = once(cache, 'down');
+  await proxy!.cut();
+  const cutAt = performance.now();
+  await down;
+
+  // Every kind of answer says the same thing, in its own format.
+  const json = await timed(`${t.baseUrl}/api/return_services/${P.apiKey}/cora/public?format=json`);
+  assert.equal(json.res.status, 503);
+  assert.equal(json.res.headers.get('retry-after'), '5');
+  assert.ok(json.res.headers.get('x-request-id'));
+  assert.deepEqual(JSON.parse(json.body), { error: { code: 'unavailable', message: 'Temporarily unavailable; retry later' } });
+  const xml = await timed(`${t.baseUrl}/api/return_services/${P.apiKey}/cora/public`);
+  assert.equal(xml.res.status, 503);
+  assert.match(xml.res.headers.get('content-type') ?? '', /^application\/xml/);
+  assert.match(xml.body, /<error><code>unavailable<\/code><message>Temporarily unavailable; retry later<\/message><\/error>/);
+  const widget = await timed(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/cora/TRUE`);
+  assert.equal(widget.res.status, 503);
+  assert.match(widget.res.headers.get('content-type') ?? '', /^text\/javascript/);
+  assert.match(widget.body, /console\.error\("idsvc widget: "\+c\+": "\+m\)/);
+  assert.match(widget.body, /"unavailable"/);
+  const page = await timed(`${t.baseUrl}/u/cora`);
+  assert.equal(page.res.status, 503);
+  assert.match(page.res.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(page.body, /Back in a moment/);
+  const ready = await timed(`${t.baseUrl}/readyz`);
+  assert.equal(ready.res.status, 503);
+  assert.deepEqual(JSON.parse(ready.body), { status: 'unavailable', database: 'down' });
+  for (const r of [json, xml, widget, page, ready]) assert.ok(r.ms < 3000, `answered in ${Math.round(r.ms)} ms`);
+  assert.equal((await fetch(`${t.baseUrl}/healthz`)).status, 200, 'the process is up');
+
+  await sleep(Math.max(0, 10_000 - (performance.now() - cutAt)));
+  await proxy!.restore();
+  const restoredAt = performance.now();
+  const back = await waitFor('a successful call after the cut', async () => (await fetch(`${t.baseUrl}/readyz`)).status === 200, 10_000);
+  await sleep(500);
+  for (const w of writers) await w.stop();
+
+  const refused = writers.flatMap((w) => w.refused);
+  const acked = writers.flatMap((w) => w.acked);
+  assert.ok(refused.length >= 20, `calls were refused during the cut (${refused.length})`);
+  assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
+  const slowest = Math.max(...refused.map((r) => r.ms));
+  assert.ok(slowest < 3000, `each refusal came within 3 s (slowest ${Math.round(slowest)} ms)`);
+  assert.ok(back < 5000, `ready again ${Math.round(back)} ms after the restore`);
+  ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused (slowest refusal ${Math.round(slowest)} ms), ready again ${Math.round(back)} ms after the restore`);
+  await assertAllPresent(P.client, acked);
+  assert.ok(acked.length > 20, `writes were acknowledged before and after (${acked.length})`);
+  assert.ok(writers.every((w) => w.ackedAt.some((at) => at < cutAt) && w.ackedAt.some((at) => at > restoredAt)), 'writes were acknowledged before the cut and after the restore');
+  await waitFor('the change feed listening again', async () => cache.caching, 15_000);
+});
+
+test('PostgreSQL: a stalled connection answers unavailable within the timeout, and the server recovers when it moves again', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+  const P = await t.partner();
+  await P.client.updateService('stall', 'github', 'before');
+  proxy!.freeze();
+  try {
+    const started = performance.now();
+    const res = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/stall?format=json`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    const ms = performance.now() - started;
+    assert.equal(res.status, 503);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'unavailable');
+    assert.ok(ms >= TIMEOUT_MS * 0.9 && ms < TIMEOUT_MS * 2 + 1000, `it waited for the timeout, no longer (${Math.round(ms)} ms)`);
+    const ready = await timed(`${t.baseUrl}/readyz`);
+    assert.equal(ready.res.status, 503);
+    assert.ok(ready.ms < TIMEOUT_MS * 2 + 1000);
+  } finally {
+    await proxy!.restore();
+  }
+  await waitFor('a successful call after the stall', async () => (await fetch(`${t.baseUrl}/readyz`)).status === 200, 10_000);
+  await P.client.updateService('stall', 'github', 'after');
+  assert.deepEqual((await P.client.returnServices('stall')).map((s) => s.usrSvcId), ['after']);
+});
+
+test('SQLite: a database locked by another process beyond busy_timeout answers unavailable; reads go on; it recovers when the lock goes', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+  const P = await t.partner();
+  await P.client.updateService('lock', 'github', 'before');
+  const other = new SQLite(t.cliEnv.DATABASE_URL!.slice('sqlite:'.length));
+  other.exec('BEGIN IMMEDIATE'); // another process holds the write lock (a long CLI command, a backup tool)
+  try {
+    const res = await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/lock/github/during?format=json`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
+    assert.deepEqual(await res.json(), { error: { code: 'unavailable', message: 'Temporarily unavailable; retry later' } });
+    assert.deepEqual((await P.client.returnServices('lock')).map((s) => s.usrSvcId), ['before'], 'reads do not wait for the lock');
+  } finally {
+    other.exec('ROLLBACK');
+    other.close();
+  }
+  await P.client.updateService('lock', 'github', 'after');
+  assert.deepEqual((await P.client.returnServices('lock')).map((s) => s.usrSvcId), ['after']);
+  const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).find((l) => l.msg === 'database unavailable');
+  assert.equal(warned?.cause, 'SQLITE_BUSY');
+});
