@@ -1,11 +1,15 @@
 // The whole HTTP application as one Fastify instance. server.ts only starts it; tests build the same
 // app and talk to it through HTTP (app.inject or a real port).
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
-import { installErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { API_VERSION, errorHandler, installErrorHandling, isApiPath, type ErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { countUnprovenRequest } from './http/api-route.js';
+import { protocolErrorAnswers } from './http/protocol-errors.js';
+import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
 import { createMetrics } from './http/metrics.js';
 import { redactUrl, SECRET_FIELDS } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -21,7 +25,7 @@ export interface AppOptions {
   errorRenderers?: ErrorRenderers;
 }
 
-export const API_VERSION = '1';
+export { API_VERSION };
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -33,6 +37,13 @@ declare module 'fastify' {
 
 export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics();
+  const handling: ErrorHandling = {
+    renderers: { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers },
+    countRequest: countUnprovenRequest(ctx),
+  };
+  // What Node's HTTP parser refuses (oversized headers, not HTTP at all) never reaches Fastify.
+  const protocolErrors = protocolErrorAnswers(handling.renderers);
+  const answerError = errorHandler(handling);
   const app = Fastify({
     logger: {
       level: ctx.config.logLevel,
@@ -52,17 +63,26 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // The router's refusals (a path segment over maxParamLength, a malformed %-encoding) are
+    // answered like every other error, not with Fastify's JSON that quotes the whole path.
+    frameworkErrors(err, request, reply) {
+      void discardUnreadBody(request, reply).then(() => answerError(err, request, reply));
+    },
+    clientErrorHandler(err, socket) {
+      protocolErrors.clientError(err, socket, app.log);
+    },
   });
+  app.server.on('connect', (req, socket: Duplex) => protocolErrors.connect(req, socket, app.log));
 
   await app.register(formbody);
-  await registerOpenApi(app);
+  await registerOpenApi(app, handling.countRequest!);
 
   // The hooks run on every request, so they take a callback rather than being async: no promise
   // and no extra microtask turn per hook.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', String(request.id));
     reply.header('X-Content-Type-Options', 'nosniff');
-    if (request.url.startsWith('/api/')) {
+    if (isApiPath(request.url)) {
       reply.header('X-Idsvc-Api-Version', API_VERSION);
       const q = request.query as Record<string, unknown>;
       const leaked = SECRET_FIELDS.find((f) => q && Object.prototype.hasOwnProperty.call(q, f));
@@ -89,7 +109,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     done();
   });
 
-  installErrorHandling(app, { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers });
+  installBodyDiscarding(app, BODY_LIMIT);
+  installErrorHandling(app, handling);
   registerOps(app, ctx, metrics);
   registerApi(app, ctx);
   registerWidget(app, ctx);

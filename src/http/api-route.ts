@@ -91,14 +91,29 @@ function originAllowed(partner: PartnerRow, origin: string | null): boolean {
   return allowed.length === 0 || allowed.includes(origin);
 }
 
-async function authorise(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, op: ApiOperation): Promise<{ partner: PartnerRow; authenticated: boolean }> {
+/** Who is calling, settled before the schemas run so that a schema 400 is counted and says so too. */
+interface Caller {
+  partner: PartnerRow | undefined;
+  authenticated: boolean;
+  token: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiCaller: Caller | null;
+  }
+}
+
+/** Counts the request against the limits that apply to its caller and sets RateLimit-* (SPEC §8). */
+async function countCaller(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const params = request.params as Record<string, string>;
-  const body = (request.body ?? {}) as Record<string, string | undefined>;
+  // The body is parsed but not yet validated: a token that is not a string is no proof (its 400 follows).
+  const body = typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
   const key = params.api_key ?? '';
   const partner = API_KEY_PATTERN.test(key) ? await ctx.partners.get(key) : undefined;
-  const now = ctx.clock.now();
-  const token = body.api_token;
-  const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);
+  const token = typeof body.api_token === 'string' ? body.api_token : undefined;
+  const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, ctx.clock.now());
+  request.apiCaller = { partner, authenticated, token };
 
   const limits: LimitState[] = [];
   if (partner) {
@@ -106,7 +121,27 @@ async function authorise(ctx: AppContext, request: FastifyRequest, reply: Fastif
   }
   if (!authenticated) limits.push(await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute));
   setLimitHeaders(reply, limits);
+}
 
+/**
+ * Counts a request under /api that no operation counted: one refused before its route's hooks
+ * ran (a body the parser refused, a path the router refused) or one that matched no operation.
+ * Nothing in it is proven, so it counts against the client address.
+ */
+export function countUnprovenRequest(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError | undefined> => {
+    const state = await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute);
+    try {
+      setLimitHeaders(reply, [state]);
+      return undefined;
+    } catch (e) {
+      return e as ApiError;
+    }
+  };
+}
+
+function authorise(request: FastifyRequest, op: ApiOperation): { partner: PartnerRow; authenticated: boolean } {
+  const { partner, authenticated, token } = request.apiCaller!;
   if (!partner) throw errors.invalidApiKey();
   if (partner.suspended) throw errors.forbidden('This partner is suspended');
   if (!originAllowed(partner, requestOrigin(request))) throw errors.forbidden('Origin not allowed for this API key');
@@ -125,6 +160,10 @@ const emptyBodyIsNoFields: preValidationHookHandler = (request, _reply, done) =>
 };
 
 export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
+  if (!app.hasRequestDecorator('apiCaller')) app.decorateRequest('apiCaller', null);
+  const count: preValidationHookHandler = (request, reply, done) => {
+    countCaller(ctx, request, reply).then(() => done(), done);
+  };
   const body = Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
   const query = Type.Object(
     { format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })), ...(op.query ?? {}) },
@@ -139,7 +178,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         url: path,
         config: { kind: op.kind ?? 'api' },
         // A POST without a body (or Content-Type) means "no fields", not a malformed body.
-        ...(method === 'POST' ? { preValidation: emptyBodyIsNoFields } : {}),
+        preValidation: method === 'POST' ? [emptyBodyIsNoFields, count] : count,
         schema: {
           operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
           summary: op.summary,
@@ -151,7 +190,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
           response: op.raw ? undefined : responses(op),
         },
         handler: async (request, reply) => {
-          const { partner, authenticated } = await authorise(ctx, request, reply, op);
+          const { partner, authenticated } = authorise(request, op);
           const doc = await op.handler({
             ctx,
             partner,

@@ -81,3 +81,19 @@ test('a connection stays usable after a GET whose body was discarded', async () 
   // The raw client reads both answers into one buffer: the second one follows the first.
   assert.match(a.body, /<svcId>github<\/svcId>[\s\S]*HTTP\/1\.1 200 OK[\s\S]*<svcId>gitlab<\/svcId>/);
 });
+
+test('a path the router refuses, with a large body, still gets its whole answer', async () => {
+  // The router's refusals (over-long segment, malformed %-encoding) are answered before any hook runs.
+  const body = Buffer.alloc(10_000_000, 'a');
+  for (const path of [`/api/return_services/${key}/${'x'.repeat(3000)}`, `/api/return_services/${key}/%E0%A4%A-`]) {
+    const a = await rawRequest(t.baseUrl, head('POST', path, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(body.length), Connection: 'close' }), { body });
+    assertWholeError(a, 400, 'invalid_request');
+  }
+});
+
+test("headers over Node's limit, with a large body behind them, still get the whole answer", async () => {
+  // Node's parser refuses these before Fastify sees a request; the answer is written on the socket.
+  const body = Buffer.alloc(10_000_000, 'a');
+  const a = await rawRequest(t.baseUrl, head('POST', `/api/return_services/${key}/alice`, { 'X-Fill': 'y'.repeat(20_000), 'Content-Length': String(body.length), Connection: 'close' }), { body });
+  assertWholeError(a, 400, 'invalid_request');
+});

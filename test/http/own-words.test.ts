@@ -67,10 +67,10 @@ test('a path segment over the router limit: 400 invalid_request in the format of
 });
 
 test('a malformed percent-encoding: 400 invalid_request in the format of its path', async () => {
-  check('bad url xml', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A${EMAIL}`)), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('bad url json', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A${EMAIL}?format=json`)), { kind: 'json', status: 400, code: 'invalid_request' });
-  check('bad url widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/%E0%A4%A${EMAIL}/TRUE`)), { kind: 'script', status: 400, code: 'invalid_request' });
-  check('bad url site', await rawRequest(t.baseUrl, req('GET', `/u/%E0%A4%A${EMAIL}`)), { kind: 'html', status: 400, code: 'invalid_request' });
+  check('bad url xml', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A-${EMAIL}`)), { kind: 'xml', status: 400, code: 'invalid_request' });
+  check('bad url json', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A-${EMAIL}?format=json`)), { kind: 'json', status: 400, code: 'invalid_request' });
+  check('bad url widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/%E0%A4%A-${EMAIL}/TRUE`)), { kind: 'script', status: 400, code: 'invalid_request' });
+  check('bad url site', await rawRequest(t.baseUrl, req('GET', `/u/%E0%A4%A-${EMAIL}`)), { kind: 'html', status: 400, code: 'invalid_request' });
 });
 
 test("what Node's HTTP parser refuses is answered in the API's words with a fresh request id", async () => {
