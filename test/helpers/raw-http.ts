@@ -36,14 +36,14 @@ export function rawRequest(baseUrl: string, head: string, options: RawRequestOpt
     });
     socket.on('close', () => {
       clearTimeout(timer);
-      resolve({ ...parseAnswer(Buffer.concat(chunks)), ...(error ? { error } : {}) });
+      resolve({ ...parseAnswer(Buffer.concat(chunks), head.startsWith('HEAD ')), ...(error ? { error } : {}) });
     });
     socket.write(head);
     if (options.body !== undefined) socket.write(options.body);
   });
 }
 
-function parseAnswer(bytes: Buffer): Omit<RawAnswer, 'error'> {
+function parseAnswer(bytes: Buffer, headRequest: boolean): Omit<RawAnswer, 'error'> {
   const end = bytes.indexOf('\r\n\r\n');
   if (end < 0) return { status: 0, headers: {}, body: bytes.toString('utf8'), complete: false };
   const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
@@ -56,6 +56,8 @@ function parseAnswer(bytes: Buffer): Omit<RawAnswer, 'error'> {
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   const rest = bytes.subarray(end + 4);
+  // The answer to HEAD is the head alone, whatever its Content-Length says.
+  if (headRequest) return { status, headers, body: rest.toString('utf8'), complete: rest.length === 0 };
   if (headers['transfer-encoding'] === 'chunked') return { status, headers, ...dechunk(rest) };
   const length = Number(headers['content-length']);
   const complete = Number.isInteger(length) && rest.length === length;
