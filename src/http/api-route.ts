@@ -211,11 +211,25 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   });
 }
 
+/** Headers on every answer under /api, refusals included (issue 14.16). */
+const ANSWER_HEADERS = {
+  'X-Request-Id': { type: 'string', description: 'The request id: the caller\'s own when it sent a valid one (1–64 of `[A-Za-z0-9._-]`), else a fresh UUID.' },
+  'X-Idsvc-Api-Version': { type: 'string', description: 'The API version of this answer: `1`.' },
+  'RateLimit-Limit': { type: 'string', description: 'Requests allowed a minute by the tightest limit that counted this request (per api_key, or per client address without proof).' },
+  'RateLimit-Remaining': { type: 'string', description: 'Requests left in the current minute under that limit.' },
+  'RateLimit-Reset': { type: 'string', description: 'Seconds until that limit\'s window starts again.' },
+};
+
 function responses(op: ApiOperation) {
   const err = errorDocSchema();
   return {
-    200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
-    '4XX': { description: 'An error (SPEC §6).', content: { 'application/xml': { schema: err }, 'application/json': { schema: err } } },
+    200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', headers: ANSWER_HEADERS, content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
+    '4XX': {
+      description:
+        'An error (SPEC §6), in the same format choice. Also for refusals before the operation runs: a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is not a form or a JSON object (400 `invalid_request`); a body over 64 KiB, also on GET (413 `payload_too_large`); too many requests (429 `rate_limited`, with `Retry-After`). Refusals by the HTTP parser itself (headers too large, not HTTP) carry a fresh X-Request-Id and no RateLimit-* headers.',
+      headers: { ...ANSWER_HEADERS, 'Retry-After': { type: 'string', description: 'With 429: seconds until a retry may succeed.' } },
+      content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
+    },
   };
 }
 

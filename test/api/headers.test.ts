@@ -74,3 +74,21 @@ test('requests that reach no operation count against the address limit and meet 
     await small.close();
   }
 });
+
+test('the OpenAPI document names these headers on every answer of every operation', async () => {
+  type Responses = Record<string, { headers?: Record<string, unknown> }>;
+  const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Responses }>> };
+  let checked = 0;
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (!op.responses['4XX']) continue; // the widget's script documents no error documents
+      for (const status of ['200', '4XX']) {
+        const names = Object.keys(op.responses[status]?.headers ?? {});
+        for (const h of ['X-Request-Id', 'X-Idsvc-Api-Version', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) assert.ok(names.includes(h), `${method} ${path} ${status}: ${h}`);
+      }
+      assert.ok(Object.keys(op.responses['4XX']!.headers ?? {}).includes('Retry-After'));
+      checked++;
+    }
+  }
+  assert.ok(checked >= 16, `only ${checked} operations checked`);
+});
