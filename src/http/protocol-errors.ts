@@ -66,7 +66,8 @@ function rawAnswer(to: Target, err: ApiError, renderers: ErrorRenderers, request
     `Content-Length: ${Buffer.byteLength(answer.body)}`,
     `X-Request-Id: ${requestId}`,
     'X-Content-Type-Options: nosniff',
-    ...(to.kind !== 'site' || (to.path !== null && isApiPath(to.path)) ? [`X-Idsvc-Api-Version: ${API_VERSION}`] : []),
+    // An unreadable request line gets the API's answer, and its header.
+    ...(to.path === null || isApiPath(to.path) ? [`X-Idsvc-Api-Version: ${API_VERSION}`] : []),
     ...headers.map(([n, v]) => `${n}: ${v}`),
     `Date: ${new Date().toUTCString()}`,
     'Connection: close',
