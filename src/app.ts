@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fasti
 import formbody from '@fastify/formbody';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
-import { API_VERSION, errorHandler, installErrorHandling, isApiPath, type ErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { API_VERSION, errorHandler, installErrorHandling, type ErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
 import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
@@ -37,9 +37,10 @@ declare module 'fastify' {
 
 export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics();
+  const countRequest = countUnprovenRequest(ctx);
   const handling: ErrorHandling = {
     renderers: { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers },
-    countRequest: countUnprovenRequest(ctx),
+    countRequest,
   };
   // What Node's HTTP parser refuses (oversized headers, not HTTP at all) never reaches Fastify.
   const protocolErrors = protocolErrorAnswers(handling.renderers);
@@ -66,7 +67,12 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     // The router's refusals (a path segment over maxParamLength, a malformed %-encoding) are
     // answered like every other error, not with Fastify's JSON that quotes the whole path.
     frameworkErrors(err, request, reply) {
-      void discardUnreadBody(request, reply).then(() => answerError(err, request, reply));
+      discardUnreadBody(request, reply)
+        .then(() => answerError(err, request, reply))
+        .catch((e: unknown) => {
+          request.log.error({ err: e }, 'could not answer a request the router refused');
+          reply.raw.destroy();
+        });
     },
     clientErrorHandler(err, socket) {
       protocolErrors.clientError(err, socket, app.log);
@@ -75,14 +81,14 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.server.on('connect', (req, socket: Duplex) => protocolErrors.connect(req, socket, app.log));
 
   await app.register(formbody);
-  await registerOpenApi(app, handling.countRequest!);
+  await registerOpenApi(app, countRequest);
 
   // The hooks run on every request, so they take a callback rather than being async: no promise
   // and no extra microtask turn per hook.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', String(request.id));
     reply.header('X-Content-Type-Options', 'nosniff');
-    if (isApiPath(request.url)) {
+    if (request.url.startsWith('/api/')) {
       reply.header('X-Idsvc-Api-Version', API_VERSION);
       const q = request.query as Record<string, unknown>;
       const leaked = SECRET_FIELDS.find((f) => q && Object.prototype.hasOwnProperty.call(q, f));
