@@ -10,6 +10,7 @@ import { API_VERSION, errorHandler, installErrorHandling, type ErrorHandling, ty
 import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
+import { installNulRefusal } from './http/nul-refusal.js';
 import { createMetrics } from './http/metrics.js';
 import { redactUrl, SECRET_FIELDS } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -116,6 +117,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   });
 
   installBodyDiscarding(app, BODY_LIMIT);
+  installNulRefusal(app);
   installErrorHandling(app, handling);
   registerOps(app, ctx, metrics);
   registerApi(app, ctx);

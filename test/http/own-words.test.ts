@@ -120,3 +120,26 @@ test('the e-mail address in an over-long path stays out of the logs', async () =
   await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/alice`, { 'X-Fill': `${'y'.repeat(20_000)}${EMAIL}` }));
   assert.ok(!t.logs.join('').includes(EMAIL));
 });
+
+test('a NUL character in a path, query or body is invalid_request on both databases (PostgreSQL answered 500)', async () => {
+  const P = await t.partner();
+  const api = (path: string, init?: RequestInit) => fetch(`${t.baseUrl}/api/${path}`, init);
+  const cases: [string, Promise<Response>, AnswerKind][] = [
+    ['public profile', fetch(`${t.baseUrl}/u/alice%00`), 'html'],
+    ['reverse_lookup path', api(`reverse_lookup/${P.apiKey}/github/a%00`), 'xml'],
+    ['reverse_lookup body', api(`reverse_lookup/${P.apiKey}/github/a`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'a\u0000' }) }), 'xml'],
+    ['query', api(`service_details/${P.apiKey}/github?format=x%00`), 'xml'],
+    ['JSON body, json answer', api(`return_contacts/${P.apiKey}/alice?format=json`, { method: 'POST', body: JSON.stringify({ api_token: P.apiToken, contacts: 'a\u0000@example.org' }), headers: { 'content-type': 'application/json' } }), 'json'],
+    ['widget', api(`service_collection_widget/${P.apiKey}/a%00/TRUE`), 'script'],
+    ['site form', fetch(`${t.baseUrl}/login`, { method: 'POST', body: new URLSearchParams({ login: 'a\u0000', password: 'x'.repeat(10) }) }), 'html'],
+  ];
+  for (const [what, call, kind] of cases) {
+    const res = await call;
+    const body = await res.text();
+    assert.equal(res.status, 400, `${what}: ${body.slice(0, 200)}`);
+    const answer = assertWellFormed(res.headers.get('content-type'), res.status, body);
+    assert.equal(answer.kind, kind, what);
+    if (kind === 'xml' || kind === 'json') assert.equal(errorOf(answer.kind, answer.parsed)?.code, 'invalid_request', what);
+    assert.match(body, /NUL character/, what);
+  }
+});
