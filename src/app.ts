@@ -1,12 +1,17 @@
 // The whole HTTP application as one Fastify instance. server.ts only starts it; tests build the same
 // app and talk to it through HTTP (app.inject or a real port).
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
-import { installErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { API_VERSION, errorHandler, installErrorHandling, type ErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { countUnprovenRequest } from './http/api-route.js';
+import { protocolErrorAnswers } from './http/protocol-errors.js';
+import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
+import { installNulRefusal } from './http/nul-refusal.js';
 import { createMetrics } from './http/metrics.js';
 import { redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -23,7 +28,7 @@ export interface AppOptions {
   errorRenderers?: ErrorRenderers;
 }
 
-export const API_VERSION = '1';
+export { API_VERSION };
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -44,6 +49,14 @@ function trustProxyOption(trust: Config['trustProxy']): boolean | string | ((add
 
 export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics();
+  const countRequest = countUnprovenRequest(ctx);
+  const handling: ErrorHandling = {
+    renderers: { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers },
+    countRequest,
+  };
+  // What Node's HTTP parser refuses (oversized headers, not HTTP at all) never reaches Fastify.
+  const protocolErrors = protocolErrorAnswers(handling.renderers);
+  const answerError = errorHandler(handling);
   const app = Fastify({
     logger: {
       level: ctx.config.logLevel,
@@ -62,10 +75,24 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // The router's refusals (a path segment over maxParamLength, a malformed %-encoding) are
+    // answered like every other error, not with Fastify's JSON that quotes the whole path.
+    frameworkErrors(err, request, reply) {
+      discardUnreadBody(request, reply)
+        .then(() => answerError(err, request, reply))
+        .catch((e: unknown) => {
+          request.log.error({ err: e }, 'could not answer a request the router refused');
+          reply.raw.destroy();
+        });
+    },
+    clientErrorHandler(err, socket) {
+      protocolErrors.clientError(err, socket, app.log);
+    },
   });
+  app.server.on('connect', (req, socket: Duplex) => protocolErrors.connect(req, socket, app.log));
 
   await app.register(formbody);
-  await registerOpenApi(app);
+  await registerOpenApi(app, countRequest);
 
   // The hooks run on every request, so they take a callback rather than being async: no promise
   // and no extra microtask turn per hook.
@@ -98,7 +125,9 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     done();
   });
 
-  installErrorHandling(app, { site: siteErrorRenderer(ctx), widget: renderWidgetErrorScript, ...options.errorRenderers });
+  installBodyDiscarding(app, BODY_LIMIT);
+  installNulRefusal(app);
+  installErrorHandling(app, handling);
   registerOps(app, ctx, metrics);
   logDependencyChanges(app, ctx);
   registerApi(app, ctx);

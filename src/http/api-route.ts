@@ -102,11 +102,20 @@ function originAllowed(partner: PartnerRow, origin: string | null): boolean {
   return allowed.length === 0 || allowed.includes(origin);
 }
 
-interface Authorised {
-  partner: PartnerRow;
+/** Who is calling, settled before the schemas run so that a schema 400 is counted and says so too. */
+interface Caller {
+  partner: PartnerRow | undefined;
   authenticated: boolean;
-  reader: Reader;
+  token: string | undefined;
+  /** The partner's proof: its api_token, or a URL its server signed (issue 14.2). */
+  proof: PartnerProof | null;
   urlProof: SignatureCheck | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiCaller: Caller | null;
+  }
 }
 
 /**
@@ -133,13 +142,15 @@ async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: 
   return limits;
 }
 
-async function authorise(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, op: ApiOperation): Promise<Authorised> {
+/** Counts the request against the limits that apply to its caller and sets RateLimit-* (SPEC §8). */
+async function countCaller(ctx: AppContext, op: ApiOperation, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const params = request.params as Record<string, string>;
-  const body = (request.body ?? {}) as Record<string, string | undefined>;
+  // The body is parsed but not yet validated: a token that is not a string is no proof (its 400 follows).
+  const body = typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
   const key = params.api_key ?? '';
   const partner = API_KEY_PATTERN.test(key) ? await ctx.partners.get(key) : undefined;
   const now = ctx.clock.now();
-  const token = body.api_token;
+  const token = typeof body.api_token === 'string' ? body.api_token : undefined;
   const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);
   const urlProof = partner && op.urlProof ? op.urlProof(partner, request, now) : null;
   const proof: PartnerProof | null = !partner
@@ -149,9 +160,36 @@ async function authorise(ctx: AppContext, request: FastifyRequest, reply: Fastif
       : urlProof?.status === 'valid'
         ? { partner, by: 'widget_signature' }
         : null;
-
+  request.apiCaller = { partner, authenticated, token, proof, urlProof };
   setLimitHeaders(reply, await consumeLimits(ctx, request, partner, proof));
+}
 
+/**
+ * Counts a request under /api that no operation counted: one refused before its route's hooks
+ * ran (a body the parser refused, a path the router refused) or one that matched no operation.
+ * Nothing in it is proven, so it counts against the client address.
+ */
+export function countUnprovenRequest(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError | undefined> => {
+    const state = await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute);
+    try {
+      setLimitHeaders(reply, [state]);
+      return undefined;
+    } catch (e) {
+      return e as ApiError;
+    }
+  };
+}
+
+interface Authorised {
+  partner: PartnerRow;
+  authenticated: boolean;
+  reader: Reader;
+  urlProof: SignatureCheck | null;
+}
+
+function authorise(request: FastifyRequest, op: ApiOperation): Authorised {
+  const { partner, authenticated, token, proof, urlProof } = request.apiCaller!;
   if (!partner) throw errors.invalidApiKey();
   if (partner.suspended) throw errors.forbidden('This partner is suspended');
   if (!originAllowed(partner, requestOrigin(request))) throw errors.forbidden('Origin not allowed for this API key');
@@ -170,6 +208,10 @@ const emptyBodyIsNoFields: preValidationHookHandler = (request, _reply, done) =>
 };
 
 export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
+  if (!app.hasRequestDecorator('apiCaller')) app.decorateRequest('apiCaller', null);
+  const count: preValidationHookHandler = (request, reply, done) => {
+    countCaller(ctx, op, request, reply).then(() => done(), done);
+  };
   const body = Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
   const query = Type.Object(
     { format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })), ...(op.query ?? {}) },
@@ -184,7 +226,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         url: path,
         config: { kind: op.kind ?? 'api' },
         // A POST without a body (or Content-Type) means "no fields", not a malformed body.
-        ...(method === 'POST' ? { preValidation: emptyBodyIsNoFields } : {}),
+        preValidation: method === 'POST' ? [emptyBodyIsNoFields, count] : count,
         schema: {
           operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
           summary: op.summary,
@@ -196,7 +238,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
           response: op.raw ? { 503: { description: UNAVAILABLE_DOC } } : responses(op),
         },
         handler: async (request, reply) => {
-          const { partner, authenticated, reader, urlProof } = await authorise(ctx, request, reply, op);
+          const { partner, authenticated, reader, urlProof } = authorise(request, op);
           const doc = await op.handler({
             ctx,
             partner,
@@ -220,15 +262,28 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
 }
 
 const UNAVAILABLE_DOC = '`unavailable`: the database cannot be reached just now; `Retry-After` says when to try again (SPEC §6).';
+/** Headers on every answer under /api, refusals included (issue 14.16). */
+const ANSWER_HEADERS = {
+  'X-Request-Id': { type: 'string', description: 'The request id: the caller\'s own when it sent a valid one (1–64 of `[A-Za-z0-9._-]`), else a fresh UUID.' },
+  'X-Idsvc-Api-Version': { type: 'string', description: 'The API version of this answer: `1`.' },
+  'RateLimit-Limit': { type: 'string', description: 'Requests allowed a minute by the tightest limit that counted this request (per api_key, or per client address without proof).' },
+  'RateLimit-Remaining': { type: 'string', description: 'Requests left in the current minute under that limit.' },
+  'RateLimit-Reset': { type: 'string', description: 'Seconds until that limit\'s window starts again.' },
+};
 
 function responses(op: ApiOperation) {
   const err = errorDocSchema();
   return {
-    200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
-    '4XX': { description: 'An error (SPEC §6).', content: { 'application/xml': { schema: err }, 'application/json': { schema: err } } },
+    200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', headers: ANSWER_HEADERS, content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
+    '4XX': {
+      description:
+        'An error (SPEC §6), in the same format choice. Also for refusals before the operation runs: a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is not a form or a JSON object (400 `invalid_request`); a body over 64 KiB, also on GET (413 `payload_too_large`); too many requests (429 `rate_limited`, with `Retry-After`). Refusals by the HTTP parser itself (headers too large, not HTTP) carry a fresh X-Request-Id and no RateLimit-* headers.',
+      headers: { ...ANSWER_HEADERS, 'Retry-After': { type: 'string', description: 'With 429: seconds until a retry may succeed.' } },
+      content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
+    },
     503: {
       description: UNAVAILABLE_DOC,
-      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+      headers: { ...ANSWER_HEADERS, 'Retry-After': { type: 'string', description: 'Seconds to wait before retrying.' } },
       content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
     },
   };

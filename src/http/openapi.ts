@@ -1,10 +1,14 @@
 // The OpenAPI 3.1 document is generated from the route schemas (SPEC §8): a route with a schema
 // documents itself. Served at /api/openapi.json, readable at /docs.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiError } from '../domain/errors.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+/** Counts a request against the rate limits (every answer under /api says where its caller stands). */
+type CountRequest = (request: FastifyRequest, reply: FastifyReply) => Promise<ApiError | undefined>;
+
+export async function registerOpenApi(app: FastifyInstance, countRequest: CountRequest): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -19,5 +23,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' }, staticCSP: true });
-  app.get('/api/openapi.json', { schema: { hide: true }, config: { kind: 'ops' } }, async () => app.swagger());
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { kind: 'ops' } }, async (request, reply) => {
+    const limited = await countRequest(request, reply);
+    if (limited) throw limited;
+    return app.swagger();
+  });
 }

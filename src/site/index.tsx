@@ -53,8 +53,8 @@ export function renderSiteError(status: number, message: string): string {
  */
 export function siteErrorRenderer(ctx: AppContext): NonNullable<ErrorRenderers['site']> {
   const https = isHttps(ctx);
-  return (_request, reply, status, message) => {
-    setSecurityHeaders(reply, https);
+  return (headers, status, message) => {
+    setSecurityHeaders(headers, https);
     return renderSiteError(status, message);
   };
 }

@@ -1,9 +1,10 @@
 // The site's defences that are not about passwords: security headers, cookie settings, the server
 // secret that signs anonymous CSRF tokens and device cookies, and the CSRF check itself.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../domain/errors.js';
+import type { HeaderSink } from '../http/errors.js';
 
 /** Scripts and styles come only from our own files; nothing may frame the site. */
 const CSP = [
@@ -18,7 +19,7 @@ const CSP = [
   'upgrade-insecure-requests',
 ].join('; ');
 
-export function setSecurityHeaders(reply: FastifyReply, https: boolean): void {
+export function setSecurityHeaders(reply: HeaderSink, https: boolean): void {
   reply.header('Content-Security-Policy', https ? CSP : CSP.replace('; upgrade-insecure-requests', ''));
   reply.header('X-Frame-Options', 'DENY');
   // Links from a profile page to the user's identities would otherwise tell those sites who sent them.
