@@ -10,6 +10,7 @@ import { RequestLimiter } from './services/rate-limits.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
 import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
+import { createMailTransport, type MailTransport } from './mail/transport.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -23,6 +24,8 @@ export interface AppContext {
   readonly limiter: RequestLimiter;
   readonly throttle: FailureThrottle;
   readonly redis: Redis | null;
+  /** Where the mail job hands queued messages: SMTP, or .eml files (src/mail/transport.ts). */
+  readonly mail: MailTransport;
   close(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
   const partners = new PartnerCache(db, config.partnerCache);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
+  const mail = createMailTransport(config);
   return {
     config,
     db,
@@ -53,7 +57,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
     limiter: new RequestLimiter(redis),
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,
+    mail,
     async close() {
+      mail.close();
       if (redis) redis.disconnect();
       await partners.close();
       await db.close();

@@ -10,6 +10,7 @@ import { siteMigration } from './migrations/002-site.js';
 import { partnerChangesMigration } from './migrations/003-partner-changes.js';
 import { partnerVersionMigration } from './migrations/004-partner-version.js';
 import { servicePopularityMigration } from './migrations/005-service-popularity.js';
+import { mailOwnershipMigration } from './migrations/007-mail-ownership.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -116,6 +117,7 @@ export async function migrate(db: Db): Promise<void> {
     '003-partner-changes': partnerChangesMigration(db.dialect),
     '004-partner-version': partnerVersionMigration(db.dialect),
     '005-service-popularity': servicePopularityMigration(db.dialect),
+    '007-mail-ownership': mailOwnershipMigration(db.dialect),
   };
   const migrator = new Migrator({
     db: db.kysely,

@@ -170,6 +170,27 @@ export interface ServicePopularityTable {
   user_count: number;
 }
 
+/** Outgoing mail, sent by the mail job (migration 007). */
+export interface MailQueueTable {
+  id: Generated<number>;
+  /** The left part of the Message-ID header (the domain of MAIL_FROM is added when sent): the same on every attempt. */
+  message_id: string;
+  /** Which template made it (e.g. `confirm-address`): what an operator sees in `idsvc mail list`. */
+  kind: string;
+  to_address: string;
+  subject: string;
+  /** Null once sent: the bodies may hold single-use links. */
+  text_body: string | null;
+  html_body: string | null;
+  status: string; // 'pending' | 'sent' | 'failed'
+  attempts: number;
+  next_attempt_at: Millis;
+  locked_until: Millis | null;
+  last_error: string | null;
+  sent_at: Millis | null;
+  created_at: Millis;
+}
+
 export interface Database {
   partners: PartnersTable;
   users: UsersTable;
@@ -184,6 +205,7 @@ export interface Database {
   throttles: ThrottlesTable;
   settings: SettingsTable;
   service_popularity: ServicePopularityTable;
+  mail_queue: MailQueueTable;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;
@@ -193,6 +215,7 @@ export type CentralIdentityRow = Selectable<CentralIdentitiesTable>;
 export type PartnerIdentityRow = Selectable<PartnerIdentitiesTable>;
 export type LinkRow = Selectable<LinksTable>;
 export type OutboxRow = Selectable<OutboxTable>;
+export type MailRow = Selectable<MailQueueTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type { ColumnType };

@@ -52,7 +52,9 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-test-'));
     databaseUrl = `sqlite:${path.join(tmpDir, 'test.sqlite')}`;
   }
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', ...env });
+  // Mail without an SMTP relay is written as files: never into the checkout's ./data.
+  const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-mail-'));
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', MAIL_DIR: mailDir, ...env });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...(pgSchema ? { pgSchema } : {}) });
   const logs: string[] = [];
@@ -100,6 +102,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
         await c.end();
       }
       if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+      fs.rmSync(mailDir, { recursive: true, force: true });
     },
   };
 }
