@@ -33,7 +33,15 @@ export interface UsersTable {
   email_md5: string;
   email_sha256: string;
   password_hash: string;
+  /**
+   * Whether partners and visitors see the user: their consent AND a proven address (migration 007).
+   * Every visibility check reads this one column; change it only through services/accounts.ts.
+   */
   opted_in: Bool;
+  /** The user's own choice to be shown (the opt-in box); takes effect once the address is proven. */
+  consented: Bool;
+  /** When the owner proved the address by following a mailed link; null until then. */
+  email_proven_at: Millis | null;
   discoverable: Bool;
   pro: Bool;
   nickname: string | null;
@@ -191,6 +199,23 @@ export interface MailQueueTable {
   created_at: Millis;
 }
 
+/** Single-use links sent by mail (migration 007); only the SHA-256 of the token is kept. */
+export interface EmailTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  purpose: string; // 'confirm' | 'claim'
+  user_ref: number | null;
+  /** The address the link was sent to. */
+  email: string;
+  /** A claim's sign-up (purpose 'claim'): the account to create when the link is followed. */
+  new_user_id: string | null;
+  password_hash: string | null;
+  consented: Bool | null;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
 export interface Database {
   partners: PartnersTable;
   users: UsersTable;
@@ -206,6 +231,7 @@ export interface Database {
   settings: SettingsTable;
   service_popularity: ServicePopularityTable;
   mail_queue: MailQueueTable;
+  email_tokens: EmailTokensTable;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;
@@ -216,6 +242,7 @@ export type PartnerIdentityRow = Selectable<PartnerIdentitiesTable>;
 export type LinkRow = Selectable<LinksTable>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type MailRow = Selectable<MailQueueTable>;
+export type EmailTokenRow = Selectable<EmailTokensTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type { ColumnType };

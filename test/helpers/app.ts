@@ -31,7 +31,8 @@ export interface TestApp {
   /** Environment for a CLI process that should use this test's database. */
   cliEnv: Record<string, string>;
   partner(input?: Partial<NewPartner>): Promise<{ id: number; apiKey: string; apiToken: string; client: IdsvcClient; publicClient: IdsvcClient }>;
-  user(input: { email: string; userId: string; password?: string; optedIn?: boolean }): Promise<{ id: number; userId: string; password: string }>;
+  /** An account as the operator creates it: proven unless `proven: false`. */
+  user(input: { email: string; userId: string; password?: string; optedIn?: boolean; proven?: boolean }): Promise<{ id: number; userId: string; password: string }>;
   close(): Promise<void>;
 }
 
@@ -88,8 +89,8 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
         publicClient: new IdsvcClient({ baseUrl, apiKey: created.apiKey }),
       };
     },
-    async user({ email, userId, password = 'correct horse battery', optedIn = true }) {
-      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password), optedIn }, clock.now());
+    async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true }) {
+      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password), optedIn, proven }, clock.now());
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {

@@ -9,6 +9,7 @@ import { ApiError } from '../../domain/errors.js';
 import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
 import { setUserFlags, updateProfile, type ProfileValues } from '../../repositories/users.js';
 import { deleteAccount, setOptIn } from '../../services/accounts.js';
+import { resendConfirmation, UNPROVEN_ACCOUNT_DAYS } from '../../services/ownership.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
@@ -30,6 +31,12 @@ const NOTICES: Record<string, string> = {
   identity_saved: 'Identity saved.',
   identity_removed: 'Identity removed.',
   link_ended: 'The link has ended. That site has been told.',
+  confirmed: 'Your e-mail address is confirmed.',
+  resent: 'We sent the link again. It works for 24 hours; earlier links no longer do.',
+};
+
+const WARNINGS: Record<string, string> = {
+  resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
 };
 
 /** "Verify now" fetches a page chosen by the user: a few a minute is plenty for a person. */
@@ -39,7 +46,8 @@ type Extra = Omit<AccountPageProps, 'data' | 'csrf'>;
 
 async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
-  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} {...extra} />, status);
+  const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
+  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...extra} />, status);
 }
 
 const svcIdField = Type.String({ maxLength: 64 });
@@ -51,7 +59,14 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     const user = requireUser(request, reply);
     if (!user) return reply;
     const q = request.query as { msg?: string; checked?: string };
-    return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, checked: q.checked });
+    return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
+  });
+
+  app.post('/account/confirm/resend', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const outcome = await resendConfirmation(ctx, user);
+    return seeOther(reply, `/account?msg=${outcome.sent ? 'resent' : 'resend_wait'}#confirm-address`);
   });
 
   app.post('/account/opt-in', { config: SITE, schema: formSchema({ opt_in: Type.Union([Type.Literal('0'), Type.Literal('1')]) }) }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { AccountData } from '../account-data.js';
 import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './AccountIdentities.js';
-import { DataSection, LinksSection, ProfileSection, VisibilitySection } from './AccountSections.js';
+import { ConfirmAddressSection, DataSection, LinksSection, ProfileSection, VisibilitySection } from './AccountSections.js';
 import { Layout, Notice } from './Layout.js';
 
 export interface AccountPageProps {
@@ -11,6 +11,10 @@ export interface AccountPageProps {
   identityForm?: IdentityFormState;
   profileError?: string | undefined;
   deleteError?: string | undefined;
+  /** An unproven account: when it is removed unless confirmed. */
+  unprovenUntil?: number | undefined;
+  /** A notice that reports a refusal rather than a success. */
+  warning?: string | undefined;
 }
 
 export function AccountPage(p: AccountPageProps) {
@@ -29,6 +33,8 @@ export function AccountPage(p: AccountPageProps) {
         </nav>
       </div>
       {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
+      {p.warning ? <Notice kind="error">{p.warning}</Notice> : null}
+      {p.unprovenUntil !== undefined ? <ConfirmAddressSection data={data} csrf={csrf} expiresAt={p.unprovenUntil} /> : null}
       <VisibilitySection data={data} csrf={csrf} />
       <IdentitiesSection data={data} csrf={csrf} form={p.identityForm ?? {}} checked={p.checked} />
       <AttemptsSection data={data} />

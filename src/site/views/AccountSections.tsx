@@ -5,22 +5,26 @@ import { Checkbox, CsrfField } from './fields.js';
 import { Day } from './Layout.js';
 
 export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
-  const on = data.user.opted_in === 1;
+  // The consent is the user's choice; it takes effect once the address is proven (users.opted_in).
+  const on = data.user.consented === 1;
+  const visible = data.user.opted_in === 1;
   return (
-    <section class={on ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
+    <section class={visible ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
       <h2 id="visibility-title">Sharing</h2>
       <div class="visibility-row">
         <div>
-          <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'}>
+          <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'} data-visible={visible ? 'yes' : 'no'}>
             <span class="dot" aria-hidden="true" />
-            {on ? 'You are visible to partner sites.' : 'You are hidden.'}
+            {visible ? 'You are visible to partner sites.' : on ? 'You will be visible once you confirm your e-mail address.' : 'You are hidden.'}
           </p>
           <p class="hint">
-            {on ? (
+            {visible ? (
               <>
                 Partner sites can read your identities and public profile fields, and your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is
                 online.
               </>
+            ) : on ? (
+              'You chose to be shown. Until your address is confirmed, partner sites and visitors see nothing of you.'
             ) : (
               'Partner sites and visitors see nothing of you, not even sites you connected. What they stored themselves stays theirs.'
             )}
@@ -70,6 +74,28 @@ const AUTOCOMPLETE: Partial<Record<ProfileField, string>> = {
   region: 'address-level1',
   country: 'country-name',
 };
+
+export function ConfirmAddressSection({ data, csrf, expiresAt }: { data: AccountData; csrf: string; expiresAt: number }) {
+  return (
+    <section class="card confirm-address" aria-labelledby="confirm-title" id="confirm-address" data-unconfirmed="yes">
+      <h2 id="confirm-title">Confirm your e-mail address</h2>
+      <p>
+        We sent a link to <strong>{data.user.email}</strong>. Follow it to confirm that the address is yours. Until then partner sites see nothing of
+        this account, cannot connect to it, and nothing they stored about the address is added to it.
+      </p>
+      <p class="hint">
+        The link works for 24 hours. An account whose address is not confirmed is removed on <Day ms={expiresAt} />, and someone else who proves the
+        address first gets it.
+      </p>
+      <form method="post" action="/account/confirm/resend" class="inline-form">
+        <CsrfField token={csrf} />
+        <button type="submit" class="button small">
+          Send the link again
+        </button>
+      </form>
+    </section>
+  );
+}
 
 export function ProfileSection({ data, csrf, error }: { data: AccountData; csrf: string; error?: string | undefined }) {
   const pub = new Set(parsePublicFields(data.user.public_fields));
