@@ -22,8 +22,6 @@ import { csrfToken, endSession } from '../session.js';
 import { AccountPage, type AccountPageProps } from '../views/Account.js';
 
 const NOTICES: Record<string, string> = {
-  welcome: 'Welcome! Your account is ready and you are visible to partner sites. Add your first identity below.',
-  welcome_hidden: 'Welcome! Your account is ready. You are hidden until you opt in below.',
   opted_in: 'You are now visible to partner sites, and your public page is online.',
   opted_out: 'You are now hidden from every partner site, and your public page is offline.',
   discoverable: 'Saved.',
