@@ -110,15 +110,20 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   };
 }
 
-export async function migrate(db: Db): Promise<void> {
-  const migrations: Record<string, Migration> = {
-    '001-initial': initialMigration(db.dialect),
+/** Every migration by name, in the order they run. */
+export function migrationsFor(dialect: DialectName): Record<string, Migration> {
+  return {
+    '001-initial': initialMigration(dialect),
     '002-site': siteMigration(),
-    '003-partner-changes': partnerChangesMigration(db.dialect),
-    '004-partner-version': partnerVersionMigration(db.dialect),
-    '005-service-popularity': servicePopularityMigration(db.dialect),
-    '007-mail-ownership': mailOwnershipMigration(db.dialect),
+    '003-partner-changes': partnerChangesMigration(dialect),
+    '004-partner-version': partnerVersionMigration(dialect),
+    '005-service-popularity': servicePopularityMigration(dialect),
+    '007-mail-ownership': mailOwnershipMigration(dialect),
   };
+}
+
+export async function migrate(db: Db): Promise<void> {
+  const migrations = migrationsFor(db.dialect);
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },

@@ -76,7 +76,8 @@ async function sendOne(ctx: AppContext, log: FastifyBaseLogger, row: MailRow, no
 /** One pass: claim due messages, try each once. Returns how many were attempted. */
 export async function sendDueMail(ctx: AppContext, log: FastifyBaseLogger): Promise<number> {
   const now = ctx.clock.now();
-  const rows = await claimDueMail(ctx.db.kysely, now, now + LEASE_MS, BATCH);
+  // In the order they were queued (PostgreSQL's UPDATE … RETURNING keeps no order).
+  const rows = (await claimDueMail(ctx.db.kysely, now, now + LEASE_MS, BATCH)).sort((a, b) => a.id - b.id);
   for (const row of rows) await sendOne(ctx, log, row, now);
   return rows.length;
 }
