@@ -203,7 +203,7 @@ export interface MailQueueTable {
 export interface EmailTokensTable {
   id: Generated<number>;
   token_hash: string;
-  purpose: string; // 'confirm' | 'claim'
+  purpose: string; // 'confirm' | 'claim' | 'reset'
   user_ref: number | null;
   /** The address the link was sent to. */
   email: string;

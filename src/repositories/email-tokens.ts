@@ -8,7 +8,7 @@ import { sha256 } from '../domain/secrets.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-export type TokenPurpose = 'confirm' | 'claim';
+export type TokenPurpose = 'confirm' | 'claim' | 'reset';
 
 export interface NewToken {
   purpose: TokenPurpose;

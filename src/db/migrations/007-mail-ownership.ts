@@ -45,7 +45,7 @@ export function mailOwnershipMigration(dialect: DialectName) {
 
       await withId(db.schema.createTable('email_tokens'), dialect)
         .addColumn('token_hash', 'text', (c) => c.notNull().unique())
-        // 'confirm' (a new account's address), 'claim' (a sign-up for an address an unproven account holds)
+        // 'confirm' (a new account's address), 'claim' (a sign-up for an address an unproven account holds), 'reset' (a forgotten password)
         .addColumn('purpose', 'text', (c) => c.notNull())
         .addColumn('user_ref', 'integer', (c) => c.references('users.id').onDelete('cascade'))
         // The address the link was sent to: following the link proves it.

@@ -10,6 +10,8 @@ import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../dom
 import { setUserFlags, updateProfile, type ProfileValues } from '../../repositories/users.js';
 import { deleteAccount, setOptIn } from '../../services/accounts.js';
 import { resendConfirmation, UNPROVEN_ACCOUNT_DAYS } from '../../services/ownership.js';
+import { changePassword } from '../../services/recovery.js';
+import { passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
@@ -31,7 +33,11 @@ const NOTICES: Record<string, string> = {
   link_ended: 'The link has ended. That site has been told.',
   confirmed: 'Your e-mail address is confirmed.',
   resent: 'We sent the link again. It works for 24 hours; earlier links no longer do.',
+  password_changed: 'Your password is changed. Your other sessions have ended.',
 };
+
+/** Wrong current passwords on the change form, per account: a stolen session cannot guess for long. */
+const PASSWORD_CHANGE_FAILURES = { limit: 5, windowSeconds: 15 * 60 };
 
 const WARNINGS: Record<string, string> = {
   resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
@@ -58,6 +64,28 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     if (!user) return reply;
     const q = request.query as { msg?: string; checked?: string };
     return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
+  });
+
+  app.post('/account/password', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const b = bodyOf<{ current_password: string; new_password: string }>(request);
+    const fail = (passwordError: string, status: number) => accountPage(ctx, request, reply, user, { passwordError }, status);
+    const key = `pwchange:${user.id}`;
+    const wait = await ctx.throttle.blockedFor(key, PASSWORD_CHANGE_FAILURES.limit);
+    if (wait > 0) {
+      reply.header('Retry-After', String(wait));
+      return fail(`Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.`, 429);
+    }
+    if (!(await verifyPassword(user.password_hash, b.current_password))) {
+      await ctx.throttle.recordFailure(key, PASSWORD_CHANGE_FAILURES.windowSeconds);
+      return fail('Your current password is not right.', 400);
+    }
+    const problem = passwordProblem(b.new_password);
+    if (problem) return fail(`The new password ${problem}.`, 400);
+    await ctx.throttle.reset(key);
+    await changePassword(ctx, user, b.new_password, request.site.sessionId);
+    return seeOther(reply, '/account?msg=password_changed#password');
   });
 
   app.post('/account/confirm/resend', { config: SITE, schema: formSchema({}) }, async (request, reply) => {

@@ -22,6 +22,7 @@ const SIGNUPS_PER_ADDRESS_PER_MINUTE = 10;
 const LOGIN_NOTICES: Record<string, string> = {
   confirmed: 'Your e-mail address is confirmed. Log in to continue.',
   created: 'Your address is confirmed and your account is ready. Log in with the password you chose.',
+  password_reset: 'Your new password is set, and every session of the account has ended. Log in with the new password.',
 };
 
 interface SignUpBody {

@@ -97,6 +97,34 @@ export function ConfirmAddressSection({ data, csrf, expiresAt }: { data: Account
   );
 }
 
+export function PasswordSection({ csrf, error }: { csrf: string; error?: string | undefined }) {
+  return (
+    <section class="card" aria-labelledby="password-title" id="password">
+      <h2 id="password-title">Password</h2>
+      <p class="hint">Changing it ends your other sessions, and we mail you a notice.</p>
+      {error ? (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <form method="post" action="/account/password" class="password-form">
+        <CsrfField token={csrf} />
+        <div class="field">
+          <label for="current_password">Current password</label>
+          <input id="current_password" name="current_password" type="password" autocomplete="current-password" required data-password="" />
+        </div>
+        <div class="field">
+          <label for="new_password">New password</label>
+          <input id="new_password" name="new_password" type="password" autocomplete="new-password" required minLength={8} data-password="" />
+        </div>
+        <button type="submit" class="button">
+          Change password
+        </button>
+      </form>
+    </section>
+  );
+}
+
 export function ProfileSection({ data, csrf, error }: { data: AccountData; csrf: string; error?: string | undefined }) {
   const pub = new Set(parsePublicFields(data.user.public_fields));
   return (

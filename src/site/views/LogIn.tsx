@@ -18,7 +18,7 @@ export function LogInPage(p: { csrf: string; login?: string; errors?: Record<str
           </button>
         </form>
         <p class="form-foot">
-          New here? <a href="/signup">Create an account</a>
+          <a href="/forgot">Forgot your password?</a> · New here? <a href="/signup">Create an account</a>
         </p>
       </div>
     </Layout>
