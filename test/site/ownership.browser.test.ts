@@ -1,6 +1,6 @@
 // Proof of ownership as a person lives it, in a real Chromium with mail through a real SMTP server:
 // sign up opted in, stay invisible to partners, read the mail, follow its link, press the button,
-// log in, and be visible.
+// log in, and be visible; then reset a forgotten password the same way.
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,4 +88,38 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   assert.deepEqual((await partner.client.returnServices(USER_ID)).map((s) => s.usrSvcId), ['dora-gh']);
   assert.equal((await page.request.get(`${t.baseUrl}/u/${USER_ID}`)).status(), 200);
   assertLogsClean(t, [EMAIL, PASSWORD, new URL(href).searchParams.get('token')!]);
+});
+
+test('a forgotten password is reset the same way: the mail from the SMTP server, its link, a new password', async () => {
+  const NEW_PASSWORD = 'a brand new map of the jungle';
+  await page.context().clearCookies();
+  await page.goto(`${t.baseUrl}/login`);
+  await page.getByRole('link', { name: 'Forgot your password?' }).click();
+  await page.getByLabel('E-mail address').fill(EMAIL);
+  await page.getByRole('button', { name: 'Mail me a link' }).click();
+  await page.waitForURL(/\/forgot\/sent$/);
+  await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
+
+  const before = smtp.received.length;
+  assert.equal(await sendDueMail(t.ctx, t.app.log), 1);
+  const mail = (await smtp.waitFor(before + 1)).at(-1)!;
+  assert.equal(mail.parsed.subject, 'Set a new password for Dora IDs');
+  const href = /href="([^"]*\/reset\?token=[^"]+)"/.exec(String(mail.parsed.html))?.[1]?.replace(/&amp;/g, '&');
+  assert.ok(href);
+
+  await page.goto(href);
+  await page.getByLabel('New password').fill(NEW_PASSWORD);
+  await page.screenshot({ path: path.join(SHOTS, 'site-reset.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Set the new password' }).click();
+  await page.waitForURL(/\/login\?msg=password_reset/);
+  await page.getByLabel('E-mail address or userId').fill(USER_ID);
+  await page.getByLabel('Password', { exact: true }).fill(NEW_PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(/\/account$/);
+  await page.getByRole('heading', { name: `Hello, ${USER_ID}` }).waitFor();
+
+  await sendDueMail(t.ctx, t.app.log);
+  const notice = (await smtp.waitFor(before + 2)).at(-1)!;
+  assert.equal(notice.parsed.subject, 'Your Dora IDs password was changed');
+  assertLogsClean(t, [EMAIL, NEW_PASSWORD, new URL(href).searchParams.get('token')!]);
 });
