@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.js';
+import { lastMailTo, linkIn } from '../helpers/mailbox.js';
 import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 let t: TestApp;
@@ -104,6 +105,11 @@ describe('CSRF', () => {
     '/account/links/end': () => ({ partner_id: '1' }),
     '/account/export': () => ({}),
     '/account/delete': (userId) => ({ confirm_user_id: userId }),
+    '/account/password': () => ({ current_password: 'forged guess at it', new_password: 'a forged new password' }),
+    '/account/confirm/resend': () => ({}),
+    '/confirm': () => ({ token: 'x'.repeat(43) }),
+    '/forgot': () => ({ email: 'csrf.victim@example.org' }),
+    '/reset': () => ({ token: 'x'.repeat(43), password: 'a forged new password' }),
   };
 
   test('every form on every page carries a token, and is in the list checked below', async () => {
@@ -112,6 +118,16 @@ describe('CSRF', () => {
     const partner = await t.partner({ name: 'Forms partner' });
     secrets.push(partner.apiToken);
     await partner.client.syncUser(email, { email, password });
+    // The pages that only an unconfirmed account, a mailed link or a reset request show.
+    const unconfirmed = browser();
+    const uEmail = `unconfirmed.${n}@example.org`;
+    secrets.push(uEmail);
+    await unconfirmed.signUp({ email: uEmail, user_id: `unconfirmed_${n}`, password: 'a perfectly good passphrase' });
+    const confirmLink = linkIn(await lastMailTo(t, uEmail), '/confirm?token=');
+    assert.equal((await unconfirmed.logIn(uEmail, 'a perfectly good passphrase')).status, 303);
+    const forgetter = browser();
+    await forgetter.post('/forgot', { _csrf: await forgetter.csrf('/forgot'), email });
+    const resetLink = linkIn(await lastMailTo(t, email), '/reset?token=');
     const seen = new Set<string>();
     for (const [who, path] of [
       [client, '/account'],
@@ -119,6 +135,10 @@ describe('CSRF', () => {
       [client, '/'],
       [new SiteClient(t.baseUrl), '/signup'],
       [new SiteClient(t.baseUrl), '/login'],
+      [unconfirmed, '/account'],
+      [new SiteClient(t.baseUrl), confirmLink],
+      [new SiteClient(t.baseUrl), '/forgot'],
+      [new SiteClient(t.baseUrl), resetLink],
     ] as const) {
       const { body } = await who.get(path);
       for (const form of body.match(/<form\b[\s\S]*?<\/form>/g) ?? []) {
