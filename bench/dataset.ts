@@ -134,8 +134,8 @@ function fillSqlite(db: SqliteDb, users: number, services: string[], partnerId: 
   db.pragma('synchronous = OFF');
   db.pragma('cache_size = -1048576');
   const insUser = db.prepare(
-    `INSERT INTO users (id, user_id, email, email_md5, email_sha256, password_hash, opted_in, discoverable, pro, public_fields, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'bench-no-login', 1, 1, 0, '[]', ?, ?)`,
+    `INSERT INTO users (id, user_id, email, email_md5, email_sha256, password_hash, opted_in, consented, email_proven_at, discoverable, pro, public_fields, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'bench-no-login', 1, 1, ?, 1, 0, '[]', ?, ?)`,
   );
   const insSubject = db.prepare('INSERT INTO subjects (id, user_ref, created_at) VALUES (?, ?, ?)');
   const insCentral = db.prepare(
@@ -153,7 +153,7 @@ function fillSqlite(db: SqliteDb, users: number, services: string[], partnerId: 
     for (let i = from; i <= to; i++) {
       const email = emailOf(i);
       const m = md5(email);
-      insUser.run(i, `bu${i}`, email, m, sha256(email), now, now);
+      insUser.run(i, `bu${i}`, email, m, sha256(email), now, now, now);
       insSubject.run(i, i, now);
       for (let j = 0; j < IDENTITIES_PER_USER; j++) {
         const handle = `bench${i}_${j}`;
@@ -193,8 +193,8 @@ async function fillPostgres(pool: pg.Pool, users: number, services: string[], pa
       const to = Math.min(users, from + step - 1);
       await c.query('BEGIN');
       await c.query(
-        `INSERT INTO users (id, user_id, email, email_md5, email_sha256, password_hash, opted_in, discoverable, pro, public_fields, created_at, updated_at)
-         SELECT i, 'bu' || i, e, md5(e), encode(sha256(convert_to(e, 'UTF8')), 'hex'), 'bench-no-login', 1, 1, 0, '[]', $3, $3
+        `INSERT INTO users (id, user_id, email, email_md5, email_sha256, password_hash, opted_in, consented, email_proven_at, discoverable, pro, public_fields, created_at, updated_at)
+         SELECT i, 'bu' || i, e, md5(e), encode(sha256(convert_to(e, 'UTF8')), 'hex'), 'bench-no-login', 1, 1, $3, 1, 0, '[]', $3, $3
          FROM generate_series($1::bigint, $2::bigint) i, LATERAL (SELECT 'bench' || i || '@example.com' AS e) x`,
         [from, to, now],
       );

@@ -1,7 +1,9 @@
 // Configuration is read once, validated, and frozen: a bad value stops start-up with a message
 // that names the variable, instead of surfacing later as a confusing runtime fault.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
+import addressparser from 'nodemailer/lib/addressparser';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -44,6 +46,16 @@ export interface Config {
   readonly sqliteCheckpointMs: number;
   /** Keep partner rows in memory, emptied on any change (services/partner-cache.ts). */
   readonly partnerCache: boolean;
+  /** The service's name as people see it: in mails (subject, sender, text). */
+  readonly siteName: string;
+  /** `smtp://` or `smtps://` relay for outgoing mail; null writes each message as an .eml file under mailDir. */
+  readonly smtpUrl: string | null;
+  readonly smtpUser: string | null;
+  readonly smtpPassword: string | null;
+  /** The From header of every mail. */
+  readonly mailFrom: string;
+  /** Where messages are written when no SMTP relay is configured. */
+  readonly mailDir: string;
   readonly nodeEnv: string;
 }
 
@@ -134,6 +146,50 @@ function metricsTokenVar(env: Env): string | null {
   return raw;
 }
 
+function siteNameVar(env: Env): string {
+  const raw = env.SITE_NAME?.trim() || 'idsvc';
+  if (raw.length > 64 || /[\u0000-\u001F\u007F<>"]/.test(raw)) throw new ConfigError('SITE_NAME', 'must be at most 64 characters, without control characters, <, > or "');
+  return raw;
+}
+
+interface MailVars {
+  smtpUrl: string | null;
+  smtpUser: string | null;
+  smtpPassword: string | null;
+  mailFrom: string;
+  mailDir: string;
+}
+
+function mailVars(env: Env, baseUrl: string, siteName: string): MailVars {
+  const smtpUrl = env.SMTP_URL?.trim() || null;
+  if (smtpUrl) {
+    let u: URL;
+    try {
+      u = new URL(smtpUrl);
+    } catch {
+      throw new ConfigError('SMTP_URL', 'is not a valid URL; use smtp://host:587 or smtps://host:465');
+    }
+    if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') throw new ConfigError('SMTP_URL', `must start with smtp:// or smtps://, got ${u.protocol}//`);
+    if (!u.hostname) throw new ConfigError('SMTP_URL', 'names no host');
+  }
+  const smtpUser = env.SMTP_USER?.trim() || null;
+  // A password may legitimately start or end with spaces: taken as given.
+  const smtpPassword = env.SMTP_PASSWORD === undefined || env.SMTP_PASSWORD === '' ? null : env.SMTP_PASSWORD;
+  if (smtpUser && smtpPassword === null) throw new ConfigError('SMTP_PASSWORD', 'must be set when SMTP_USER is');
+  if (!smtpUser && smtpPassword !== null) throw new ConfigError('SMTP_USER', 'must be set when SMTP_PASSWORD is');
+  if (smtpUser && !smtpUrl) throw new ConfigError('SMTP_URL', 'must be set when SMTP_USER is (credentials without a relay would be ignored)');
+  const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '');
+  // An IP literal makes a poor mail domain: a local install signs as localhost.
+  const fallbackFrom = `"${siteName}" <no-reply@${isIP(host) !== 0 ? 'localhost' : host}>`;
+  const mailFrom = env.MAIL_FROM?.trim() || fallbackFrom;
+  const parsed = addressparser(mailFrom, { flatten: true });
+  if (parsed.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(parsed[0]?.address ?? '')) {
+    throw new ConfigError('MAIL_FROM', 'must be one address, like "Name <no-reply@example.org>" or no-reply@example.org');
+  }
+  const mailDir = path.resolve(env.MAIL_DIR?.trim() || path.join('data', 'mail'));
+  return { smtpUrl, smtpUser, smtpPassword, mailFrom, mailDir };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -152,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   const redisUrl = env.REDIS_URL?.trim() || null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://');
+  const siteName = siteNameVar(env);
 
   return Object.freeze({
     port,
@@ -178,6 +235,8 @@ export function loadConfig(env: Env = process.env): Config {
     backgroundJobs: boolVar(env, 'BACKGROUND_JOBS', true),
     sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 500, 0, 60_000),
     partnerCache: boolVar(env, 'PARTNER_CACHE', true),
+    siteName,
+    ...mailVars(env, baseUrl, siteName),
     nodeEnv: env.NODE_ENV?.trim() || 'development',
   });
 }

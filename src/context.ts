@@ -11,6 +11,7 @@ import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from '.
 import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
 import { databaseStep } from './startup-errors.js';
+import { createMailTransport, type MailTransport } from './mail/transport.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -25,6 +26,8 @@ export interface AppContext {
   readonly throttle: FailureThrottle;
   /** Redis when configured (optional: limits and throttles count in the process while it is down). */
   readonly redis: RedisLink | null;
+  /** Where the mail job hands queued messages: SMTP, or .eml files (src/mail/transport.ts). */
+  readonly mail: MailTransport;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const redis = config.redisUrl ? new RedisLink(config.redisUrl) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
   await redis?.settled();
+  const mail = createMailTransport(config);
   return {
     config,
     db,
@@ -61,7 +65,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
     limiter: new RequestLimiter(redis),
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,
+    mail,
     async close() {
+      mail.close();
       redis?.close();
       await partners.close();
       await db.close();

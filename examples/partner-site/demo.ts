@@ -45,6 +45,6 @@ export async function startDemoIdsvc(siteOrigins: string[], port?: number): Prom
   const now = server.ctx.clock.now();
   // Allowed origins on: the widget renders only on the example site's own pages.
   const { apiKey, apiToken } = await createPartner(db, { name: 'Example partner site', origins: siteOrigins }, now);
-  await createUser(db, { email: DEMO_ACCOUNT.email, userId: DEMO_ACCOUNT.userId, passwordHash: await hashPassword(DEMO_ACCOUNT.password), optedIn: true }, now);
+  await createUser(db, { email: DEMO_ACCOUNT.email, userId: DEMO_ACCOUNT.userId, passwordHash: await hashPassword(DEMO_ACCOUNT.password), optedIn: true, proven: true }, now);
   return { url: server.url, apiKey, apiToken, stop: server.stop };
 }

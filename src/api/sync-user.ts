@@ -22,7 +22,7 @@ export const syncUser: ApiOperation = {
   operationId: 'sync_user',
   summary: 'Link the partner\'s repository for a person to their account',
   description:
-    'The person\'s e-mail address and password (collected by the widget\'s sync form) prove the account. On linking, the partner\'s entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled, before any hashing, per account + partner + end-user address (5), per partner + end-user address (20), and per account from everywhere (a ceiling of 50), each per 15 minutes by default: strangers elsewhere cannot stop the owner syncing from her own address and partner.',
+    'The person\'s e-mail address and password (collected by the widget\'s sync form) prove the account. On linking, the partner\'s entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled, before any hashing, per account + partner + end-user address (5), per partner + end-user address (20), and per account from everywhere (a ceiling of 50), each per 15 minutes by default: strangers elsewhere cannot stop the owner syncing from her own address and partner. The right password for an account whose e-mail address is not confirmed yet answers `forbidden`, with a message saying to confirm the address first.',
   paths: ['/api/sync_user/:api_key/:user_identifier'],
   body: credentialFields,
   tokenRequired: true,
@@ -32,6 +32,8 @@ export const syncUser: ApiOperation = {
     const email = call.body.email_address ?? '';
     const password = call.body.password ?? '';
     const user = await checkCredentials(call.ctx, call.partner, { email, password, clientAddress: clientAddress(call.body.end_user_ip, call.ip) });
+    // Only after the password: a wrong one answers as for an unknown address, whatever the account.
+    if (user.email_proven_at === null) throw errors.addressNotConfirmed();
     await linkUser(call.ctx, call.partner, id, call.params.user_identifier ?? '', user);
     return { root: 'result', text: 'true' };
   },

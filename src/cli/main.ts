@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { createPartner } from '../repositories/partners.js';
 import { catalogueCommands } from './catalogue-commands.js';
+import { mailCommands } from './mail-commands.js';
 import { partnerCommands } from './partner-commands.js';
 import { userCommands } from './user-commands.js';
 import { withContext, type GlobalOpts } from './run.js';
@@ -47,6 +48,7 @@ program
 partnerCommands(program, globals);
 userCommands(program, globals);
 catalogueCommands(program, globals);
+mailCommands(program, globals);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`idsvc: ${err instanceof ConfigError || err instanceof Error ? err.message : String(err)}\n`);

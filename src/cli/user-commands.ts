@@ -5,6 +5,7 @@ import { hashPassword, passwordProblem } from '../domain/passwords.js';
 import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
 import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues } from '../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
+import { createUnprovenAccount } from '../services/ownership.js';
 import { CliError, print, readStdin } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
 import { userVerifyCommand } from './user-verify-command.js';
@@ -15,7 +16,10 @@ export function userView(u: UserRow) {
   return {
     userId: u.user_id,
     email: u.email,
-    opted_in: u.opted_in === 1,
+    /** The user's consent; `visible` is whether partners see them (consent and a proven address). */
+    opted_in: u.consented === 1,
+    email_proven: u.email_proven_at !== null,
+    visible: u.opted_in === 1,
     pro: u.pro === 1,
     discoverable: u.discoverable === 1,
     profile,
@@ -26,7 +30,14 @@ export function userView(u: UserRow) {
 
 function userText(u: UserRow): string {
   const v = userView(u);
-  const lines = [`userId       ${v.userId}`, `email        ${v.email}`, `opted_in     ${v.opted_in}`, `pro          ${v.pro}`, `discoverable ${v.discoverable}`];
+  const lines = [
+    `userId       ${v.userId}`,
+    `email        ${v.email}${v.email_proven ? '' : '  (not confirmed yet)'}`,
+    `opted_in     ${v.opted_in}`,
+    `visible      ${v.visible}`,
+    `pro          ${v.pro}`,
+    `discoverable ${v.discoverable}`,
+  ];
   for (const [k, val] of Object.entries(v.profile)) if (val) lines.push(`${k.padEnd(12)} ${val}${v.public_fields.includes(k as ProfileField) ? '  (public)' : ''}`);
   return lines.join('\n');
 }
@@ -48,7 +59,8 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
     .requiredOption('--user-id <userId>', 'public id, [a-z0-9_]{3,30}')
     .option('--opt-in', 'the user consents to be shown to partners that know their e-mail address or userId')
     .option('--discoverable', 'the user also consents to be found: by reverse_lookup, return_contacts and WebFinger mailto: (off by default)')
-    .action(async (o: { email: string; userId: string; optIn?: boolean; discoverable?: boolean }) =>
+    .option('--unproven', 'do not vouch for the address: mail the owner a link to confirm it (the account stays hidden until then)')
+    .action(async (o: { email: string; userId: string; optIn?: boolean; discoverable?: boolean; unproven?: boolean }) =>
       withContext(globals(), async (ctx, out) => {
         if (!isValidEmail(o.email)) throw new CliError('--email is not a valid e-mail address');
         if (!isValidUserId(o.userId)) throw new CliError('--user-id must be 3–30 characters of a-z, 0-9 and _, and not 32 or 64 hex digits');
@@ -56,12 +68,14 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
         const problem = passwordProblem(password, { userId: o.userId, email: o.email });
         if (problem) throw new CliError(`password ${problem}`);
         try {
-          const u = await createUser(
-            ctx.db.kysely,
-            { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false },
-            ctx.clock.now(),
+          const input = { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false };
+          // The operator vouches for the address, unless told not to.
+          const u = o.unproven ? await createUnprovenAccount(ctx, input) : await createUser(ctx.db.kysely, { ...input, proven: true }, ctx.clock.now());
+          print(out, userView(u), () =>
+            o.unproven
+              ? `user ${u.user_id} created; a link to confirm the address was queued (the server's mail job sends it)`
+              : `user ${u.user_id} created${u.opted_in ? ' (opted in)' : ''}`,
           );
-          print(out, userView(u), () => `user ${u.user_id} created${u.opted_in ? ' (opted in)' : ''}`);
         } catch (e) {
           if (e instanceof DuplicateUserError) throw new CliError(e.message);
           throw e;
@@ -72,7 +86,11 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
   user.command('list').action(async () =>
     withContext(globals(), async (ctx, out) => {
       const all = await listUsers(ctx.db.kysely);
-      print(out, all.map(userView), () => (all.length === 0 ? '(no users)' : all.map((u) => `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${u.pro ? 'pro' : ''}`).join('\n')));
+      print(out, all.map(userView), () =>
+        all.length === 0
+          ? '(no users)'
+          : all.map((u) => `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${u.email_proven_at === null ? 'unconfirmed ' : ''}${u.pro ? 'pro' : ''}`).join('\n'),
+      );
     }),
   );
 

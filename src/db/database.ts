@@ -13,6 +13,7 @@ import { partnerVersionMigration } from './migrations/004-partner-version.js';
 import { servicePopularityMigration } from './migrations/005-service-popularity.js';
 import { visibilityAnnouncedMigration } from './migrations/008-visibility-announced.js';
 import { discoverableOffMigration } from './migrations/006-discoverable-off.js';
+import { mailOwnershipMigration } from './migrations/007-mail-ownership.js';
 import { createPgPool } from './pg-pool.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -128,16 +129,22 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   };
 }
 
-export async function migrate(db: Db): Promise<void> {
-  const migrations: Record<string, Migration> = {
-    '001-initial': initialMigration(db.dialect),
+/** Every migration by name, in the order they run. */
+export function migrationsFor(dialect: DialectName): Record<string, Migration> {
+  return {
+    '001-initial': initialMigration(dialect),
     '002-site': siteMigration(),
-    '003-partner-changes': partnerChangesMigration(db.dialect),
-    '004-partner-version': partnerVersionMigration(db.dialect),
-    '005-service-popularity': servicePopularityMigration(db.dialect),
+    '003-partner-changes': partnerChangesMigration(dialect),
+    '004-partner-version': partnerVersionMigration(dialect),
+    '005-service-popularity': servicePopularityMigration(dialect),
+    '006-discoverable-off': discoverableOffMigration(dialect),
+    '007-mail-ownership': mailOwnershipMigration(dialect),
     '008-visibility-announced': visibilityAnnouncedMigration(),
-    '006-discoverable-off': discoverableOffMigration(db.dialect),
   };
+}
+
+export async function migrate(db: Db): Promise<void> {
+  const migrations = migrationsFor(db.dialect);
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },

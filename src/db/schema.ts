@@ -33,9 +33,17 @@ export interface UsersTable {
   email_md5: string;
   email_sha256: string;
   password_hash: string;
+  /**
+   * Whether partners and visitors see the user: their consent AND a proven address (migration 007).
+   * Every visibility check reads this one column; change it only through services/accounts.ts.
+   */
   opted_in: Bool;
   /** The visibility linked partners were last told of (`user.visible` / `user.hidden`). */
   announced_visible: Bool;
+  /** The user's own choice to be shown (the opt-in box); takes effect once the address is proven. */
+  consented: Bool;
+  /** When the owner proved the address by following a mailed link; null until then. */
+  email_proven_at: Millis | null;
   discoverable: Bool;
   pro: Bool;
   nickname: string | null;
@@ -172,6 +180,44 @@ export interface ServicePopularityTable {
   user_count: number;
 }
 
+/** Outgoing mail, sent by the mail job (migration 007). */
+export interface MailQueueTable {
+  id: Generated<number>;
+  /** The left part of the Message-ID header (the domain of MAIL_FROM is added when sent): the same on every attempt. */
+  message_id: string;
+  /** Which template made it (e.g. `confirm-address`): what an operator sees in `idsvc mail list`. */
+  kind: string;
+  to_address: string;
+  subject: string;
+  /** Null once sent: the bodies may hold single-use links. */
+  text_body: string | null;
+  html_body: string | null;
+  status: string; // 'pending' | 'sent' | 'failed'
+  attempts: number;
+  next_attempt_at: Millis;
+  locked_until: Millis | null;
+  last_error: string | null;
+  sent_at: Millis | null;
+  created_at: Millis;
+}
+
+/** Single-use links sent by mail (migration 007); only the SHA-256 of the token is kept. */
+export interface EmailTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  purpose: string; // 'confirm' | 'claim' | 'reset'
+  user_ref: number | null;
+  /** The address the link was sent to. */
+  email: string;
+  /** A claim's sign-up (purpose 'claim'): the account to create when the link is followed. */
+  new_user_id: string | null;
+  password_hash: string | null;
+  consented: Bool | null;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
 export interface Database {
   partners: PartnersTable;
   users: UsersTable;
@@ -186,6 +232,8 @@ export interface Database {
   throttles: ThrottlesTable;
   settings: SettingsTable;
   service_popularity: ServicePopularityTable;
+  mail_queue: MailQueueTable;
+  email_tokens: EmailTokensTable;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;
@@ -195,6 +243,8 @@ export type CentralIdentityRow = Selectable<CentralIdentitiesTable>;
 export type PartnerIdentityRow = Selectable<PartnerIdentitiesTable>;
 export type LinkRow = Selectable<LinksTable>;
 export type OutboxRow = Selectable<OutboxTable>;
+export type MailRow = Selectable<MailQueueTable>;
+export type EmailTokenRow = Selectable<EmailTokensTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type { ColumnType };

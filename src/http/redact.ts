@@ -1,8 +1,8 @@
 // What reaches logs and metrics: secrets in query strings and e-mail addresses in paths are
 // replaced before a URL is written anywhere (SPEC §5).
 export const SECRET_FIELDS = ['api_token', 'email_address', 'password'] as const;
-/** Query values kept out of logs although they may be sent in a URL: a widget signature is a short-lived pass. */
-const REDACTED_QUERY_FIELDS: readonly string[] = [...SECRET_FIELDS, 'sig'];
+/** Query values kept out of logs although they may be sent in a URL: a widget signature is a short-lived pass, a mailed link's token a single-use one. */
+const REDACTED_QUERY_FIELDS: readonly string[] = [...SECRET_FIELDS, 'sig', 'token'];
 
 /**
  * A query key as a careless or hostile client may spell it: `API_TOKEN`, `Api-Token`, `api_token[]`

@@ -6,6 +6,7 @@ import { unavailableCause } from '../db/faults.js';
 import { reverifyDue, REVERIFY_EVERY_MS } from './reverify.js';
 import { sweepSite, SITE_SWEEP_EVERY_MS } from './site-sweep.js';
 import { webhookJob } from './webhooks.js';
+import { mailJob } from './mail.js';
 
 export interface Jobs {
   stop(): Promise<void>;
@@ -17,6 +18,7 @@ export const JOBS: Job[] = [
   { name: 'reverify', everyMs: REVERIFY_EVERY_MS, run: async (ctx, log) => void (await reverifyDue(ctx, log)) },
   { name: 'site-sweep', everyMs: SITE_SWEEP_EVERY_MS, run: (ctx) => sweepSite(ctx) },
   webhookJob,
+  mailJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jobs {

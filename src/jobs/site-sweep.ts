@@ -1,12 +1,19 @@
-// Housekeeping for the site: expired sessions and old verification attempts are deleted.
+// Housekeeping for the site: expired sessions, old verification attempts and mail, expired links and
+// accounts whose address was never proven are deleted.
 import type { AppContext } from '../context.js';
+import { deleteOldMail } from '../repositories/mail-queue.js';
+import { sweepUnproven } from '../services/ownership.js';
 
 export const SITE_SWEEP_EVERY_MS = 3600_000;
 /** Attempts are kept this long: enough to see a pattern, not a growing archive. */
 export const ATTEMPTS_KEPT_MS = 90 * 24 * 3600 * 1000;
+/** Sent and failed mail stays listed (`idsvc mail list`) this long. */
+export const MAIL_KEPT_MS = 30 * 24 * 3600 * 1000;
 
 export async function sweepSite(ctx: AppContext): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.kysely.deleteFrom('sessions').where('expires_at', '<=', now).execute();
   await ctx.db.kysely.deleteFrom('verification_attempts').where('attempted_at', '<', now - ATTEMPTS_KEPT_MS).execute();
+  await deleteOldMail(ctx.db.kysely, now - MAIL_KEPT_MS);
+  await sweepUnproven(ctx);
 }

@@ -12,8 +12,13 @@ export interface Person {
   subjectId: number | undefined;
 }
 
+/**
+ * The account a partner's identifier names. An account whose address is not proven names nobody
+ * here (its hashes and userId answer as for an unknown person), so nothing about the address is
+ * attached to whoever typed it in; once proven, earlier pushes fold in (absorbOrphanSubjects).
+ */
 export async function findUserByIdentifier(db: Q, id: ParsedIdentifier): Promise<UserRow | undefined> {
-  const q = db.selectFrom('users').selectAll();
+  const q = db.selectFrom('users').selectAll().where('email_proven_at', 'is not', null);
   switch (id.kind) {
     case 'md5':
       return q.where('email_md5', '=', id.md5).executeTakeFirst();
@@ -102,9 +107,9 @@ export interface PersonRef {
 }
 
 // The account and its subject in one statement, and only the columns the views use: a whole users
-// row costs twice as much to read.
+// row costs twice as much to read. Unproven accounts name nobody, as in findUserByIdentifier.
 type UserAndSubject = AccountRef & { subject_id: number | null };
-const userAndSubject = 'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE ';
+const userAndSubject = 'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 const userBy: ByAccountIdentifier<UserAndSubject> = {
   md5: statement<UserAndSubject>(`${userAndSubject}u.email_md5 = ?`),
   sha256: statement<UserAndSubject>(`${userAndSubject}u.email_sha256 = ?`),

@@ -10,7 +10,14 @@ export interface NewUserInput {
   email: string;
   userId: string;
   passwordHash: string;
+  /** The user consents to be shown to partners (takes effect once the address is proven). */
   optedIn: boolean;
+  /**
+   * Whether the address counts as the user's already: an operator vouching for it, or a mailed
+   * link just followed. An unproven account names nobody to partners and takes in nothing they
+   * pushed about its address until proven (markEmailProven).
+   */
+  proven: boolean;
   /** Findable by reverse_lookup, return_contacts and WebFinger mailto: (issue 14.10). Off unless the user chose it. */
   discoverable?: boolean;
 }
@@ -22,32 +29,58 @@ export class DuplicateUserError extends Error {
 }
 
 export async function createUser(db: Kysely<Database>, input: NewUserInput, now: number): Promise<UserRow> {
+  return db.transaction().execute((tx) => insertUser(tx, input, now));
+}
+
+/** createUser inside the caller's transaction. */
+export async function insertUser(tx: Transaction<Database>, input: NewUserInput, now: number): Promise<UserRow> {
   const h = emailHashes(input.email);
-  return db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('users').select('id').where('email_md5', '=', h.md5).executeTakeFirst()) throw new DuplicateUserError('email');
-    if (await tx.selectFrom('users').select('id').where('user_id', '=', input.userId).executeTakeFirst()) throw new DuplicateUserError('userId');
-    const user = await tx
-      .insertInto('users')
-      .values({
-        user_id: input.userId,
-        email: h.email,
-        email_md5: h.md5,
-        email_sha256: h.sha256,
-        password_hash: input.passwordHash,
-        opted_in: input.optedIn ? 1 : 0,
-        // Nobody is linked to a new account yet: there is nobody to tell.
-        announced_visible: input.optedIn ? 1 : 0,
-        discoverable: input.discoverable ? 1 : 0,
-        pro: 0,
-        public_fields: '[]',
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await absorbOrphanSubjects(tx, user, now);
-    return user;
-  });
+  if (await tx.selectFrom('users').select('id').where('email_md5', '=', h.md5).executeTakeFirst()) throw new DuplicateUserError('email');
+  if (await tx.selectFrom('users').select('id').where('user_id', '=', input.userId).executeTakeFirst()) throw new DuplicateUserError('userId');
+  const user = await tx
+    .insertInto('users')
+    .values({
+      user_id: input.userId,
+      email: h.email,
+      email_md5: h.md5,
+      email_sha256: h.sha256,
+      password_hash: input.passwordHash,
+      opted_in: input.optedIn && input.proven ? 1 : 0,
+      // Nobody is linked to a new account yet: there is nobody to tell.
+      announced_visible: input.optedIn && input.proven ? 1 : 0,
+      consented: input.optedIn ? 1 : 0,
+      email_proven_at: input.proven ? now : null,
+      discoverable: input.discoverable ? 1 : 0,
+      pro: 0,
+      public_fields: '[]',
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (input.proven) await absorbOrphanSubjects(tx, user, now);
+  return user;
+}
+
+/**
+ * The owner proved the address: the account becomes visible if they consented, and what partners
+ * pushed earlier under its hashes or its userId becomes the account's. False when it was proven already.
+ */
+export async function markEmailProven(tx: Transaction<Database>, userRef: number, now: number): Promise<boolean> {
+  const r = await tx
+    .updateTable('users')
+    .set((eb) => ({ email_proven_at: now, opted_in: eb.ref('consented'), updated_at: now }))
+    .where('id', '=', userRef)
+    .where('email_proven_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) return false;
+  await absorbOrphanSubjects(tx, await tx.selectFrom('users').selectAll().where('id', '=', userRef).executeTakeFirstOrThrow(), now);
+  return true;
+}
+
+/** Accounts whose address was never proven, created before `before` (they expire). */
+export async function listUnprovenBefore(db: Q, before: number, limit: number): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute();
 }
 
 export async function findUserByEmail(db: Q, email: string): Promise<UserRow | undefined> {
@@ -86,12 +119,18 @@ export async function updateProfile(db: Q, userRef: number, values: ProfileValue
 export async function setUserFlags(db: Q, userRef: number, flags: { optedIn?: boolean; pro?: boolean; discoverable?: boolean }, now: number): Promise<void> {
   await db
     .updateTable('users')
-    .set({
-      ...(flags.optedIn !== undefined ? { opted_in: flags.optedIn ? 1 : 0 } : {}),
+    .set((eb) => ({
+      // The consent is the user's; it shows only once the address is proven.
+      ...(flags.optedIn !== undefined
+        ? {
+            consented: flags.optedIn ? 1 : 0,
+            opted_in: flags.optedIn ? eb.case().when('email_proven_at', 'is not', null).then(1).else(0).end() : 0,
+          }
+        : {}),
       ...(flags.pro !== undefined ? { pro: flags.pro ? 1 : 0 } : {}),
       ...(flags.discoverable !== undefined ? { discoverable: flags.discoverable ? 1 : 0 } : {}),
       updated_at: now,
-    })
+    }))
     .where('id', '=', userRef)
     .execute();
 }

@@ -1,12 +1,14 @@
 // Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
 import { isDeepStrictEqual } from 'node:util';
+import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
+import type { Database, UserRow } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { keepSubjectOfDeletedAccount } from '../repositories/people.js';
 import { findUserByRef, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
 import { announce, announceVisibility, linkedPartners } from './central.js';
 
+/** The user's consent; they are shown only while their address is proven too (users.opted_in). */
 export async function setOptIn(ctx: AppContext, user: UserRow, optedIn: boolean): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
@@ -52,14 +54,17 @@ export async function saveProfile(ctx: AppContext, user: UserRow, values: Profil
  */
 export async function deleteAccount(ctx: AppContext, user: UserRow): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    const partners = await linkedPartners(tx, user.id);
-    await announce(tx, user, 'user.deleted', () => ({}), now, { only: partners });
-    await tx.deleteFrom('links').where('user_ref', '=', user.id).execute();
-    await tx.deleteFrom('central_identities').where('user_ref', '=', user.id).execute();
-    await tx.deleteFrom('sessions').where('user_ref', '=', user.id).execute();
-    await tx.deleteFrom('verification_attempts').where('user_ref', '=', user.id).execute();
-    await keepSubjectOfDeletedAccount(tx, user, now);
-    await tx.deleteFrom('users').where('id', '=', user.id).execute();
-  });
+  await ctx.db.kysely.transaction().execute((tx) => eraseAccount(tx, user, now));
+}
+
+/** deleteAccount inside the caller's transaction. */
+export async function eraseAccount(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
+  const partners = await linkedPartners(tx, user.id);
+  await announce(tx, user, 'user.deleted', () => ({}), now, { only: partners });
+  await tx.deleteFrom('links').where('user_ref', '=', user.id).execute();
+  await tx.deleteFrom('central_identities').where('user_ref', '=', user.id).execute();
+  await tx.deleteFrom('sessions').where('user_ref', '=', user.id).execute();
+  await tx.deleteFrom('verification_attempts').where('user_ref', '=', user.id).execute();
+  await keepSubjectOfDeletedAccount(tx, user, now);
+  await tx.deleteFrom('users').where('id', '=', user.id).execute();
 }

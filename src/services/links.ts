@@ -8,6 +8,8 @@ import { emailHashes, type ParsedIdentifier } from '../domain/identifiers.js';
 import { burnPasswordCheck, verifyPassword } from '../domain/passwords.js';
 import { findOrCreatePerson, findPerson } from '../repositories/people.js';
 import { findUserByEmail } from '../repositories/users.js';
+import { mailSite, queueMail } from '../mail/index.js';
+import { partnerLinkedMail } from '../mail/templates/partner-linked.js';
 import { announce, setCentralIdentity } from './central.js';
 import { findLink } from './partner-data.js';
 
@@ -86,6 +88,9 @@ export async function linkUser(ctx: AppContext, partner: PartnerRow, id: ParsedI
         .execute();
     }
     await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
+    // Like "a new application was authorised": the owner hears of every new link.
+    const site = mailSite(ctx.config);
+    await queueMail(tx, { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account#links` }) }, now);
     // Copy-in: the partner's entries fill services the central repository does not have yet.
     const own = await tx.selectFrom('partner_identities').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).orderBy('id').execute();
     const have = new Set((await tx.selectFrom('central_identities').select('svc_id').where('user_ref', '=', user.id).execute()).map((r) => r.svc_id));

@@ -128,7 +128,7 @@ export async function findLink(db: Kysely<Database>, partner: PartnerRow, person
 type PublicRow = [opted_in: number, pro: number, svc_id: string | null, usr_svc_id: string | null, verified: number | null, source_partner_id: number | null, updated_at: number | null];
 const publicSelect =
   'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at ' +
-  'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ';
+  'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 // One indexed query per request: the account by its identifier, joined with its entries. Rows come
 // as arrays and hold only what the answer uses: on the hottest read, objects and unused columns
 // cost a quarter of the query (docs/performance.md).

@@ -50,7 +50,10 @@ export async function buildExport(ctx: AppContext, user: UserRow) {
       userId: user.user_id,
       email: user.email,
       profileUrl: profilePageUrl(ctx, user.user_id),
-      optedIn: user.opted_in === 1,
+      // The user's consent; they are visible only once their address is confirmed too.
+      optedIn: user.consented === 1,
+      emailConfirmedAt: iso(user.email_proven_at),
+      visibleToPartners: user.opted_in === 1,
       discoverable: user.discoverable === 1,
       pro: user.pro === 1,
       createdAt: iso(user.created_at),

@@ -10,6 +10,8 @@ import type { ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
+import { registerConfirmRoutes } from './routes/confirm.js';
+import { registerRecoveryRoutes } from './routes/recovery.js';
 import { registerPageRoutes } from './routes/pages.js';
 import { registerWebFinger } from './routes/webfinger.js';
 import { csrfRejected, isHttps, originAllowed, setSecurityHeaders } from './security.js';
@@ -37,6 +39,8 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     });
     registerPageRoutes(site, ctx);
     registerAuthRoutes(site, ctx);
+    registerConfirmRoutes(site, ctx);
+    registerRecoveryRoutes(site, ctx);
     registerAccountRoutes(site, ctx);
   });
 }

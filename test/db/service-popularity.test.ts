@@ -34,7 +34,7 @@ async function assertExact(step: string): Promise<Map<string, number>> {
 let n = 0;
 async function user(optedIn: boolean): Promise<UserRow> {
   n++;
-  return createUser(db(), { email: `pop${n}@example.org`, userId: `pop${n}`, passwordHash: 'x', optedIn }, now());
+  return createUser(db(), { email: `pop${n}@example.org`, userId: `pop${n}`, passwordHash: 'x', optedIn, proven: true }, now());
 }
 
 async function add(u: UserRow, svcId: string): Promise<void> {

@@ -31,7 +31,8 @@ export interface TestApp {
   /** Environment for a CLI process that should use this test's database. */
   cliEnv: Record<string, string>;
   partner(input?: Partial<NewPartner>): Promise<{ id: number; apiKey: string; apiToken: string; client: IdsvcClient; publicClient: IdsvcClient }>;
-  user(input: { email: string; userId: string; password?: string; optedIn?: boolean; discoverable?: boolean }): Promise<{ id: number; userId: string; password: string }>;
+  /** An account as the operator creates it: proven unless `proven: false`. */
+  user(input: { email: string; userId: string; password?: string; optedIn?: boolean; proven?: boolean; discoverable?: boolean }): Promise<{ id: number; userId: string; password: string }>;
   close(): Promise<void>;
 }
 
@@ -52,7 +53,9 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-test-'));
     databaseUrl = `sqlite:${path.join(tmpDir, 'test.sqlite')}`;
   }
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', ...env });
+  // Mail without an SMTP relay is written as files: never into the checkout's ./data.
+  const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-mail-'));
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', MAIL_DIR: mailDir, ...env });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...(pgSchema ? { pgSchema } : {}) });
   const logs: string[] = [];
@@ -86,8 +89,8 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
         publicClient: new IdsvcClient({ baseUrl, apiKey: created.apiKey }),
       };
     },
-    async user({ email, userId, password = 'correct horse battery', optedIn = true, discoverable = false }) {
-      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password), optedIn, discoverable }, clock.now());
+    async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true, discoverable = false }) {
+      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password), optedIn, proven, discoverable }, clock.now());
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {
@@ -100,6 +103,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
         await c.end();
       }
       if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+      fs.rmSync(mailDir, { recursive: true, force: true });
     },
   };
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { listOutbox } from '../../src/repositories/outbox.js';
 import type { TestApp } from '../helpers/app.js';
-import { assertLogsClean, SiteClient, startSiteApp } from './helpers.js';
+import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 let t: TestApp;
 const secrets: string[] = [];
@@ -23,7 +23,7 @@ async function person(optIn = true) {
   const userId = `member_${n}`;
   secrets.push(email, password);
   const client = new SiteClient(t.baseUrl, { 'x-forwarded-for': `10.1.0.${n}` });
-  assert.equal((await client.signUp({ email, user_id: userId, password, opt_in: optIn })).status, 303);
+  assert.equal((await signUpConfirmed(t, client, { email, user_id: userId, password, opt_in: optIn })).status, 303);
   return { client, email, password, userId };
 }
 

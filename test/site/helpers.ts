@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { upsertServices } from '../../src/repositories/catalogue.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { lastMailTo, linkIn } from '../helpers/mailbox.js';
 import { startServer, unusedPort, type LocalServer } from '../verification/servers.js';
 
 export async function startSiteApp(env: Record<string, string> = {}): Promise<TestApp> {
@@ -124,6 +125,29 @@ export class SiteClient {
   async submit(path: string, fields: Record<string, string> = {}): Promise<{ res: Response; body: string }> {
     return this.post(path, { _csrf: await this.csrf('/account'), ...fields });
   }
+}
+
+/** Opens a mailed link (a path) and presses its confirm button; the answer to that POST. */
+export async function followMailedLink(client: SiteClient, link: string): Promise<{ res: Response; body: string }> {
+  const page = await client.get(link);
+  assert.equal(page.res.status, 200, `the link opens a page (${page.res.status})`);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1];
+  const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1];
+  assert.ok(csrf && token, 'the page has a confirm form');
+  return client.post('/confirm', { _csrf: csrf, token });
+}
+
+/**
+ * A sign-up as a person makes it: the form, the "check your inbox" page, the link from the mail,
+ * the confirm button, then logging in. The client ends logged in; returns the log-in answer.
+ */
+export async function signUpConfirmed(t: TestApp, client: SiteClient, fields: { email: string; user_id: string; password: string; opt_in?: boolean }): Promise<Response> {
+  const res = await client.signUp(fields);
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get('location'), '/signup/sent');
+  const confirmed = await followMailedLink(client, linkIn(await lastMailTo(t, fields.email), '/confirm?token='));
+  assert.equal(confirmed.res.status, 303, confirmed.body.slice(0, 300));
+  return client.logIn(fields.email, fields.password);
 }
 
 /** The secrets a test used must not appear in any log line. */

@@ -29,8 +29,11 @@ test('cookies are Secure with the __Host- prefix, and HSTS is sent', async () =>
 
   const signUp = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'secure.cookie@example.org', user_id: 'secure_cookie', password: 'only over https please' });
   assert.equal(signUp.res.status, 303);
+  // Sign-up starts no session (it answers alike for every address); log-in does.
+  const login = await client.post('/login', { _csrf: await client.csrf('/login'), login: 'secure.cookie@example.org', password: 'only over https please' });
+  assert.equal(login.res.status, 303);
   for (const name of ['__Host-idsvc_session', '__Host-idsvc_device']) {
-    const line = cookieLine(signUp.res, name);
+    const line = cookieLine(login.res, name);
     assert.match(line, /; Secure/);
     assert.match(line, /HttpOnly/);
     assert.match(line, /SameSite=Lax/);

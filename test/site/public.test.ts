@@ -6,7 +6,7 @@ import { mf2 } from 'microformats-parser';
 import WebFinger from 'webfinger.js';
 import { setServiceDisabled } from '../../src/repositories/catalogue.js';
 import type { TestApp } from '../helpers/app.js';
-import { addLocalService, assertLogsClean, pageWithBacklink, SiteClient, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
+import { addLocalService, assertLogsClean, pageWithBacklink, SiteClient, signUpConfirmed, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
 
 const EMAIL = 'alice.liddell@example.org';
 const PASSWORD = 'looking glass tea party';
@@ -26,7 +26,7 @@ before(async () => {
   await setServiceDisabled(t.ctx.db.kysely, 'mastodon', false, t.clock.now());
   remote.pages.set('alice', pageWithBacklink(profileUrl));
   alice = new SiteClient(t.baseUrl);
-  assert.equal((await alice.signUp({ email: EMAIL, user_id: 'alice', password: PASSWORD, opt_in: true })).status, 303);
+  assert.equal((await signUpConfirmed(t, alice, { email: EMAIL, user_id: 'alice', password: PASSWORD, opt_in: true })).status, 303);
   for (const [svc_id, usr_svc_id] of [
     ['github', 'alice'],
     ['mastodon', '@alice@social.example'],
@@ -88,7 +88,7 @@ describe('the profile page, read by microformats-parser', () => {
 
   test('answers 404 alike for unknown users and for users who have not opted in', async () => {
     const hidden = new SiteClient(t.baseUrl);
-    await hidden.signUp({ email: 'hidden.hatter@example.org', user_id: 'hatter', password: 'a mad tea party forever' });
+    await signUpConfirmed(t, hidden, { email: 'hidden.hatter@example.org', user_id: 'hatter', password: 'a mad tea party forever' });
     const unknown = await fetch(`${t.baseUrl}/u/nobody_here`);
     const notOptedIn = await fetch(`${t.baseUrl}/u/hatter`);
     assert.equal(unknown.status, 404);

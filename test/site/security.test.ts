@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.js';
-import { assertLogsClean, SiteClient, startSiteApp } from './helpers.js';
+import { lastMailTo, linkIn } from '../helpers/mailbox.js';
+import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 let t: TestApp;
 const secrets: string[] = [];
@@ -17,7 +18,7 @@ let n = 0;
 let addresses = 0;
 /** Each simulated person on an address of their own, so per-address limits stay out of the way. */
 const browser = () => new SiteClient(t.baseUrl, { 'x-forwarded-for': `10.9.${Math.floor(++addresses / 250)}.${addresses % 250}` });
-/** A fresh account, signed up through the site, logged in on the returned client. */
+/** A fresh account, signed up and confirmed through the site, logged in on the returned client. */
 async function newAccount(address = '192.0.2.10', optIn = true) {
   n += 1;
   const email = `Person.${n}.sec@Example.org`;
@@ -25,9 +26,9 @@ async function newAccount(address = '192.0.2.10', optIn = true) {
   const userId = `sec_user_${n}`;
   secrets.push(email, password);
   const client = new SiteClient(t.baseUrl, { 'x-forwarded-for': address });
-  const res = await client.signUp({ email, user_id: userId, password, opt_in: optIn });
+  const res = await signUpConfirmed(t, client, { email, user_id: userId, password, opt_in: optIn });
   assert.equal(res.status, 303);
-  assert.equal(res.headers.get('location'), `/account?msg=${optIn ? 'welcome' : 'welcome_hidden'}`);
+  assert.equal(res.headers.get('location'), '/account');
   return { client, email, password, userId };
 }
 
@@ -49,7 +50,10 @@ describe('cookies and sessions', () => {
     const password = 'marble owl quietly sings';
     secrets.push(email, password);
     const signUp = await client.post('/signup', { _csrf: await client.csrf('/signup'), email, user_id: 'cookie_check', password });
-    const session = cookieLine(signUp.res, 'idsvc_session');
+    // Sign-up answers alike for every address, so it starts no session: log-in does.
+    assert.ok(!signUp.res.headers.getSetCookie().some((c) => c.startsWith('idsvc_session=')));
+    const login = await client.post('/login', { _csrf: await client.csrf('/login'), login: email, password });
+    const session = cookieLine(login.res, 'idsvc_session');
     assert.match(session, /HttpOnly/);
     assert.match(session, /SameSite=Lax/);
     assert.match(session, /Max-Age=2592000/);
@@ -101,6 +105,11 @@ describe('CSRF', () => {
     '/account/links/end': () => ({ partner_id: '1' }),
     '/account/export': () => ({}),
     '/account/delete': (userId) => ({ confirm_user_id: userId }),
+    '/account/password': () => ({ current_password: 'forged guess at it', new_password: 'a forged new password' }),
+    '/account/confirm/resend': () => ({}),
+    '/confirm': () => ({ token: 'x'.repeat(43) }),
+    '/forgot': () => ({ email: 'csrf.victim@example.org' }),
+    '/reset': () => ({ token: 'x'.repeat(43), password: 'a forged new password' }),
   };
 
   test('every form on every page carries a token, and is in the list checked below', async () => {
@@ -109,6 +118,16 @@ describe('CSRF', () => {
     const partner = await t.partner({ name: 'Forms partner' });
     secrets.push(partner.apiToken);
     await partner.client.syncUser(email, { email, password });
+    // The pages that only an unconfirmed account, a mailed link or a reset request show.
+    const unconfirmed = browser();
+    const uEmail = `unconfirmed.${n}@example.org`;
+    secrets.push(uEmail);
+    await unconfirmed.signUp({ email: uEmail, user_id: `unconfirmed_${n}`, password: 'a perfectly good passphrase' });
+    const confirmLink = linkIn(await lastMailTo(t, uEmail), '/confirm?token=');
+    assert.equal((await unconfirmed.logIn(uEmail, 'a perfectly good passphrase')).status, 303);
+    const forgetter = browser();
+    await forgetter.post('/forgot', { _csrf: await forgetter.csrf('/forgot'), email });
+    const resetLink = linkIn(await lastMailTo(t, email), '/reset?token=');
     const seen = new Set<string>();
     for (const [who, path] of [
       [client, '/account'],
@@ -116,6 +135,10 @@ describe('CSRF', () => {
       [client, '/'],
       [new SiteClient(t.baseUrl), '/signup'],
       [new SiteClient(t.baseUrl), '/login'],
+      [unconfirmed, '/account'],
+      [new SiteClient(t.baseUrl), confirmLink],
+      [new SiteClient(t.baseUrl), '/forgot'],
+      [new SiteClient(t.baseUrl), resetLink],
     ] as const) {
       const { body } = await who.get(path);
       for (const form of body.match(/<form\b[\s\S]*?<\/form>/g) ?? []) {
@@ -343,8 +366,11 @@ describe('passwords', () => {
     assert.match(bad.body, /Enter an e-mail address like name@example.org/);
     assert.match(bad.body, /A userId is 3–30 lower-case letters/);
     const existing = await newAccount();
+    // An address with an account answers as a new one does (issue 15): the owner is told by mail.
     const dup = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: existing.email.toUpperCase(), user_id: 'fresh_name', password: 'fine long passphrase' });
-    assert.match(dup.body, /already exists/);
+    assert.equal(dup.res.status, 303);
+    assert.equal(dup.res.headers.get('location'), '/signup/sent');
+    assert.doesNotMatch(dup.body, /already exists/);
     const taken = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'fresh.address@example.org', user_id: existing.userId, password: 'fine long passphrase' });
     assert.match(taken.body, /That userId is taken/);
     const reserved = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'fresh.address@example.org', user_id: 'admin', password: 'fine long passphrase' });

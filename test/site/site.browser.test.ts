@@ -1,4 +1,5 @@
-// A newcomer's walk through the site in a real Chromium: sign up, opt in, add three identities,
+// A newcomer's walk through the site in a real Chromium: sign up, confirm the address from the
+// mail, log in, opt in, add three identities,
 // verify two against local profile pages (one links back with rel="me", one does not), see a
 // partner's link and end it, download the data, delete the account.
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { listOutbox } from '../../src/repositories/outbox.js';
 import type { TestApp } from '../helpers/app.js';
+import { lastMailTo, linkIn } from '../helpers/mailbox.js';
 import { addLocalService, assertLogsClean, pageWithBacklink, pageWithoutBacklink, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
 
 const EMAIL = 'newcomer.walk@example.org';
@@ -62,8 +64,17 @@ describe('a newcomer on the site', () => {
     await page.getByRole('button', { name: 'Show password' }).click();
     assert.equal(await page.getByLabel('Password', { exact: true }).getAttribute('type'), 'text');
     await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(/\/signup\/sent/);
+    await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
+    // The link from the mail (written as an .eml file: no SMTP_URL here) opens a page with a button.
+    await page.goto(`${t.baseUrl}${linkIn(await lastMailTo(t, EMAIL), '/confirm?token=')}`);
+    await page.getByRole('button', { name: 'Confirm my address' }).click();
+    await page.waitForURL(/\/login\?msg=confirmed/);
+    await page.getByLabel('E-mail address or userId').fill(USER_ID);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
     await page.waitForURL(/\/account/);
-    await page.getByText('You are hidden until you opt in').waitFor();
+    await page.getByText('You are hidden.').waitFor();
     assert.equal(await page.locator('[data-opted-in]').getAttribute('data-opted-in'), 'no');
     // Hidden users have no public page.
     const res = await page.request.get(`${t.baseUrl}/u/${USER_ID}`);

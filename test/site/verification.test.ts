@@ -13,7 +13,7 @@ import { findUserByUserId } from '../../src/repositories/users.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { verifyIdentity } from '../../src/verification/verify.js';
 import type { TestApp } from '../helpers/app.js';
-import { addLocalService, pageWithBacklink, pageWithoutBacklink, SiteClient, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
+import { addLocalService, pageWithBacklink, pageWithoutBacklink, SiteClient, signUpConfirmed, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
 
 const DAY = 24 * 3600 * 1000;
 let t: TestApp;
@@ -83,7 +83,7 @@ describe('verify now', () => {
 
   test('the account page shows the result and the reason right after the check', async () => {
     const client = new SiteClient(t.baseUrl);
-    await client.signUp({ email: 'verify.page@example.org', user_id: 'verify_page', password: 'reasons are shown here', opt_in: true });
+    await signUpConfirmed(t, client, { email: 'verify.page@example.org', user_id: 'verify_page', password: 'reasons are shown here', opt_in: true });
     await client.submit('/account/identities', { svc_id: 'pages', usr_svc_id: 'verify_page-nowhere' });
     const { res } = await client.submit('/account/identities/verify', { svc_id: 'pages' });
     assert.equal(res.status, 303);
@@ -94,7 +94,7 @@ describe('verify now', () => {
 
   test('a user cannot check another user\'s entry, or use "verify now" as a crawler', async () => {
     const client = new SiteClient(t.baseUrl);
-    await client.signUp({ email: 'verify.limit@example.org', user_id: 'verify_limit', password: 'only my own entries' });
+    await signUpConfirmed(t, client, { email: 'verify.limit@example.org', user_id: 'verify_limit', password: 'only my own entries' });
     const none = await client.submit('/account/identities/verify', { svc_id: 'github' });
     assert.equal(none.res.status, 404);
     await client.submit('/account/identities', { svc_id: 'pages', usr_svc_id: 'limit-page' });

@@ -20,6 +20,19 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.ok(Object.isFrozen(c));
 });
 
+test('mail: .eml files under ./data/mail unless SMTP_URL names a relay; From names the site', () => {
+  const c = loadConfig({});
+  assert.equal(c.smtpUrl, null);
+  assert.equal(c.mailDir, path.join(projectRoot, 'data', 'mail'));
+  assert.equal(c.siteName, 'idsvc');
+  assert.equal(c.mailFrom, '"idsvc" <no-reply@localhost>');
+  const s = loadConfig({ SMTP_URL: 'smtps://relay.example.org:465', SMTP_USER: 'me', SMTP_PASSWORD: ' pass ', BASE_URL: 'https://ids.example.org', SITE_NAME: 'Ids' });
+  assert.equal(s.smtpUrl, 'smtps://relay.example.org:465');
+  assert.equal(s.smtpPassword, ' pass ', 'a password is taken as given');
+  assert.equal(s.mailFrom, '"Ids" <no-reply@ids.example.org>');
+  assert.equal(loadConfig({ MAIL_FROM: 'Team <team@example.org>' }).mailFrom, 'Team <team@example.org>');
+});
+
 test('every bad value names its variable', () => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: 'eighty' }, 'PORT'],
@@ -36,6 +49,14 @@ test('every bad value names its variable', () => {
     [{ SQLITE_CHECKPOINT_MS: '100000' }, 'SQLITE_CHECKPOINT_MS'],
     [{ DATABASE_TIMEOUT_MS: '0' }, 'DATABASE_TIMEOUT_MS'],
     [{ DATABASE_TIMEOUT_MS: 'soon' }, 'DATABASE_TIMEOUT_MS'],
+    [{ SMTP_URL: 'http://mail.example.org' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'mail.example.org:587' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://relay.example.org', SMTP_USER: 'me' }, 'SMTP_PASSWORD'],
+    [{ SMTP_URL: 'smtp://relay.example.org', SMTP_PASSWORD: 'secret' }, 'SMTP_USER'],
+    [{ SMTP_USER: 'me', SMTP_PASSWORD: 'secret' }, 'SMTP_URL'],
+    [{ MAIL_FROM: 'a@example.org, b@example.org' }, 'MAIL_FROM'],
+    [{ MAIL_FROM: 'nobody' }, 'MAIL_FROM'],
+    [{ SITE_NAME: 'x'.repeat(65) }, 'SITE_NAME'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);

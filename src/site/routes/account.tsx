@@ -10,6 +10,9 @@ import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../dom
 import { normaliseSvcId } from '../../domain/svc-id.js';
 import { setUserFlags, type ProfileValues } from '../../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../../services/accounts.js';
+import { resendConfirmation, UNPROVEN_ACCOUNT_DAYS } from '../../services/ownership.js';
+import { changePassword } from '../../services/recovery.js';
+import { passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
@@ -22,8 +25,6 @@ import { csrfToken, endSession } from '../session.js';
 import { AccountPage, type AccountPageProps } from '../views/Account.js';
 
 const NOTICES: Record<string, string> = {
-  welcome: 'Welcome! Your account is ready and you are opted in: partner sites that know your e-mail address or userId see your identities. Add your first identity below.',
-  welcome_hidden: 'Welcome! Your account is ready. You are hidden until you opt in below.',
   opted_in: 'You are now visible to partner sites, and your public page is online.',
   opted_out: 'You are now hidden from every partner site, and your public page is offline.',
   discoverable_on: 'You are now discoverable: partner sites can find you by an identity or in an address book, and anyone by your e-mail address.',
@@ -32,6 +33,16 @@ const NOTICES: Record<string, string> = {
   identity_saved: 'Identity saved.',
   identity_removed: 'Identity removed.',
   link_ended: 'The link has ended. That site has been told.',
+  confirmed: 'Your e-mail address is confirmed.',
+  resent: 'We sent the link again. It works for 24 hours; earlier links no longer do.',
+  password_changed: 'Your password is changed. Your other sessions have ended.',
+};
+
+/** Wrong current passwords on the change form, per account: a stolen session cannot guess for long. */
+const PASSWORD_CHANGE_FAILURES = { limit: 5, windowSeconds: 15 * 60 };
+
+const WARNINGS: Record<string, string> = {
+  resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
 };
 
 /** "Verify now" fetches a page chosen by the user: a few a minute is plenty for a person. */
@@ -41,7 +52,8 @@ type Extra = Omit<AccountPageProps, 'data' | 'csrf'>;
 
 async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
-  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} {...extra} />, status);
+  const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
+  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...extra} />, status);
 }
 
 const svcIdField = Type.String({ maxLength: 64 });
@@ -53,7 +65,36 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     const user = requireUser(request, reply);
     if (!user) return reply;
     const q = request.query as { msg?: string; checked?: string };
-    return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, checked: q.checked });
+    return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
+  });
+
+  app.post('/account/password', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const b = bodyOf<{ current_password: string; new_password: string }>(request);
+    const fail = (passwordError: string, status: number) => accountPage(ctx, request, reply, user, { passwordError }, status);
+    const key = `pwchange:${user.id}`;
+    const wait = await ctx.throttle.blockedFor(key, PASSWORD_CHANGE_FAILURES.limit);
+    if (wait > 0) {
+      reply.header('Retry-After', String(wait));
+      return fail(`Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.`, 429);
+    }
+    if (!(await verifyPassword(user.password_hash, b.current_password))) {
+      await ctx.throttle.recordFailure(key, PASSWORD_CHANGE_FAILURES.windowSeconds);
+      return fail('Your current password is not right.', 400);
+    }
+    const problem = passwordProblem(b.new_password);
+    if (problem) return fail(`The new password ${problem}.`, 400);
+    await ctx.throttle.reset(key);
+    await changePassword(ctx, user, b.new_password, request.site.sessionId);
+    return seeOther(reply, '/account?msg=password_changed#password');
+  });
+
+  app.post('/account/confirm/resend', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const outcome = await resendConfirmation(ctx, user);
+    return seeOther(reply, `/account?msg=${outcome.sent ? 'resent' : 'resend_wait'}#confirm-address`);
   });
 
   app.post('/account/opt-in', { config: SITE, schema: formSchema({ opt_in: Type.Union([Type.Literal('0'), Type.Literal('1')]) }) }, async (request, reply) => {

@@ -3,19 +3,27 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { isValidEmail, isValidUserId, normaliseEmail } from '../../domain/identifiers.js';
-import { burnPasswordCheck, hashPassword, passwordProblem, verifyPassword } from '../../domain/passwords.js';
-import { createUser, DuplicateUserError, findUserByEmail, findUserByUserId } from '../../repositories/users.js';
+import { burnPasswordCheck, passwordProblem, verifyPassword } from '../../domain/passwords.js';
+import { DuplicateUserError, findUserByEmail, findUserByUserId } from '../../repositories/users.js';
+import { signUp } from '../../services/ownership.js';
 import { bodyOf, checkbox, formSchema, SITE, seeOther, sendPage } from '../http.js';
 import { deviceFor, issueDeviceCookie, loginBlockedFor, recordLoginFailure, recordLoginSuccess } from '../login-throttle.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken, endSession, startSession } from '../session.js';
 import { LogInPage } from '../views/LogIn.js';
+import { CheckInboxPage } from '../views/Ownership.js';
 import { SignUpPage, type SignUpValues } from '../views/SignUp.js';
 
 /** Names that would let an account pass for the service itself. */
 const RESERVED_USER_IDS = new Set(['admin', 'administrator', 'root', 'idsvc', 'support', 'security', 'abuse', 'postmaster', 'webmaster', 'hostmaster', 'staff', 'help', 'api', 'www', 'mail', 'system', 'operator']);
 /** Sign-ups per client address per minute: enough for a shared office, too few to farm accounts. */
 const SIGNUPS_PER_ADDRESS_PER_MINUTE = 10;
+
+const LOGIN_NOTICES: Record<string, string> = {
+  confirmed: 'Your e-mail address is confirmed. Log in to continue.',
+  created: 'Your address is confirmed and your account is ready. Log in with the password you chose.',
+  password_reset: 'Your new password is set, and every session of the account has ended. Log in with the new password.',
+};
 
 interface SignUpBody {
   email: string;
@@ -73,33 +81,27 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
       }
       const errors = signUpProblems(b);
       if (Object.keys(errors).length > 0) return page(errors, 400);
+      const userId = b.user_id.trim();
       try {
-        const user = await createUser(
-          ctx.db.kysely,
-          { email: b.email, userId: b.user_id.trim(), passwordHash: await hashPassword(b.password), optedIn: b.opt_in === '1' },
-          ctx.clock.now(),
-        );
-        await startSession(ctx, request, reply, user);
-        await issueDeviceCookie(ctx, reply, user.id);
-        return seeOther(reply, `/account?msg=${user.opted_in ? 'welcome' : 'welcome_hidden'}`);
+        // The same answer whether or not the address has an account: what differs goes by mail.
+        await signUp(ctx, { email: b.email, userId, password: b.password, optedIn: b.opt_in === '1' });
       } catch (e) {
         if (!(e instanceof DuplicateUserError) && !isUniqueViolation(e)) throw e;
-        const field = e instanceof DuplicateUserError ? e.field : 'form';
-        return page(
-          field === 'email'
-            ? { email: 'An account with this e-mail address already exists. Log in instead.' }
-            : field === 'userId'
-              ? { user_id: 'That userId is taken; choose another' }
-              : { form: 'That e-mail address or userId is already in use' },
-          400,
-        );
+        // A race with another sign-up: only a taken userId is worth saying (userIds are public).
+        if (e instanceof DuplicateUserError ? e.field === 'userId' : await findUserByUserId(ctx.db.kysely, userId)) {
+          return page({ user_id: 'That userId is taken; choose another' }, 400);
+        }
       }
+      return seeOther(reply, '/signup/sent');
     },
   );
 
-  app.get('/login', { config: SITE, schema: { hide: true } }, async (request, reply) => {
-    if (request.site.user) return seeOther(reply, '/account');
-    return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} />);
+  app.get('/signup/sent', { config: SITE, schema: { hide: true } }, async (_request, reply) => sendPage(reply, <CheckInboxPage />));
+
+  app.get('/login', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) => {
+    const msg = (request.query as { msg?: string }).msg;
+    if (request.site.user) return seeOther(reply, msg === 'confirmed' ? '/account?msg=confirmed' : '/account');
+    return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} />);
   });
 
   app.post('/login', { config: SITE, schema: formSchema({ login: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { AccountData } from '../account-data.js';
 import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './AccountIdentities.js';
-import { DataSection, LinksSection, ProfileSection, VisibilitySection } from './AccountSections.js';
+import { ConfirmAddressSection, DataSection, LinksSection, PasswordSection, ProfileSection, VisibilitySection } from './AccountSections.js';
 import { Layout, Notice } from './Layout.js';
 
 export interface AccountPageProps {
@@ -11,6 +11,11 @@ export interface AccountPageProps {
   identityForm?: IdentityFormState;
   profileError?: string | undefined;
   deleteError?: string | undefined;
+  /** An unproven account: when it is removed unless confirmed. */
+  unprovenUntil?: number | undefined;
+  passwordError?: string | undefined;
+  /** A notice that reports a refusal rather than a success. */
+  warning?: string | undefined;
 }
 
 export function AccountPage(p: AccountPageProps) {
@@ -29,11 +34,14 @@ export function AccountPage(p: AccountPageProps) {
         </nav>
       </div>
       {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
+      {p.warning ? <Notice kind="error">{p.warning}</Notice> : null}
+      {p.unprovenUntil !== undefined ? <ConfirmAddressSection data={data} csrf={csrf} expiresAt={p.unprovenUntil} /> : null}
       <VisibilitySection data={data} csrf={csrf} />
       <IdentitiesSection data={data} csrf={csrf} form={p.identityForm ?? {}} checked={p.checked} />
       <AttemptsSection data={data} />
       <ProfileSection data={data} csrf={csrf} error={p.profileError} />
       <LinksSection data={data} csrf={csrf} />
+      <PasswordSection csrf={csrf} error={p.passwordError} />
       <DataSection data={data} csrf={csrf} deleteError={p.deleteError} />
     </Layout>
   );

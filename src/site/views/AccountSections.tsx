@@ -5,24 +5,27 @@ import { Checkbox, CsrfField } from './fields.js';
 import { Day } from './Layout.js';
 
 export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
-  const on = data.user.opted_in === 1;
+  // The consent is the user's choice; it takes effect once the address is proven (users.opted_in).
+  const on = data.user.consented === 1;
+  const visible = data.user.opted_in === 1;
   const discoverable = data.user.discoverable === 1;
   // Two separate consents, each said as what it lets others do (issue 14.10): opting in lets those
   // who already know you see you; being discoverable lets others find you.
   return (
-    <section class={on ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
+    <section class={visible ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
       <h2 id="visibility-title">Sharing</h2>
       <div class="visibility-row">
         <div>
           <h3 class="sharing-part">Opt-in</h3>
-          <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'}>
+          <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'} data-visible={visible ? 'yes' : 'no'}>
             <span class="dot" aria-hidden="true" />
-            {on ? 'You are opted in.' : 'You are hidden.'}
+            {visible ? 'You are opted in.' : on ? 'You are opted in; it takes effect once you confirm your e-mail address.' : 'You are hidden.'}
           </p>
           <p class="hint">
             Opting in means: partner sites that know your e-mail address (or its hash) or your userId see your identities and your public profile
             fields, and your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online.
           </p>
+          {on && !visible ? <p class="hint">Until your address is confirmed, partner sites and visitors see nothing of you.</p> : null}
           {on ? null : <p class="hint">Now partner sites and visitors see nothing of you, not even sites you connected. What they stored themselves stays theirs.</p>}
         </div>
         <form method="post" action="/account/opt-in" class="inline-form">
@@ -77,6 +80,56 @@ const AUTOCOMPLETE: Partial<Record<ProfileField, string>> = {
   region: 'address-level1',
   country: 'country-name',
 };
+
+export function ConfirmAddressSection({ data, csrf, expiresAt }: { data: AccountData; csrf: string; expiresAt: number }) {
+  return (
+    <section class="card confirm-address" aria-labelledby="confirm-title" id="confirm-address" data-unconfirmed="yes">
+      <h2 id="confirm-title">Confirm your e-mail address</h2>
+      <p>
+        We sent a link to <strong>{data.user.email}</strong>. Follow it to confirm that the address is yours. Until then partner sites see nothing of
+        this account, cannot connect to it, and nothing they stored about the address is added to it.
+      </p>
+      <p class="hint">
+        The link works for 24 hours. An account whose address is not confirmed is removed on <Day ms={expiresAt} />, and someone else who proves the
+        address first gets it.
+      </p>
+      <form method="post" action="/account/confirm/resend" class="inline-form">
+        <CsrfField token={csrf} />
+        <button type="submit" class="button small">
+          Send the link again
+        </button>
+      </form>
+    </section>
+  );
+}
+
+export function PasswordSection({ csrf, error }: { csrf: string; error?: string | undefined }) {
+  return (
+    <section class="card" aria-labelledby="password-title" id="password">
+      <h2 id="password-title">Password</h2>
+      <p class="hint">Changing it ends your other sessions, and we mail you a notice.</p>
+      {error ? (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <form method="post" action="/account/password" class="password-form">
+        <CsrfField token={csrf} />
+        <div class="field">
+          <label for="current_password">Current password</label>
+          <input id="current_password" name="current_password" type="password" autocomplete="current-password" required data-password="" />
+        </div>
+        <div class="field">
+          <label for="new_password">New password</label>
+          <input id="new_password" name="new_password" type="password" autocomplete="new-password" required minLength={8} data-password="" />
+        </div>
+        <button type="submit" class="button">
+          Change password
+        </button>
+      </form>
+    </section>
+  );
+}
 
 export function ProfileSection({ data, csrf, error }: { data: AccountData; csrf: string; error?: string | undefined }) {
   const pub = new Set(parsePublicFields(data.user.public_fields));

@@ -1,12 +1,13 @@
 import { CsrfField, TextField } from './fields.js';
-import { ErrorSummary, Layout } from './Layout.js';
+import { ErrorSummary, Layout, Notice } from './Layout.js';
 
-export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string> }) {
+export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string>; notice?: string | undefined }) {
   const e = p.errors ?? {};
   return (
     <Layout title="Log in" narrow>
       <div class="card form-card">
         <h1>Log in</h1>
+        {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
         <ErrorSummary errors={e} />
         <form method="post" action="/login" novalidate>
           <CsrfField token={p.csrf} />
@@ -17,7 +18,7 @@ export function LogInPage(p: { csrf: string; login?: string; errors?: Record<str
           </button>
         </form>
         <p class="form-foot">
-          New here? <a href="/signup">Create an account</a>
+          <a href="/forgot">Forgot your password?</a> · New here? <a href="/signup">Create an account</a>
         </p>
       </div>
     </Layout>

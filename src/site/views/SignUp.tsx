@@ -19,7 +19,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
         <ErrorSummary errors={e} />
         <form method="post" action="/signup" novalidate>
           <CsrfField token={p.csrf} />
-          <TextField name="email" label="E-mail address" type="email" autocomplete="email" required value={v.email} error={e.email} spellcheck={false} hint="Only for logging in. It is never shown on your profile." />
+          <TextField name="email" label="E-mail address" type="email" autocomplete="email" required value={v.email} error={e.email} spellcheck={false} hint="We mail a link to it to confirm it is yours. It is for logging in and for our mail, and is never shown on your profile." />
           <TextField
             name="user_id"
             label="Choose a userId"

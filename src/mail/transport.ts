@@ -1,0 +1,85 @@
+// Where a message goes once the mail job picks it: an SMTP relay (SMTP_URL), or, by default, an
+// .eml file under MAIL_DIR that any mail program opens. Both build the MIME message with nodemailer.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import addressparser from 'nodemailer/lib/addressparser';
+import type { Config } from '../config.js';
+
+export interface OutgoingMessage {
+  /** The left part of the Message-ID; the domain of MAIL_FROM is added. */
+  messageId: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface Delivery {
+  /** The .eml file written, when mail goes to files. */
+  file?: string;
+}
+
+export interface MailTransport {
+  /** 'smtp' or 'file', for the logs and the docs. */
+  readonly kind: 'smtp' | 'file';
+  send(message: OutgoingMessage): Promise<Delivery>;
+  close(): void;
+}
+
+/** Each SMTP step gives up well within the mail job's lease, so no other instance re-sends meanwhile. */
+export const SMTP_TIMEOUT_MS = 30_000;
+
+function mailOptions(config: Config, m: OutgoingMessage) {
+  const from = addressparser(config.mailFrom, { flatten: true })[0]?.address ?? '';
+  return {
+    from: config.mailFrom,
+    to: m.to,
+    subject: m.subject,
+    text: m.text,
+    html: m.html,
+    messageId: `<${m.messageId}@${from.slice(from.lastIndexOf('@') + 1)}>`,
+    // RFC 3834: no vacation replies or other auto-answers to a machine's message.
+    headers: { 'Auto-Submitted': 'auto-generated' },
+  };
+}
+
+function smtpTransport(config: Config, smtpUrl: string): MailTransport {
+  const transporter = nodemailer.createTransport({
+    url: smtpUrl,
+    ...(config.smtpUser && config.smtpPassword !== null ? { auth: { user: config.smtpUser, pass: config.smtpPassword } } : {}),
+    connectionTimeout: SMTP_TIMEOUT_MS,
+    greetingTimeout: SMTP_TIMEOUT_MS,
+    socketTimeout: SMTP_TIMEOUT_MS,
+  });
+  return {
+    kind: 'smtp',
+    async send(m) {
+      await transporter.sendMail(mailOptions(config, m));
+      return {};
+    },
+    close: () => transporter.close(),
+  };
+}
+
+function fileTransport(config: Config): MailTransport {
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  let counter = 0;
+  return {
+    kind: 'file',
+    async send(m) {
+      const info = await transporter.sendMail(mailOptions(config, m));
+      // Only the owner may read them: the messages hold single-use links.
+      await fs.mkdir(config.mailDir, { recursive: true, mode: 0o700 });
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const file = path.join(config.mailDir, `${stamp}-${process.pid}-${++counter}.eml`);
+      await fs.writeFile(file, info.message as Buffer, { mode: 0o600, flag: 'wx' });
+      return { file };
+    },
+    close: () => transporter.close(),
+  };
+}
+
+export function createMailTransport(config: Config): MailTransport {
+  return config.smtpUrl ? smtpTransport(config, config.smtpUrl) : fileTransport(config);
+}

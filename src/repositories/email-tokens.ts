@@ -1,0 +1,68 @@
+// Single-use links sent by mail (migration 007). The link carries 32 random bytes; only their
+// SHA-256 is stored, so a copy of the database opens no account. Using a link is one conditional
+// UPDATE, so two clicks (or two instances) cannot both use it.
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, EmailTokenRow } from '../db/schema.js';
+import { sha256 } from '../domain/secrets.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export type TokenPurpose = 'confirm' | 'claim' | 'reset';
+
+export interface NewToken {
+  purpose: TokenPurpose;
+  userRef: number | null;
+  email: string;
+  claim?: { userId: string; passwordHash: string; consented: boolean };
+}
+
+/** Stores a new token; returns the secret that goes into the link (and nowhere else). */
+export async function createEmailToken(db: Q, t: NewToken, now: number, ttlMs: number): Promise<string> {
+  const secret = randomBytes(32).toString('base64url');
+  await db
+    .insertInto('email_tokens')
+    .values({
+      token_hash: sha256(secret),
+      purpose: t.purpose,
+      user_ref: t.userRef,
+      email: t.email,
+      new_user_id: t.claim?.userId ?? null,
+      password_hash: t.claim?.passwordHash ?? null,
+      consented: t.claim ? (t.claim.consented ? 1 : 0) : null,
+      created_at: now,
+      expires_at: now + ttlMs,
+      used_at: null,
+    })
+    .execute();
+  return secret;
+}
+
+/** The unused, unexpired token behind a link's secret, of one of the given purposes. */
+export async function findUsableToken(db: Q, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailTokenRow | undefined> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
+  return db
+    .selectFrom('email_tokens')
+    .selectAll()
+    .where('token_hash', '=', sha256(secret))
+    .where('purpose', 'in', purposes)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Marks the token used; false when it was used (or expired) meanwhile. */
+export async function useToken(db: Q, id: number, now: number): Promise<boolean> {
+  const r = await db.updateTable('email_tokens').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Ends every open token of an account for a purpose (a newer link, or the job is done). */
+export async function endUserTokens(db: Q, userRef: number, purpose: TokenPurpose, now: number): Promise<void> {
+  await db.updateTable('email_tokens').set({ used_at: now }).where('user_ref', '=', userRef).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
+}
+
+/** Tokens that expired before `before` are of no use to anyone. */
+export async function deleteExpiredTokens(db: Q, before: number): Promise<void> {
+  await db.deleteFrom('email_tokens').where('expires_at', '<', before).execute();
+}

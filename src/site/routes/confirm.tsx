@@ -1,0 +1,55 @@
+// Following a mailed link (services/ownership.ts). The GET only shows what the link is for, with a
+// button: mail scanners and link previews open links, and must not prove an address for anyone.
+// The POST proves it. Neither logs in: a link forwarded by someone else must not open their account
+// in your browser; after confirming you log in with your password.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { followLink, previewLink } from '../../services/ownership.js';
+import { bodyOf, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { csrfToken } from '../session.js';
+import { ConfirmLinkPage, LinkProblemPage } from '../views/Ownership.js';
+
+const tokenField = Type.String({ maxLength: 128 });
+
+const USED_OR_EXPIRED = {
+  title: 'This link no longer works',
+  message: 'It was used already, or it is more than 24 hours old. Log in to ask for a new one, or sign up again.',
+};
+
+export function registerConfirmRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(tokenField) }) } }, async (request, reply) => {
+    const token = (request.query as { token?: string }).token ?? '';
+    const preview = await previewLink(ctx, token);
+    if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
+    const csrf = await csrfToken(ctx, request, reply);
+    return sendPage(
+      reply,
+      preview.purpose === 'claim' ? (
+        <ConfirmLinkPage csrf={csrf} token={token} userId={preview.userId} holderUserId={preview.holderUserId} />
+      ) : (
+        <ConfirmLinkPage csrf={csrf} token={token} userId={preview.userId} />
+      ),
+    );
+  });
+
+  app.post('/confirm', { config: SITE, schema: formSchema({ token: tokenField }) }, async (request, reply) => {
+    const outcome = await followLink(ctx, bodyOf<{ token: string }>(request).token);
+    switch (outcome.kind) {
+      case 'confirmed':
+        return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account?msg=confirmed' : '/login?msg=confirmed');
+      case 'created':
+        return seeOther(reply, '/login?msg=created');
+      case 'invalid':
+        return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
+      case 'address_taken':
+        return sendPage(
+          reply,
+          <LinkProblemPage title="This address has an account" message="Another sign-up with this address was confirmed first. If that was you, log in; if you forgot the password, set a new one from the log-in page." />,
+          409,
+        );
+      case 'user_id_taken':
+        return sendPage(reply, <LinkProblemPage title="That userId was taken meanwhile" message={`Someone chose “${outcome.userId}” before you confirmed. Sign up again with another userId.`} />, 409);
+    }
+  });
+}

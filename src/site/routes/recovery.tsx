@@ -1,0 +1,61 @@
+// "Forgot password" and the reset link (services/recovery.ts). Like sign-up, asking for a link
+// answers the same whether or not the address has an account.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { isValidEmail } from '../../domain/identifiers.js';
+import { passwordProblem } from '../../domain/passwords.js';
+import { requestPasswordReset, resetLinkUser, resetPassword } from '../../services/recovery.js';
+import { bodyOf, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { cookieNames, cookieOptions } from '../security.js';
+import { csrfToken } from '../session.js';
+import { LinkProblemPage } from '../views/Ownership.js';
+import { ForgotPage, ForgotSentPage, ResetPage } from '../views/Recovery.js';
+
+/** Requests per client address a minute: a person needs one or two. */
+const FORGOT_PER_ADDRESS_PER_MINUTE = 10;
+const tokenField = Type.String({ maxLength: 128 });
+
+const DEAD_LINK = {
+  title: 'This link no longer works',
+  message: 'It was used already, or it is more than an hour old. Ask for a new one from the log-in page.',
+};
+
+export function registerRecoveryRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/forgot', { config: SITE, schema: { hide: true } }, async (request, reply) => sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} />));
+
+  app.post('/forgot', { config: SITE, schema: formSchema({ email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
+    const email = bodyOf<{ email: string }>(request).email.trim();
+    const page = async (errors: Record<string, string>, status: number) =>
+      sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} email={email} errors={errors} />, status);
+    const limit = await ctx.limiter.consume('site-forgot', request.ip, FORGOT_PER_ADDRESS_PER_MINUTE);
+    if (!limit.allowed) {
+      reply.header('Retry-After', String(limit.resetSeconds));
+      return page({ form: 'Too many requests from your network just now. Try again in a minute.' }, 429);
+    }
+    if (!isValidEmail(email)) return page({ email: 'Enter an e-mail address like name@example.org' }, 400);
+    await requestPasswordReset(ctx, email);
+    return seeOther(reply, '/forgot/sent');
+  });
+
+  app.get('/forgot/sent', { config: SITE, schema: { hide: true } }, async (_request, reply) => sendPage(reply, <ForgotSentPage />));
+
+  app.get('/reset', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(tokenField) }) } }, async (request, reply) => {
+    const token = (request.query as { token?: string }).token ?? '';
+    const who = await resetLinkUser(ctx, token);
+    if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
+    return sendPage(reply, <ResetPage csrf={await csrfToken(ctx, request, reply)} token={token} userId={who.userId} />);
+  });
+
+  app.post('/reset', { config: SITE, schema: formSchema({ token: tokenField, password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
+    const b = bodyOf<{ token: string; password: string }>(request);
+    const who = await resetLinkUser(ctx, b.token);
+    if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
+    const problem = passwordProblem(b.password);
+    if (problem) return sendPage(reply, <ResetPage csrf={await csrfToken(ctx, request, reply)} token={b.token} userId={who.userId} errors={{ password: `The password ${problem}` }} />, 400);
+    if (!(await resetPassword(ctx, b.token, b.password))) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
+    // Every session ended, this browser's too.
+    reply.clearCookie(cookieNames(ctx).session, cookieOptions(ctx));
+    return seeOther(reply, '/login?msg=password_reset');
+  });
+}
