@@ -42,11 +42,12 @@ export async function requestPasswordReset(ctx: AppContext, email: string): Prom
 }
 
 /** The account a reset link is for, if the link still works (a GET never uses it up). */
-export async function resetLinkUser(ctx: AppContext, secret: string): Promise<{ userId: string } | undefined> {
+export async function resetLinkUser(ctx: AppContext, secret: string): Promise<{ userId: string; email: string; names: (string | null)[] } | undefined> {
   const row = await findUsableToken(ctx.db.kysely, secret, ['reset'], ctx.clock.now());
   if (!row || row.user_ref === null) return undefined;
-  const user = await ctx.db.kysely.selectFrom('users').select(['user_id', 'email']).where('id', '=', row.user_ref).executeTakeFirst();
-  return user && user.email === row.email ? { userId: user.user_id } : undefined;
+  const user = await ctx.db.kysely.selectFrom('users').select(['user_id', 'email', 'nickname', 'first_name', 'last_name']).where('id', '=', row.user_ref).executeTakeFirst();
+  // The names let the new password be judged against the account's own words, as at sign-up.
+  return user && user.email === row.email ? { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] } : undefined;
 }
 
 /** Sets the new password through a reset link; false when the link is unknown, used or expired. */

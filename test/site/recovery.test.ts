@@ -118,6 +118,18 @@ test('changing the password asks for the current one, ends the other sessions an
   assert.equal((await me.client.submit('/account/password', { current_password: next, new_password: 'a whole new phrase here' })).res.status, 429, 'guessing is throttled');
 });
 
+test("a new password is judged against the account's own names, on the account page and through a reset link", async () => {
+  const me = await account('zanzibarquokka');
+  const own = `${me.userId}${me.userId}`;
+  const changed = await me.client.submit('/account/password', { current_password: me.password, new_password: own });
+  assert.equal(changed.res.status, 400);
+  assert.match(changed.body, /The new password is too easy to guess/);
+  await askReset(me.email);
+  const reset = await setPassword(linkIn(await lastMailTo(t, me.email), '/reset?token='), own);
+  assert.equal(reset.res.status, 400);
+  assert.match(reset.body, /The password is too easy to guess/);
+});
+
 test('linking a partner mails the owner, with a link to where links are ended', async () => {
   const me = await account('linked');
   const p = await t.partner({ name: 'Friendly app' });

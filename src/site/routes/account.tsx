@@ -83,7 +83,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
       await ctx.throttle.recordFailure(key, PASSWORD_CHANGE_FAILURES.windowSeconds);
       return fail('Your current password is not right.', 400);
     }
-    const problem = passwordProblem(b.new_password);
+    const problem = passwordProblem(b.new_password, { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] });
     if (problem) return fail(`The new password ${problem}.`, 400);
     await ctx.throttle.reset(key);
     await changePassword(ctx, user, b.new_password, request.site.sessionId);
