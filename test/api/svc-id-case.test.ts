@@ -48,7 +48,7 @@ test('service_details finds a service and an order in any case', async () => {
 
 test('update_service and reverse_lookup take a svcId in any case, and answer it lower-cased', async () => {
   const P = await t.partner();
-  await t.user({ email: 'case@example.org', userId: 'case_user' });
+  await t.user({ email: 'case@example.org', userId: 'case_user', discoverable: true });
   await P.client.syncUser('case_user', { email: 'case@example.org', password: 'correct horse battery' });
   assert.deepEqual(await P.client.updateService('case_user', 'GitHub', 'Case-Person'), { svcId: 'github', usrSvcId: 'Case-Person' });
   assert.deepEqual((await P.client.returnServices('case_user')).map((s) => s.svcId), ['github']);
