@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { TEST_DB, type TestApp } from '../helpers/app.js';
-import { SiteClient, startSiteApp } from './helpers.js';
+import { SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 const EMAIL = 'rosa.reads@example.org';
 const LIMIT = 5;
 
 async function signUpRosa(t: TestApp): Promise<void> {
   const rosa = new SiteClient(t.baseUrl, { 'x-forwarded-for': '192.0.2.1' });
-  assert.equal((await rosa.signUp({ email: EMAIL, user_id: 'rosa', password: 'velvet anchor meadow', opt_in: true })).status, 303);
+  assert.equal((await signUpConfirmed(t, rosa, { email: EMAIL, user_id: 'rosa', password: 'velvet anchor meadow', opt_in: true })).status, 303);
   assert.equal((await rosa.submit('/account/discoverable', { discoverable: '1' })).res.status, 303);
 }
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
-import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
+import { assertLogsClean, followMailedLink, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 let t: TestApp;
 const secrets: string[] = [];
@@ -196,6 +196,9 @@ describe('CSRF for a logged-in user', () => {
     const signUp = await victim.post('/signup', { _csrf: anonToken, email, user_id: 'csrf_bound', password, opt_in: '1' });
     assert.equal(signUp.res.status, 303, 'anonymous forms take the anonymous token');
     assert.ok(victim.cookies.get('idsvc_anon'), 'the anonymous cookie is still there after sign-up');
+    assert.equal((await followMailedLink(victim, linkIn(await lastMailTo(t, email), '/confirm?token='))).res.status, 303);
+    assert.equal((await victim.logIn(email, password)).status, 303);
+    assert.ok(victim.cookies.get('idsvc_anon'), 'the anonymous cookie is still there after logging in');
     // An attacker's own anonymous pair, with the cookie planted in the victim's browser.
     const attacker = browser();
     const attackerToken = await attacker.csrf('/signup');

@@ -19,7 +19,7 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
           <h3 class="sharing-part">Opt-in</h3>
           <p class="visibility-state" data-opted-in={on ? 'yes' : 'no'} data-visible={visible ? 'yes' : 'no'}>
             <span class="dot" aria-hidden="true" />
-            {visible ? 'You are opted in.' : on ? 'You are opted in; it takes effect once you confirm your e-mail address.' : 'You are hidden.'}
+            {visible ? 'You are opted in.' : on ? 'You will be visible once you confirm your e-mail address.' : 'You are hidden.'}
           </p>
           <p class="hint">
             Opting in means: partner sites that know your e-mail address (or its hash) or your userId see your identities and your public profile
