@@ -8,7 +8,8 @@ import { sha256 } from '../domain/secrets.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-export type TokenPurpose = 'confirm' | 'claim' | 'reset';
+/** 'change': a new address for an account (`email` is the new address, `user_ref` the account). */
+export type TokenPurpose = 'confirm' | 'claim' | 'reset' | 'change';
 
 export interface NewToken {
   purpose: TokenPurpose;

@@ -78,6 +78,23 @@ export async function markEmailProven(tx: Transaction<Database>, userRef: number
   return true;
 }
 
+/**
+ * The account's address becomes `email`, proven (its owner followed a link mailed there). Lookups
+ * by the old hashes no longer find the account; what partners pushed under the new ones is folded
+ * in. An account proven only now becomes visible if it consented, as in markEmailProven.
+ */
+export async function setProvenEmail(tx: Transaction<Database>, userRef: number, email: string, now: number): Promise<UserRow> {
+  const h = emailHashes(email);
+  const user = await tx
+    .updateTable('users')
+    .set((eb) => ({ email: h.email, email_md5: h.md5, email_sha256: h.sha256, email_proven_at: now, opted_in: eb.ref('consented'), updated_at: now }))
+    .where('id', '=', userRef)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await absorbOrphanSubjects(tx, user, now);
+  return user;
+}
+
 /** Accounts whose address was never proven, created before `before` (they expire). */
 export async function listUnprovenBefore(db: Q, before: number, limit: number): Promise<UserRow[]> {
   return db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute();

@@ -35,7 +35,7 @@ type Tx = Transaction<Database>;
 const confirmLink = (ctx: AppContext, secret: string) => `${ctx.config.baseUrl}/confirm?token=${secret}`;
 
 /** Counts one mail to this address; false when the hourly allowance is used up (the mail is then not sent). */
-async function mayMailAddress(ctx: AppContext, email: string): Promise<boolean> {
+export async function mayMailAddress(ctx: AppContext, email: string): Promise<boolean> {
   const key = `mail:addr:${sha256(emailHashes(email).email)}`;
   if ((await ctx.throttle.blockedFor(key, MAILS_PER_ADDRESS_PER_HOUR)) > 0) return false;
   await ctx.throttle.recordFailure(key, 3600);

@@ -11,6 +11,7 @@ import { registerAssets } from './assets.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
+import { registerEmailChangeRoutes } from './routes/email-change.js';
 import { registerRecoveryRoutes } from './routes/recovery.js';
 import { registerPageRoutes } from './routes/pages.js';
 import { registerWebFinger } from './routes/webfinger.js';
@@ -40,6 +41,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     registerPageRoutes(site, ctx);
     registerAuthRoutes(site, ctx);
     registerConfirmRoutes(site, ctx);
+    registerEmailChangeRoutes(site, ctx);
     registerRecoveryRoutes(site, ctx);
     registerAccountRoutes(site, ctx);
   });

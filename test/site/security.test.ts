@@ -107,7 +107,9 @@ describe('CSRF', () => {
     '/account/delete': (userId) => ({ confirm_user_id: userId }),
     '/account/password': () => ({ current_password: 'forged guess at it', new_password: 'a forged new password' }),
     '/account/confirm/resend': () => ({}),
+    '/account/email': () => ({ new_email: 'forged.address@example.org', current_password: 'forged guess at it' }),
     '/confirm': () => ({ token: 'x'.repeat(43) }),
+    '/email/confirm': () => ({ token: 'x'.repeat(43) }),
     '/forgot': () => ({ email: 'csrf.victim@example.org' }),
     '/reset': () => ({ token: 'x'.repeat(43), password: 'a forged new password' }),
   };
@@ -128,6 +130,10 @@ describe('CSRF', () => {
     const forgetter = browser();
     await forgetter.post('/forgot', { _csrf: await forgetter.csrf('/forgot'), email });
     const resetLink = linkIn(await lastMailTo(t, email), '/reset?token=');
+    const newEmail = `changed.${n}@example.org`;
+    secrets.push(newEmail);
+    await client.submit('/account/email', { new_email: newEmail, current_password: password });
+    const changeLink = linkIn(await lastMailTo(t, newEmail), '/email/confirm?token=');
     const seen = new Set<string>();
     for (const [who, path] of [
       [client, '/account'],
@@ -139,6 +145,7 @@ describe('CSRF', () => {
       [new SiteClient(t.baseUrl), confirmLink],
       [new SiteClient(t.baseUrl), '/forgot'],
       [new SiteClient(t.baseUrl), resetLink],
+      [new SiteClient(t.baseUrl), changeLink],
     ] as const) {
       const { body } = await who.get(path);
       for (const form of body.match(/<form\b[\s\S]*?<\/form>/g) ?? []) {

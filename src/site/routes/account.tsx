@@ -12,6 +12,8 @@ import { setUserFlags, type ProfileValues } from '../../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../../services/accounts.js';
 import { resendConfirmation, UNPROVEN_ACCOUNT_DAYS } from '../../services/ownership.js';
 import { changePassword } from '../../services/recovery.js';
+import { requestEmailChange } from '../../services/email-change.js';
+import { isValidEmail, normaliseEmail } from '../../domain/identifiers.js';
 import { passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { validateUsrSvcId } from '../../services/partner-data.js';
@@ -36,6 +38,8 @@ const NOTICES: Record<string, string> = {
   confirmed: 'Your e-mail address is confirmed.',
   resent: 'We sent the link again. It works for 24 hours; earlier links no longer do.',
   password_changed: 'Your password is changed. Your other sessions have ended.',
+  email_sent: 'Check the new inbox: we sent a link there. Follow it within 24 hours to switch; until then your address stays as it is. If that address already has an account, the message says so instead.',
+  email_changed: 'Your e-mail address is changed. Your other sessions have ended.',
 };
 
 /** Wrong current passwords on the change form, per account: a stolen session cannot guess for long. */
@@ -88,6 +92,35 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     await ctx.throttle.reset(key);
     await changePassword(ctx, user, b.new_password, request.site.sessionId);
     return seeOther(reply, '/account?msg=password_changed#password');
+  });
+
+  // Throttled like the password change (wrong current passwords per account), and per account in
+  // requests (services/email-change.ts). Whether the new address has an account is never said here.
+  app.post('/account/email', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
+    const user = requireUser(request, reply);
+    if (!user) return reply;
+    const b = bodyOf<{ current_password: string; new_email: string }>(request);
+    const newEmail = b.new_email.trim();
+    const fail = (message: string, status: number) => accountPage(ctx, request, reply, user, { emailForm: { newEmail, error: message } }, status);
+    const key = `emailchange:${user.id}`;
+    const wait = await ctx.throttle.blockedFor(key, PASSWORD_CHANGE_FAILURES.limit);
+    if (wait > 0) {
+      reply.header('Retry-After', String(wait));
+      return fail(`Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.`, 429);
+    }
+    if (!(await verifyPassword(user.password_hash, b.current_password))) {
+      await ctx.throttle.recordFailure(key, PASSWORD_CHANGE_FAILURES.windowSeconds);
+      return fail('Your current password is not right.', 400);
+    }
+    await ctx.throttle.reset(key);
+    if (!isValidEmail(newEmail)) return fail('Enter an e-mail address like name@example.org', 400);
+    if (normaliseEmail(newEmail) === user.email) return fail('That is the address the account has now.', 400);
+    const outcome = await requestEmailChange(ctx, user, newEmail);
+    if (!outcome.sent) {
+      reply.header('Retry-After', String(outcome.retryAfterSeconds));
+      return fail(`You asked for several changes in the last hour. Try again in ${Math.ceil(outcome.retryAfterSeconds / 60)} minutes.`, 429);
+    }
+    return seeOther(reply, '/account?msg=email_sent#email');
   });
 
   app.post('/account/confirm/resend', { config: SITE, schema: formSchema({}) }, async (request, reply) => {

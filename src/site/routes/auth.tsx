@@ -23,6 +23,7 @@ const LOGIN_NOTICES: Record<string, string> = {
   confirmed: 'Your e-mail address is confirmed. Log in to continue.',
   created: 'Your address is confirmed and your account is ready. Log in with the password you chose.',
   password_reset: 'Your new password is set, and every session of the account has ended. Log in with the new password.',
+  email_changed: 'Your e-mail address is changed. Log in with it (or your userId) and your password.',
 };
 
 interface SignUpBody {

@@ -1,6 +1,6 @@
 import type { AccountData } from '../account-data.js';
 import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './AccountIdentities.js';
-import { ConfirmAddressSection, DataSection, LinksSection, PasswordSection, ProfileSection, VisibilitySection } from './AccountSections.js';
+import { ConfirmAddressSection, DataSection, EmailSection, type EmailFormState, LinksSection, PasswordSection, ProfileSection, VisibilitySection } from './AccountSections.js';
 import { Layout, Notice } from './Layout.js';
 
 export interface AccountPageProps {
@@ -14,6 +14,7 @@ export interface AccountPageProps {
   /** An unproven account: when it is removed unless confirmed. */
   unprovenUntil?: number | undefined;
   passwordError?: string | undefined;
+  emailForm?: EmailFormState;
   /** A notice that reports a refusal rather than a success. */
   warning?: string | undefined;
 }
@@ -41,6 +42,7 @@ export function AccountPage(p: AccountPageProps) {
       <AttemptsSection data={data} />
       <ProfileSection data={data} csrf={csrf} error={p.profileError} />
       <LinksSection data={data} csrf={csrf} />
+      <EmailSection data={data} csrf={csrf} form={p.emailForm ?? {}} />
       <PasswordSection csrf={csrf} error={p.passwordError} />
       <DataSection data={data} csrf={csrf} deleteError={p.deleteError} />
     </Layout>

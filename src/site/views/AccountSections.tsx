@@ -103,6 +103,46 @@ export function ConfirmAddressSection({ data, csrf, expiresAt }: { data: Account
   );
 }
 
+export interface EmailFormState {
+  newEmail?: string;
+  error?: string;
+}
+
+export function EmailSection({ data, csrf, form }: { data: AccountData; csrf: string; form: EmailFormState }) {
+  return (
+    <section class="card" aria-labelledby="email-title" id="email">
+      <h2 id="email-title">E-mail address</h2>
+      <p>
+        Your address is <strong>{data.user.email}</strong>.
+      </p>
+      <p class="hint">
+        To change it, we mail a link to the new address; nothing changes until it is followed (within 24 hours), and your current address is told.
+        Partner sites then find you by the new address, no longer by the old one; your connected sites and what they stored stay with your account.
+        Your other sessions end.
+      </p>
+      {form.error ? (
+        <p class="field-error" role="alert">
+          {form.error}
+        </p>
+      ) : null}
+      <form method="post" action="/account/email" class="email-form">
+        <CsrfField token={csrf} />
+        <div class="field">
+          <label for="new_email">New e-mail address</label>
+          <input id="new_email" name="new_email" type="email" autocomplete="email" required maxLength={254} value={form.newEmail ?? ''} />
+        </div>
+        <div class="field">
+          <label for="email_current_password">Current password</label>
+          <input id="email_current_password" name="current_password" type="password" autocomplete="current-password" required data-password="" />
+        </div>
+        <button type="submit" class="button">
+          Change e-mail address
+        </button>
+      </form>
+    </section>
+  );
+}
+
 export function PasswordSection({ csrf, error }: { csrf: string; error?: string | undefined }) {
   return (
     <section class="card" aria-labelledby="password-title" id="password">

@@ -76,3 +76,25 @@ export function LinkProblemPage(p: { title: string; message: string }) {
     </Layout>
   );
 }
+
+export function ConfirmEmailChangePage(p: { csrf: string; token: string; userId: string; newEmail: string }) {
+  return (
+    <Layout title="Confirm your new e-mail address" narrow>
+      <div class="card form-card" data-page="confirm-email-change">
+        <h1>Confirm your new e-mail address</h1>
+        <p>
+          The account <strong class="user-id">{p.userId}</strong> will use <strong>{p.newEmail}</strong> from now on. Partner sites then find it by
+          this address, no longer by the old one, and what they stored about this address becomes part of it. Its other sessions end.
+        </p>
+        <form method="post" action="/email/confirm">
+          <CsrfField token={p.csrf} />
+          <input type="hidden" name="token" value={p.token} />
+          <button type="submit" class="button wide">
+            Use this address
+          </button>
+        </form>
+        <p class="form-foot">Did not ask for this? Close this page: nothing happens without the button.</p>
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,38 @@
+// Following the link that changes an account's address (services/email-change.ts). As with the
+// confirmation link, the GET only shows what the link does, with a button (mail scanners open
+// links); the POST makes the switch. Neither logs in.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { confirmEmailChange, previewEmailChange } from '../../services/email-change.js';
+import { bodyOf, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { csrfToken } from '../session.js';
+import { ConfirmEmailChangePage, LinkProblemPage } from '../views/Ownership.js';
+
+const tokenField = Type.String({ maxLength: 128 });
+
+const USED_OR_EXPIRED = {
+  title: 'This link no longer works',
+  message: 'It was used already, a newer change was asked for, or it is more than 24 hours old. Log in and ask for the change again.',
+};
+
+export function registerEmailChangeRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/email/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(tokenField) }) } }, async (request, reply) => {
+    const token = (request.query as { token?: string }).token ?? '';
+    const preview = await previewEmailChange(ctx, token);
+    if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
+    return sendPage(reply, <ConfirmEmailChangePage csrf={await csrfToken(ctx, request, reply)} token={token} userId={preview.userId} newEmail={preview.newEmail} />);
+  });
+
+  app.post('/email/confirm', { config: SITE, schema: formSchema({ token: tokenField }) }, async (request, reply) => {
+    const outcome = await confirmEmailChange(ctx, bodyOf<{ token: string }>(request).token, request.site.sessionId);
+    switch (outcome.kind) {
+      case 'changed':
+        return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account?msg=email_changed#email' : '/login?msg=email_changed');
+      case 'invalid':
+        return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
+      case 'address_taken':
+        return sendPage(reply, <LinkProblemPage title="This address has an account" message="Another account confirmed this address first, so nothing changed." />, 409);
+    }
+  });
+}
