@@ -1,4 +1,4 @@
-// Issue 14's scenario: a user walks not-opted-in → opted-in → hidden → visible → deleted while two
+// Issue 14's scenario: a user walks unconfirmed → not-opted-in → opted-in → hidden → visible → deleted while two
 // partners are linked to her, each with a webhook receiver of its own (a real local HTTP server).
 // Every event each partner received is asserted, payload and all, and every delivery is verified
 // with the reference implementation of Standard Webhooks (the `standardwebhooks` package).
@@ -8,8 +8,9 @@ import { after, before, test } from 'node:test';
 import { buildProfileUrl } from '../../src/catalogue/profile-url.js';
 import { listOutbox } from '../../src/repositories/outbox.js';
 import { updatePartner } from '../../src/repositories/partners.js';
-import type { TestApp } from '../helpers/app.js';
-import { SiteClient, startSiteApp } from '../site/helpers.js';
+import { errorCode, type TestApp } from '../helpers/app.js';
+import { lastMailTo, linkIn } from '../helpers/mailbox.js';
+import { followMailedLink, SiteClient, startSiteApp } from '../site/helpers.js';
 import { cli, deliverAll, startReceiver, toWallClock, verifiedEvents, type ReceivedEvent, type Receiver } from './helpers.js';
 
 let t: TestApp;
@@ -54,9 +55,16 @@ test('not opted in → opted in → hidden → visible → deleted: what each li
     assert.deepEqual(await received(B.apiKey, hookB), expectB, `partner B after: ${stage}`);
   };
 
-  // 1. Not opted in. She signs up without the consent box; both partners link her and push, she
-  // edits on the site: nobody hears anything.
-  assert.equal((await site.signUp({ email, user_id: 'alice_walk', password })).headers.get('location'), '/account?msg=welcome_hidden');
+  // 0. Unconfirmed. She signs up without the consent box and has not followed the mailed link yet:
+  // no partner can link her, and nothing about her goes out.
+  assert.equal((await site.signUp({ email, user_id: 'alice_walk', password })).headers.get('location'), '/signup/sent');
+  assert.equal(await errorCode(A.client.syncUser(md5, { email, password })), 'forbidden');
+  assert.equal(await errorCode(B.client.syncUser('alice_walk', { email, password })), 'forbidden');
+  await check('unconfirmed');
+  assert.equal((await followMailedLink(site, linkIn(await lastMailTo(t, email), '/confirm?token='))).res.status, 303);
+  assert.equal((await site.logIn(email, password)).status, 303);
+
+  // 1. Not opted in. Both partners link her and push, she edits on the site: nobody hears anything.
   await A.client.updateService(md5, 'github', 'alice-gh');
   await A.client.syncUser(md5, { email, password });
   await B.client.syncUser('alice_walk', { email, password });
