@@ -31,7 +31,11 @@ export async function linkedPartners(tx: Tx, userRef: number): Promise<LinkedPar
     .execute();
   // One announcement per partner even if it linked the user under two identifiers.
   const seen = new Set<number>();
-  return rows.filter((r) => !seen.has(r.partner_id) && Boolean(seen.add(r.partner_id)));
+  return rows.filter((r) => {
+    if (seen.has(r.partner_id)) return false;
+    seen.add(r.partner_id);
+    return true;
+  });
 }
 
 export async function announce(
