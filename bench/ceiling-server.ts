@@ -117,7 +117,7 @@ function servicesXml(entries: { svc: CatalogueEntry; usrSvcId: string; show: boo
     out += e.svc.svcFavicon === '' ? '<svcFavicon/>' : `<svcFavicon>${esc(e.svc.svcFavicon)}</svcFavicon>`;
     out += '</service>';
   }
-  return out + '</services>\n';
+  return `${out}</services>\n`;
 }
 
 async function sqliteStore(file: string, partnerId: number): Promise<Store> {

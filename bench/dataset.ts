@@ -107,7 +107,7 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
   await ctx.close();
 
   if (!fs.existsSync(idsFile)) writeIdsFile(idsFile, users);
-  fs.writeFileSync(servicesFile, services.join('\n') + '\n');
+  fs.writeFileSync(servicesFile, `${services.join('\n')}\n`);
   const meta: Dataset = { backend, users, databaseUrl, schema: null, apiKey, apiToken, idsFile, servicesFile, services };
   fs.writeFileSync(metaFile, JSON.stringify(meta, null, 2));
   log(`built ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -120,7 +120,7 @@ function writeIdsFile(file: string, users: number): void {
   for (let i = 1; i <= users; i++) {
     chunk.push(md5(emailOf(i)));
     if (chunk.length === 100_000 || i === users) {
-      fs.writeSync(fd, chunk.join('\n') + '\n');
+      fs.writeSync(fd, `${chunk.join('\n')}\n`);
       chunk.length = 0;
     }
   }

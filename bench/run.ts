@@ -563,7 +563,7 @@ async function main(): Promise<void> {
     settings: { connections, duration_s: duration, rounds, warmup_s: warmup, workers, server_cpus: SERVER_CPUS, load_cpus: LOAD_CPUS, env: serviceEnv },
     runs,
   };
-  const json = JSON.stringify(result, null, 2) + '\n';
+  const json = `${JSON.stringify(result, null, 2)}\n`;
   if (args.out) {
     fs.writeFileSync(args.out, json);
   } else {

@@ -55,13 +55,13 @@ export async function buildWidget(outDir: string = WIDGET_OUT_DIR): Promise<Widg
   await mkdir(outDir, { recursive: true });
   // Older bundles stay: a page that fetched its boot script just before a deploy still loads its one.
   await writeAtomically(path.join(outDir, manifest.file), code);
-  await writeAtomically(path.join(outDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  await writeAtomically(path.join(outDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const manifest = await buildWidget();
-  const kb = (n: number) => (n / 1024).toFixed(1) + ' KB';
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
   console.log(`public/widget/${manifest.file}: ${kb(manifest.bytes)}, ${kb(manifest.gzipBytes)} gzip`);
   if (manifest.gzipBytes > WIDGET_GZIP_BUDGET) {
     console.error(`widget bundle is over its budget of ${kb(WIDGET_GZIP_BUDGET)} gzip`);

@@ -2,7 +2,6 @@
 import { Type } from '@sinclair/typebox';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
-import type { PartnerRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiCall } from '../http/api-route.js';
@@ -69,5 +68,3 @@ export const userServiceSchema = Type.Object({
 export function profileUrl(ctx: AppContext, userId: string): string {
   return `${ctx.config.baseUrl}/u/${userId}`;
 }
-
-export type { PartnerRow };

@@ -49,7 +49,7 @@ export class GroupCommit {
   }
 
   private async drain(raw: NonNullable<Db['sqlite']>): Promise<void> {
-    const { lock, savepoint, release, rollback } = (this.statements ??= {
+    this.statements ??= {
       // A write that changes nothing, run first: it takes the write lock at the start, waiting up
       // to busy_timeout for another process (the CLI, another instance). Taken later, after the
       // jobs' first reads, SQLite could only fail at once ("database is locked") when another
@@ -58,7 +58,8 @@ export class GroupCommit {
       savepoint: raw.prepare('SAVEPOINT idsvc_write'),
       release: raw.prepare('RELEASE idsvc_write'),
       rollback: raw.prepare('ROLLBACK TO idsvc_write'),
-    });
+    };
+    const { lock, savepoint, release, rollback } = this.statements;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);

@@ -12,7 +12,7 @@
 //   The caller gets an error the HTTP edge answers as `unavailable` (db/faults.ts).
 // - A connection that timed out or broke is discarded when released rather than handed to the
 //   next caller: its unanswered statement would hold up every statement queued behind it.
-import { EventEmitter } from 'node:events';
+import type { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import { isUnavailable } from './faults.js';

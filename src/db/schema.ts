@@ -1,6 +1,6 @@
 // Row types of every table. Booleans are stored as 0/1 integers and times as Unix milliseconds on
 // both dialects, so that one query path serves SQLite and PostgreSQL without per-dialect mapping.
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 type Bool = number; // 0 | 1
 type Millis = number;
@@ -240,11 +240,6 @@ export type PartnerRow = Selectable<PartnersTable>;
 export type UserRow = Selectable<UsersTable>;
 export type ServiceRow = Selectable<ServicesTable>;
 export type CentralIdentityRow = Selectable<CentralIdentitiesTable>;
-export type PartnerIdentityRow = Selectable<PartnerIdentitiesTable>;
-export type LinkRow = Selectable<LinksTable>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type MailRow = Selectable<MailQueueTable>;
 export type EmailTokenRow = Selectable<EmailTokensTable>;
-export type NewUser = Insertable<UsersTable>;
-export type UserUpdate = Updateable<UsersTable>;
-export type { ColumnType };

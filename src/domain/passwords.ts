@@ -96,9 +96,10 @@ export async function verifyPassword(hash: string, password: string): Promise<bo
 }
 
 // Hashing a throwaway password when the account does not exist makes "no such account" take as
-// long as "wrong password", so timing tells nothing (SPEC §4.5).
+// long as "wrong password", so timing tells nothing (SPEC §4.5). Always false: there is no account.
 let dummyHash: Promise<string> | undefined;
-export async function burnPasswordCheck(password: string): Promise<void> {
+export async function burnPasswordCheck(password: string): Promise<false> {
   dummyHash ??= hashPassword('idsvc-dummy-password-for-timing');
   await verifyPassword(await dummyHash, password);
+  return false;
 }

@@ -64,7 +64,7 @@ export function toXml(doc: Doc): string {
   if ('text' in doc) body = xmlText(doc.text);
   else if ('fields' in doc) body = fieldsXml(doc.fields);
   else body = listXml(doc.list);
-  return PROLOG + element(doc.root, body) + '\n';
+  return `${PROLOG}${element(doc.root, body)}\n`;
 }
 
 function toJsonFields(fields: Fields): Record<string, unknown> {

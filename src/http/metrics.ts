@@ -45,7 +45,9 @@ export function createMetrics(): Metrics {
   registry.registerMetric(
     collected(REQUESTS, 'HTTP requests by route pattern and status', 'counter', () =>
       all.flatMap((s) => [...s.byStatus].map(([status, value]): MetricValue => ({ labels: { route: s.route, method: s.method, status: String(status) }, value }))),
-      () => all.forEach((s) => s.byStatus.clear()),
+      () => {
+        for (const s of all) s.byStatus.clear();
+      },
     ),
   );
   registry.registerMetric(

@@ -51,7 +51,7 @@ function targetOf(raw: Buffer | undefined): Target {
 
 function target(method: string, url: string | null, accept: string | undefined): Target {
   // Only a path names a kind of answer: CONNECT's host:port or an absolute URL gets the API's.
-  const path = url !== null && url.startsWith('/') ? url : null;
+  const path = url?.startsWith('/') ? url : null;
   const q = path?.indexOf('?') ?? -1;
   const format = q >= 0 ? new URLSearchParams(path!.slice(q + 1)).get('format') : null;
   return { kind: path ? kindOfPath(path) : 'api', json: prefersJson(format, accept), path, head: method.toUpperCase() === 'HEAD' };

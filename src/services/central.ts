@@ -31,7 +31,11 @@ export async function linkedPartners(tx: Tx, userRef: number): Promise<LinkedPar
     .execute();
   // One announcement per partner even if it linked the user under two identifiers.
   const seen = new Set<number>();
-  return rows.filter((r) => (seen.has(r.partner_id) ? false : (seen.add(r.partner_id), true)));
+  return rows.filter((r) => {
+    if (seen.has(r.partner_id)) return false;
+    seen.add(r.partner_id);
+    return true;
+  });
 }
 
 export async function announce(
@@ -92,7 +96,7 @@ export async function setCentralIdentity(
 ): Promise<{ change: CentralChange; row: CentralIdentityRow }> {
   const existing = await tx.selectFrom('central_identities').selectAll().where('user_ref', '=', user.id).where('svc_id', '=', svc.svcId).executeTakeFirst();
   if (existing && existing.usr_svc_id === usrSvcId) return { change: 'unchanged', row: existing };
-  if (existing && existing.verified && source.partnerId !== null) return { change: 'kept_verified', row: existing };
+  if (existing?.verified && source.partnerId !== null) return { change: 'kept_verified', row: existing };
   let row: CentralIdentityRow;
   if (existing) {
     row = await tx

@@ -53,7 +53,7 @@ export async function checkCredentials(ctx: AppContext, partner: PartnerRow, c: 
   );
   if (wait > 0) throw errors.rateLimited(wait);
   const user = await findUserByEmail(ctx.db.kysely, c.email);
-  const ok = user ? await verifyPassword(user.password_hash, c.password) : (await burnPasswordCheck(c.password), false);
+  const ok = user ? await verifyPassword(user.password_hash, c.password) : await burnPasswordCheck(c.password);
   if (!user || !ok) {
     for (const key of [keys.place, keys.origin, keys.account]) await t.recordFailure(key, cfg.syncFailureWindowSeconds);
     throw errors.invalidCredentials();

@@ -145,7 +145,7 @@ export async function checkRelMe(
   // (a paste, an API answer echoing user input) must not verify anything.
   const contentType = (res.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const isHtml = contentType === '' || HTML_TYPES.includes(contentType);
-  const links = findRelMeLinks(isHtml ? res.body : '', res.finalUrl, res.headers['link'] ?? null);
+  const links = findRelMeLinks(isHtml ? res.body : '', res.finalUrl, res.headers.link ?? null);
 
   if (links.length === 0) {
     return { outcome: 'no_link', status: res.status, detail: 'no rel="me" link found on the page' };

@@ -317,7 +317,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
         // body; unhandled, that would crash the process.
         res.body.on('error', () => undefined);
 
-        const location = res.headers['location'];
+        const location = res.headers.location;
         if (REDIRECT_STATUSES.has(res.statusCode) && typeof location === 'string' && location !== '') {
           res.body.destroy();
           if (redirects >= maxRedirects) {

@@ -48,7 +48,7 @@ const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/g;
  */
 export function scriptSafeJson(value: unknown): string {
   const json = JSON.stringify(value) ?? 'null';
-  return json.replace(UNSAFE_IN_SCRIPT, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  return json.replace(UNSAFE_IN_SCRIPT, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function renderWidgetBootScript(config: WidgetBootConfig): string {

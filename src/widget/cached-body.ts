@@ -26,7 +26,7 @@ export function sendCached(request: FastifyRequest, reply: FastifyReply, cached:
   const etag = `"${cached.tag}${gzip ? '-gz' : ''}"`;
   reply.header('ETag', etag).header('Vary', 'Accept-Encoding');
   const given = request.headers['if-none-match'];
-  if (given && given.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
+  if (given?.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
   if (gzip) reply.header('Content-Encoding', 'gzip');
   return reply.type(type).send(gzip ? cached.gzip : cached.body);
 }

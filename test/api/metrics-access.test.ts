@@ -90,7 +90,10 @@ test('METRICS_PORT: /metrics on a loopback listener, without a token, and not on
   const { port } = new URL(url);
   const refused = await new Promise<boolean>((resolve) => {
     const socket = net.connect(Number(port), '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', () => resolve(true));
   });
   assert.equal(refused, true, 'the metrics port is closed with the app');

@@ -77,7 +77,13 @@ test('a fault answers internal_error with only the request id, and is logged', a
   const { buildApp } = await import('../../src/app.js');
   const lines: string[] = [];
   const { Writable } = await import('node:stream');
-  const app = await buildApp(t.ctx, { logStream: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });
+  const logStream = new Writable({
+    write: (c: Buffer, _e, cb) => {
+      lines.push(c.toString());
+      cb();
+    },
+  });
+  const app = await buildApp(t.ctx, { logStream });
   app.get('/api/boom/:x', { config: { kind: 'api' } }, async () => {
     throw new Error('secret internals');
   });

@@ -165,7 +165,7 @@ export async function waitFocused(page: Page, locator: Locator): Promise<void> {
   const handle = await locator.elementHandle();
   await page.waitForFunction((el) => {
     let a = window.document.activeElement;
-    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
     return a === el;
   }, handle);
 }
@@ -176,7 +176,7 @@ export async function pressTabUntil(page: Page, target: Locator, max = 60): Prom
     await page.keyboard.press('Tab');
     const reached = await page.evaluate((el) => {
       let a = window.document.activeElement;
-      while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+      while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
       return a === el;
     }, handle);
     if (reached) return;

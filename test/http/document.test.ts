@@ -16,7 +16,7 @@ const fieldsTree = (f: Fields): Tree => {
 const listTree = (l: ListNode): Tree | string => (l.items.length === 0 ? '' : { [l.item]: l.items.map(fieldsTree) });
 function reference(doc: Doc): string {
   const body = 'text' in doc ? xmlSafe(doc.text) : 'fields' in doc ? fieldsTree(doc.fields) : listTree(doc.list);
-  return '<?xml version="1.0" encoding="UTF-8"?>\n' + builder.build({ [doc.root]: body }) + '\n';
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build({ [doc.root]: body })}\n`;
 }
 
 const PIECES = ['', 'a', 'neil simon', '&', '<', '>', "'", '"', '&amp;', ']]>', '\u0000', '\u0008', '\t', '\n', '\r', '\u001F', '\uFFFE', '\uD800', '\uDC00', '\uD83D\uDE00', 'é', '\u2028', 'https://x.example/?a=1&b=2'];

@@ -59,7 +59,7 @@ test('a path segment over the router limit: 400 invalid_request in the format of
   check('414 xml', await rawRequest(t.baseUrl, req('GET', api)), { kind: 'xml', status: 400, code: 'invalid_request' });
   check('414 json by Accept', await rawRequest(t.baseUrl, req('GET', api, { Accept: 'application/json' })), { kind: 'json', status: 400, code: 'invalid_request' });
   check('414 json by ?format', await rawRequest(t.baseUrl, req('GET', `${api}?format=json`)), { kind: 'json', status: 400, code: 'invalid_request' });
-  check('414 POST', await rawRequest(t.baseUrl, req('POST', api, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '3' }) + 'a=b'), { kind: 'xml', status: 400, code: 'invalid_request' });
+  check('414 POST', await rawRequest(t.baseUrl, `${req('POST', api, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '3' })}a=b`), { kind: 'xml', status: 400, code: 'invalid_request' });
   check('414 widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/${LONG}/TRUE`)), { kind: 'script', status: 400, code: 'invalid_request' });
   check('414 site', await rawRequest(t.baseUrl, req('GET', `/u/${LONG}`)), { kind: 'html', status: 400, code: 'invalid_request' });
   const said = await rawRequest(t.baseUrl, req('GET', api));
@@ -100,7 +100,7 @@ test('body parser refusals on the API: the API error document, counted, never ec
   check('bad json', await post({ 'Content-Type': 'application/json' }, `{"api_token": "${EMAIL}`), { kind: 'xml', status: 400, code: 'invalid_request' });
   check('bad json, json', await post({ 'Content-Type': 'application/json', Accept: 'application/json' }, `{"api_token": "${EMAIL}`), { kind: 'json', status: 400, code: 'invalid_request' });
   check('json array', await post({ 'Content-Type': 'application/json' }, `["${EMAIL}"]`), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('bad json, widget', await rawRequest(t.baseUrl, req('POST', `/api/service_collection_widget/${key}/alice/TRUE`, { 'Content-Type': 'application/json', 'Content-Length': '2' }) + '{x'), { kind: 'script', status: 400, code: 'invalid_request' });
+  check('bad json, widget', await rawRequest(t.baseUrl, `${req('POST', `/api/service_collection_widget/${key}/alice/TRUE`, { 'Content-Type': 'application/json', 'Content-Length': '2' })}{x`), { kind: 'script', status: 400, code: 'invalid_request' });
   check('413', await post({ 'Content-Type': 'application/x-www-form-urlencoded' }, `a=${'y'.repeat(70_000)}`), { kind: 'xml', status: 413, code: 'payload_too_large' });
   check('unknown method', await rawRequest(t.baseUrl, req('DELETE', api)), { kind: 'xml', status: 404, code: 'not_found' });
   check('no such operation', await rawRequest(t.baseUrl, req('GET', `/api/nope/${EMAIL}`)), { kind: 'xml', status: 404, code: 'not_found' });

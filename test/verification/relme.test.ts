@@ -122,7 +122,7 @@ describe('checkRelMe against a live local server', () => {
         return;
       }
       const headers: Record<string, string> = { 'content-type': page.type ?? 'text/html; charset=utf-8' };
-      if (page.link) headers['link'] = page.link;
+      if (page.link) headers.link = page.link;
       res.writeHead(page.status ?? 200, headers);
       res.end(page.body);
     });

@@ -67,7 +67,7 @@ test('events are delivered signed; the signature verifies with the client helper
   assert.match(String(received[0]?.headers['webhook-id']), /^msg_[0-9a-f]{32}$/);
   const rows = await outboxOf(B.id);
   assert.ok(rows.every((r) => r.status === 'delivered' && r.delivered_at !== null));
-  assert.throws(() => verifyWebhook(secret, received[0]!.headers as Record<string, string>, received[0]!.body + ' ', { now: t.clock.now() }), /signature/);
+  assert.throws(() => verifyWebhook(secret, received[0]!.headers as Record<string, string>, `${received[0]!.body} `, { now: t.clock.now() }), /signature/);
   // Partners without an endpoint keep their events, marked as not sent.
   assert.ok((await outboxOf(A.id)).every((r) => r.status === 'skipped'));
   await deliverDueWebhooks(t.ctx);

@@ -18,6 +18,7 @@ const NASTY = [
   '-->',
   '<![CDATA[',
   '\\u003c',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile value must reach the page as these literal characters
   '`${alert(1)}`',
   '\u0000\u001f',
   '💥 é ß',
@@ -84,7 +85,9 @@ describe('renderWidgetBootScript', () => {
     // Compare through JSON in this realm: the vm's objects have another Object.prototype.
     assert.equal(JSON.stringify(queue[0]!.config), JSON.stringify(cfg));
     assert.equal(queue[0]!.config.userIdentifier, NASTY.join(''));
-    NASTY.forEach((s, i) => assert.equal(queue[0]!.config.services[i]!.usrSvcId, s));
+    NASTY.forEach((s, i) => {
+      assert.equal(queue[0]!.config.services[i]!.usrSvcId, s);
+    });
   });
 
   test('the source can sit inside an HTML <script> element', () => {

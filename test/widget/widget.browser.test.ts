@@ -163,19 +163,20 @@ function faviconSvg(id: string): string {
   );
 }
 
-function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+function handle(req: http.IncomingMessage, res: http.ServerResponse) {
   const url = new URL(req.url ?? '/', 'http://x');
   hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
   const send = (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'Content-Type': type, 'X-Content-Type-Options': 'nosniff', ...headers });
     res.end(body);
   };
-  let m: RegExpExecArray | null;
-  if ((m = /^\/page\/(\w+)$/.exec(url.pathname)) && pages.has(m[1]!)) {
-    return send(200, 'text/html; charset=utf-8', pages.get(m[1]!)!);
+  const page = /^\/page\/(\w+)$/.exec(url.pathname);
+  if (page && pages.has(page[1]!)) {
+    return send(200, 'text/html; charset=utf-8', pages.get(page[1]!)!);
   }
-  if ((m = /^\/boot\/(\w+)\.js$/.exec(url.pathname)) && bootScripts.has(m[1]!)) {
-    return send(200, 'text/javascript; charset=utf-8', bootScripts.get(m[1]!)!, { 'Cache-Control': 'private, no-store' });
+  const boot = /^\/boot\/(\w+)\.js$/.exec(url.pathname);
+  if (boot && bootScripts.has(boot[1]!)) {
+    return send(200, 'text/javascript; charset=utf-8', bootScripts.get(boot[1]!)!, { 'Cache-Control': 'private, no-store' });
   }
   if (url.pathname === `/widget/${manifest.file}`) {
     void readFile(path.join(bundleDir, manifest.file)).then((code) =>
@@ -191,8 +192,9 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     if (hits.get(url.pathname) === 1) return send(503, 'application/json', '[]', { 'Access-Control-Allow-Origin': '*' });
     return send(200, 'application/json', JSON.stringify(catalogue), { 'Access-Control-Allow-Origin': '*' });
   }
-  if ((m = /^\/favicon\/(\w+)\.svg$/.exec(url.pathname))) {
-    return send(200, 'image/svg+xml', faviconSvg(m[1]!));
+  const favicon = /^\/favicon\/(\w+)\.svg$/.exec(url.pathname);
+  if (favicon) {
+    return send(200, 'image/svg+xml', faviconSvg(favicon[1]!));
   }
   send(404, 'text/plain', 'not found');
 }

@@ -71,7 +71,7 @@ export function Picker({ id, t, catalogue, onRetry, added, selected, onPick, inp
       case 'Enter':
         if (shown) {
           e.preventDefault();
-          choose(matches[active >= 0 ? active : 0] as CatalogueEntry);
+          choose(matches[Math.max(active, 0)] as CatalogueEntry);
         }
         break;
       case 'Escape':

@@ -14,7 +14,7 @@ let lastStarted: SyncTarget | null = null;
 export function handleSyncResults(result: unknown): boolean {
   const outcome = parseSyncResult(result);
   const recipients = lastStarted && targets.has(lastStarted) ? [lastStarted] : Array.from(targets);
-  recipients.forEach((target) => target.show(outcome));
+  for (const target of recipients) target.show(outcome);
   return outcome.ok;
 }
 

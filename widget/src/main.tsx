@@ -43,14 +43,14 @@ function freeContainer(): Element | null {
 }
 
 function mount({ config, script }: QueueItem) {
-  if (config.warning) console.warn('idsvc widget: ' + config.warning);
+  if (config.warning) console.warn(`idsvc widget: ${config.warning}`);
   const host = document.createElement('idsvc-widget');
   const container = freeContainer();
   if (container) {
     claimed.add(container);
     container.textContent = '';
     container.appendChild(host);
-  } else if (script && script.parentNode && document.body && document.body.contains(script)) {
+  } else if (script?.parentNode && document.body?.contains(script)) {
     script.parentNode.insertBefore(host, script.nextSibling);
   } else {
     (document.body || document.documentElement).appendChild(host);
@@ -65,7 +65,7 @@ function mount({ config, script }: QueueItem) {
 function schedule(item: QueueItem) {
   const run = () => {
     try {
-      if (!item || !item.config || typeof item.config !== 'object') throw new Error('bad queue item');
+      if (!item?.config || typeof item.config !== 'object') throw new Error('bad queue item');
       mount(item);
     } catch (err) {
       console.error('idsvc widget: could not render', err);

@@ -1,5 +1,5 @@
 // The whole domain of SPEC §1–§3 in one first migration, so later capabilities add behaviour, not tables.
-import { type Kysely, type CreateTableBuilder } from 'kysely';
+import type { Kysely, CreateTableBuilder } from 'kysely';
 
 type Dialect = 'sqlite' | 'postgres';
 

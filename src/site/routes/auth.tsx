@@ -125,7 +125,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
       reply.header('Retry-After', String(wait));
       return page({ form: `Too many failed log-in attempts. Try again in ${minutes(wait)}, or from a device you have logged in with before.` }, 429);
     }
-    const ok = user ? await verifyPassword(user.password_hash, b.password) : (await burnPasswordCheck(b.password), false);
+    const ok = user ? await verifyPassword(user.password_hash, b.password) : await burnPasswordCheck(b.password);
     if (!user || !ok) {
       await recordLoginFailure(ctx, attempt);
       return page({ form: 'The e-mail address, userId or password is not right.' }, 400);

@@ -65,7 +65,7 @@ export function registerWebFinger(app: FastifyInstance, ctx: AppContext): void {
       return answer(reply, 400, { error: 'the resource parameter is required, once' });
     }
     const user = await resolve(ctx, resource.trim());
-    if (!user || user.opted_in !== 1) return answer(reply, 404, { error: 'no such resource' });
+    if (user?.opted_in !== 1) return answer(reply, 404, { error: 'no such resource' });
     const p = await publicProfileOf(ctx, user);
     const links: { rel: string; href: string; type?: string; titles?: Record<string, string> }[] = [
       { rel: PROFILE_PAGE_REL, type: 'text/html', href: p.profileUrl },
