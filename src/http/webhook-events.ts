@@ -44,7 +44,7 @@ const EVENTS: Record<EventType, EventDoc> = {
     data: {
       svcId: { type: 'string' },
       usrSvcId: { type: 'string', description: 'Only for trusted partners or when the user is a pro user.' },
-      url: { type: ['string', 'null'], description: "The profile URL built from the catalogue's pattern." },
+      url: { type: 'string', description: "The profile URL built from the catalogue's pattern; empty when the service has none for this identifier." },
       verified: { type: 'boolean' },
     },
     required: ['svcId', 'url', 'verified'],
