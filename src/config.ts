@@ -27,6 +27,8 @@ export interface Config {
   readonly fetchAllowPrivate: boolean;
   /** How long a rotated-out api_token keeps working. */
   readonly tokenGraceSeconds: number;
+  /** How long a rotated-out webhook secret keeps signing deliveries, beside the new one. */
+  readonly webhookSecretGraceSeconds: number;
   /** A key's budget for calls with proof (api_token or a signed URL); a partner may have its own. */
   readonly rateLimitPerKeyPerMinute: number;
   /** A key's separate budget for calls with the public key alone, so they cannot use up the proven one. */
@@ -224,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: env.METRICS_PORT === undefined || env.METRICS_PORT.trim() === '' ? null : intVar(env, 'METRICS_PORT', 0, 0, 65535),
     fetchAllowPrivate: boolVar(env, 'FETCH_ALLOW_PRIVATE', false),
     tokenGraceSeconds: intVar(env, 'TOKEN_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
+    webhookSecretGraceSeconds: intVar(env, 'WEBHOOK_SECRET_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     rateLimitPerKeyPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY', 6000, 1, 100_000_000),
     rateLimitPerKeyUnprovenPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY_UNPROVEN', 6000, 1, 100_000_000),
     rateLimitPerAddressPerMinute: intVar(env, 'RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000),

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { PartnerRow } from '../db/schema.js';
-import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, updatePartner, type PartnerSettings } from '../repositories/partners.js';
+import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, rotateWebhookSecret, updatePartner, type PartnerSettings } from '../repositories/partners.js';
+import { pingWebhook } from '../services/webhook-ping.js';
 import type { AppContext } from '../context.js';
 import { checkOutboundUrl } from '../verification/safe-fetch.js';
 import { CliError, print } from './output.js';
@@ -17,6 +18,8 @@ export function partnerView(p: PartnerRow) {
     origins: allowedOrigins(p),
     webhook_url: p.webhook_url,
     webhook_disabled: p.webhook_disabled === 1,
+    previous_webhook_secret_signs_until:
+      p.previous_webhook_secret_expires_at !== null && Number(p.previous_webhook_secret_expires_at) > Date.now() ? new Date(Number(p.previous_webhook_secret_expires_at)).toISOString() : null,
     rate_limit_per_minute: p.rate_limit_per_minute,
     created_at: new Date(p.created_at).toISOString(),
   };
@@ -176,8 +179,50 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
             else if (/^\d+$/.test(o.rateLimit) && Number(o.rateLimit) > 0) settings.rateLimitPerMinute = Number(o.rateLimit);
             else throw new CliError('--rate-limit takes a positive whole number or "default"');
           }
-          const p = await updatePartner(ctx.db.kysely, (await find(ctx, key)).id, settings, ctx.clock.now());
-          print(out, partnerView(p), () => partnerText(p));
+          const before = await find(ctx, key);
+          const p = await updatePartner(ctx.db.kysely, before.id, settings, ctx.clock.now());
+          // The secret is shown once, when this command creates it: the partner's receiver needs it.
+          const created = before.webhook_secret === null && p.webhook_secret !== null ? p.webhook_secret : null;
+          print(out, { ...partnerView(p), ...(created ? { webhook_secret: created } : {}) }, () =>
+            [partnerText(p), ...(created ? [`${'webhook_secret'.padEnd(22)} ${created}   (shown once: give it to the partner now)`] : [])].join('\n'),
+          );
         }),
+    );
+
+  partner
+    .command('rotate-webhook-secret <key>')
+    .description('issue a new webhook secret; the old one keeps signing (beside the new one) for the grace period')
+    .option('--grace <seconds>', 'how long the old secret still signs (default WEBHOOK_SECRET_GRACE_SECONDS, 24 h)')
+    .action(async (key: string, o: { grace?: string }) =>
+      withContext(globals(), async (ctx, out) => {
+        const p = await find(ctx, key);
+        if (!p.webhook_url) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
+        const grace = o.grace === undefined ? ctx.config.webhookSecretGraceSeconds : Number(o.grace);
+        if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
+        const secret = await rotateWebhookSecret(ctx.db.kysely, p.id, grace, ctx.clock.now());
+        print(out, { api_key: p.api_key, webhook_secret: secret, previous_secret_signs_seconds: grace }, () =>
+          `new webhook_secret  ${secret}   (shown once: give it to the partner now)\n` +
+          (grace > 0 ? `deliveries carry a signature with the previous secret too for ${grace} s` : 'the previous secret no longer signs'),
+        );
+      }),
+    );
+
+  partner
+    .command('test-webhook <key>')
+    .description("send a signed `ping` event to the partner's webhook now and print the receiver's answer (exit 1 unless it is 2xx)")
+    .action(async (key: string) =>
+      withContext(globals(), async (ctx, out) => {
+        const p = await find(ctx, key);
+        if (!p.webhook_url || !p.webhook_secret) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
+        const r = await pingWebhook(ctx, { ...p, webhook_url: p.webhook_url });
+        print(out, { webhook_id: r.eventId, ok: r.ok, status: r.status, answer: r.excerpt, webhook_disabled: p.webhook_disabled === 1 }, () =>
+          [
+            `ping ${r.eventId}: ${r.status === null ? 'no answer' : `HTTP ${r.status}`}${r.ok ? ' (accepted)' : ' (not accepted: only a 2xx answer counts)'}`,
+            ...(r.excerpt ? [`answer  ${r.excerpt}`] : []),
+            ...(p.webhook_disabled ? ['note: deliveries to this endpoint are disabled after 410 Gone; `partner set --webhook URL` enables them again'] : []),
+          ].join('\n'),
+        );
+        if (!r.ok) process.exitCode = 1;
+      }),
     );
 }

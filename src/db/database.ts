@@ -14,6 +14,7 @@ import { servicePopularityMigration } from './migrations/005-service-popularity.
 import { visibilityAnnouncedMigration } from './migrations/008-visibility-announced.js';
 import { discoverableOffMigration } from './migrations/006-discoverable-off.js';
 import { mailOwnershipMigration } from './migrations/007-mail-ownership.js';
+import { webhookSecretRotationMigration } from './migrations/009-webhook-secret-rotation.js';
 import { createPgPool } from './pg-pool.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -140,6 +141,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '006-discoverable-off': discoverableOffMigration(dialect),
     '007-mail-ownership': mailOwnershipMigration(dialect),
     '008-visibility-announced': visibilityAnnouncedMigration(),
+    '009-webhook-secret-rotation': webhookSecretRotationMigration(),
   };
 }
 

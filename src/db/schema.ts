@@ -19,6 +19,9 @@ export interface PartnersTable {
   allowed_origins: string;
   webhook_url: string | null;
   webhook_secret: string | null;
+  /** The secret `rotate-webhook-secret` replaced: it still signs until it expires (migration 009). */
+  previous_webhook_secret: string | null;
+  previous_webhook_secret_expires_at: Millis | null;
   webhook_disabled: Bool;
   /** Per-partner override of the per-api_key request limit, per minute. */
   rate_limit_per_minute: number | null;

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../domain/errors.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { openApiWebhooks } from './webhook-events.js';
 
 /** Counts a request against the rate limits (every answer under /api says where its caller stands). */
 type CountRequest = (request: FastifyRequest, reply: FastifyReply) => Promise<ApiError | undefined>;
@@ -19,7 +20,11 @@ export async function registerOpenApi(app: FastifyInstance, countRequest: CountR
           'Identity aggregation service: look up the online identities a person has opted to share, push changes, link repositories. Every operation answers GET and POST; answers are XML unless `Accept: application/json` or `?format=json`. Secrets (`api_token`, `email_address`, `password`) go in the POST body only. The api_key is public: a call without proof (the api_token, or a signed widget URL) gets the public view, with no `usrSvcId` from the central repository, and draws on the key\'s unproven request budget, apart from the proven one; `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` describe the tightest budget that applied.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      tags: [{ name: 'partner API', description: 'Version 1 operations under /api/' }],
+      tags: [
+        { name: 'partner API', description: 'Version 1 operations under /api/' },
+        { name: 'webhooks', description: "Events idsvc POSTs to a partner's webhook endpoint (Standard Webhooks)" },
+      ],
+      webhooks: openApiWebhooks(),
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' }, staticCSP: true });

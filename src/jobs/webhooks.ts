@@ -8,8 +8,9 @@ import type { ExpressionBuilder } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import type { OutboxRow } from '../db/schema.js';
-import { safeFetch } from '../verification/safe-fetch.js';
-import { disablePartnerWebhook } from '../repositories/partners.js';
+import type { PartnerRow } from '../db/schema.js';
+import { safeFetch, type SafeFetchResult } from '../verification/safe-fetch.js';
+import { disablePartnerWebhook, signingSecrets } from '../repositories/partners.js';
 import { SENT_WHILE_NOT_VISIBLE } from '../repositories/outbox.js';
 import { visibilityOf } from '../repositories/users.js';
 import { isVisible } from '../domain/visibility.js';
@@ -23,6 +24,39 @@ const BATCH = 20;
 export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * The `webhook-signature` header: one v1 signature per signing secret, space-separated (Standard
+ * Webhooks), so during a secret rotation's grace period a receiver holding either secret verifies.
+ */
+export function signatureHeader(secrets: string[], id: string, timestamp: number, body: string): string {
+  return secrets.map((s) => signWebhook(s, id, timestamp, body)).join(' ');
+}
+
+type Endpoint = Pick<PartnerRow, 'webhook_url' | 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>;
+
+/**
+ * One signed POST of an event to a partner's endpoint, under the outbound address policy, without
+ * following redirects. Used by delivery from the outbox and by `idsvc partner test-webhook`.
+ */
+export function postWebhook(ctx: AppContext, endpoint: Endpoint & { webhook_url: string }, eventId: string, payload: string, now: number): Promise<SafeFetchResult> {
+  const timestamp = Math.floor(now / 1000);
+  return safeFetch(endpoint.webhook_url, {
+    method: 'POST',
+    body: payload,
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(signingSecrets(endpoint, now), eventId, timestamp, payload),
+    },
+    allowPrivate: ctx.config.fetchAllowPrivate,
+    timeoutMs: ATTEMPT_TIMEOUT_MS,
+    maxRedirects: 0,
+    maxBytes: 4096,
+    userAgent: 'idsvc-webhooks/1',
+  });
 }
 
 /** 5 s, 10 s, 20 s … capped at an hour, with jitter so retries of many events spread out. */
@@ -64,25 +98,14 @@ async function isWithheld(ctx: AppContext, row: OutboxRow): Promise<boolean> {
 
 async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Outcome> {
   if (await isWithheld(ctx, row)) return { status: 'suppressed', error: 'not sent: the user is not visible to partners any more (hidden, not opted in or deleted)' };
-  const partner = await ctx.db.kysely.selectFrom('partners').select(['webhook_url', 'webhook_secret', 'webhook_disabled']).where('id', '=', row.partner_id).executeTakeFirst();
+  const partner = await ctx.db.kysely
+    .selectFrom('partners')
+    .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at', 'webhook_disabled'])
+    .where('id', '=', row.partner_id)
+    .executeTakeFirst();
   if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
   if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };
-  const timestamp = Math.floor(now / 1000);
-  const res = await safeFetch(partner.webhook_url, {
-    method: 'POST',
-    body: row.payload,
-    headers: {
-      'content-type': 'application/json',
-      'webhook-id': row.event_id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signWebhook(partner.webhook_secret, row.event_id, timestamp, row.payload),
-    },
-    allowPrivate: ctx.config.fetchAllowPrivate,
-    timeoutMs: ATTEMPT_TIMEOUT_MS,
-    maxRedirects: 0,
-    maxBytes: 4096,
-    userAgent: 'idsvc-webhooks/1',
-  });
+  const res = await postWebhook(ctx, { ...partner, webhook_url: partner.webhook_url }, row.event_id, row.payload, now);
   if (res.ok && res.status >= 200 && res.status < 300) return { status: 'delivered', error: null };
   if (res.ok && res.status === 410) return { status: 'dead', error: 'HTTP 410 Gone: endpoint disabled', disableEndpoint: true };
   const error = res.ok ? `HTTP ${res.status}` : `${res.reason}: ${res.detail}`;

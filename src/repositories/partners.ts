@@ -51,6 +51,8 @@ export async function createPartner(db: Kysely<Database>, input: NewPartner, now
       allowed_origins: JSON.stringify(input.origins ?? []),
       webhook_url: input.webhookUrl ?? null,
       webhook_secret: input.webhookUrl ? newWebhookSecret() : null,
+      previous_webhook_secret: null,
+      previous_webhook_secret_expires_at: null,
       webhook_disabled: 0,
       rate_limit_per_minute: input.rateLimitPerMinute ?? null,
       created_at: now,
@@ -153,6 +155,8 @@ export async function updatePartner(db: Kysely<Database>, partnerId: number, s: 
             webhook_disabled: 0,
           }
         : {}),
+      // Setting the same URL again is how an operator re-enables an endpoint disabled after 410 Gone.
+      ...(s.webhookUrl ? { webhook_disabled: 0 } : {}),
       updated_at: now,
     })
     .where('id', '=', partnerId)
@@ -160,6 +164,41 @@ export async function updatePartner(db: Kysely<Database>, partnerId: number, s: 
     .executeTakeFirstOrThrow();
   partnersWritten();
   return updated;
+}
+
+/**
+ * A new webhook secret; the one it replaces keeps signing (beside the new one) for the grace
+ * period, so the partner can move its receiver over without rejecting an event. A second rotation
+ * within the grace period drops the oldest secret: only the two most recent ever sign.
+ */
+export async function rotateWebhookSecret(db: Kysely<Database>, partnerId: number, graceSeconds: number, now: number): Promise<string> {
+  const secret = newWebhookSecret();
+  const current = await db.selectFrom('partners').select('webhook_secret').where('id', '=', partnerId).executeTakeFirstOrThrow();
+  const keep = graceSeconds > 0 && current.webhook_secret !== null;
+  await db
+    .updateTable('partners')
+    .set({
+      webhook_secret: secret,
+      previous_webhook_secret: keep ? current.webhook_secret : null,
+      previous_webhook_secret_expires_at: keep ? now + graceSeconds * 1000 : null,
+      updated_at: now,
+    })
+    .where('id', '=', partnerId)
+    .execute();
+  partnersWritten();
+  return secret;
+}
+
+/** The secrets that sign a delivery made at `now`: the current one, then the previous one while in its grace period. */
+export function signingSecrets(
+  p: Pick<PartnerRow, 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>,
+  now: number,
+): string[] {
+  const secrets = p.webhook_secret ? [p.webhook_secret] : [];
+  if (p.previous_webhook_secret && p.previous_webhook_secret_expires_at !== null && now < Number(p.previous_webhook_secret_expires_at)) {
+    secrets.push(p.previous_webhook_secret);
+  }
+  return secrets;
 }
 
 /** After an endpoint answered 410 Gone (SPEC §9): no more deliveries until the operator sets a URL again. */

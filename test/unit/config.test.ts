@@ -45,6 +45,7 @@ test('every bad value names its variable', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ FETCH_ALLOW_PRIVATE: 'maybe' }, 'FETCH_ALLOW_PRIVATE'],
     [{ TOKEN_GRACE_SECONDS: '-1' }, 'TOKEN_GRACE_SECONDS'],
+    [{ WEBHOOK_SECRET_GRACE_SECONDS: 'a day' }, 'WEBHOOK_SECRET_GRACE_SECONDS'],
     [{ PARTNER_CACHE: 'sometimes' }, 'PARTNER_CACHE'],
     [{ SQLITE_CHECKPOINT_MS: '100000' }, 'SQLITE_CHECKPOINT_MS'],
     [{ DATABASE_TIMEOUT_MS: '0' }, 'DATABASE_TIMEOUT_MS'],

@@ -77,10 +77,10 @@ export async function deliverAll(t: TestApp): Promise<void> {
 }
 
 /** The `idsvc` command as an operator runs it: against the test's database, with the server's BASE_URL. */
-export function cli(t: TestApp, args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+export function cli(t: TestApp, args: string[], stdin = '', env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv, BASE_URL: t.config.baseUrl },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv, BASE_URL: t.config.baseUrl, ...env },
       cwd: projectRoot,
     });
     let stdout = '';
