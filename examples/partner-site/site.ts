@@ -12,7 +12,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 // In your project: import { IdsvcClient, IdsvcError } from 'idsvc/client';
-import { IdsvcClient, IdsvcError } from '../../client/index.js';
+import { IdsvcClient, IdsvcError } from '@idsvc/client';
 
 export interface PartnerSiteOptions {
   /** Where idsvc runs, e.g. https://id.example.org */

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { verifyWebhook, type IdsvcClient } from '../../client/index.js';
+import { verifyWebhook, type IdsvcClient } from '@idsvc/client';
 import { deliverDueWebhooks } from '../../src/jobs/webhooks.js';
 import { projectRoot } from '../../src/paths.js';
 import { findCentralIdentity } from '../../src/repositories/central-identities.js';

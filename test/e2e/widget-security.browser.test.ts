@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { signWidget } from '../../client/index.js';
+import { signWidget } from '@idsvc/client';
 import { setCentralIdentity } from '../../src/services/central.js';
 import type { TestApp } from '../helpers/app.js';
 import { consoleLine, launchChromium, listed, openPage, rendered, startIdsvc, startPageServer, widget, type Opened, type Served } from './harness.js';

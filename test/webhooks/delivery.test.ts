@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhook } from '../../client/index.js';
+import { verifyWebhook } from '@idsvc/client';
 import { deliverDueWebhooks } from '../../src/jobs/webhooks.js';
 import { findPartnerByKey } from '../../src/repositories/partners.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import vm from 'node:vm';
-import { signWidget, widgetSigningKey } from '../../client/index.js';
+import { signWidget, widgetSigningKey } from '@idsvc/client';
 import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
 import { rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
 import { setCentralIdentity } from '../../src/services/central.js';
