@@ -11,7 +11,6 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-// In your project (npm install @idsvc/client): import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
 
 export interface PartnerSiteOptions {
