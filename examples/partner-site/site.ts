@@ -11,8 +11,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-// In your project: import { IdsvcClient, IdsvcError } from 'idsvc/client';
-import { IdsvcClient, IdsvcError } from '../../client/index.js';
+import { IdsvcClient, IdsvcError } from '@idsvc/client';
 
 export interface PartnerSiteOptions {
   /** Where idsvc runs, e.g. https://id.example.org */
@@ -65,29 +64,29 @@ export function createPartnerSite(options: PartnerSiteOptions): http.Server {
   const me = { ...options.user, userIdentifier: userIdentifierOf(options.user.email) };
 
   /** A <script> tag for the widget, signed so it shows what this site pushed (the private view). */
-  const widgetTag = (displaySync: boolean, lang: string | null) => {
-    const src = client.widgetUrl(me.userIdentifier, { displaySync, expiresInSeconds: 600, ...(lang ? { lang } : {}) });
+  const widgetTag = async (displaySync: boolean, lang: string | null) => {
+    const src = await client.widgetUrl(me.userIdentifier, { displaySync, expiresInSeconds: 600, ...(lang ? { lang } : {}) });
     return `<script src="${escapeHtml(src)}"></script>`;
   };
 
-  const pages: Record<string, (lang: string | null) => string> = {
-    '/': (lang) =>
+  const pages: Record<string, (lang: string | null) => Promise<string>> = {
+    '/': async (lang) =>
       page(
         'Your profile',
         `<h1>Your profile</h1>
 <p>Signed in as <strong>${escapeHtml(me.name)}</strong>.</p>
 <section class="card"><h2>Your identities elsewhere</h2>
 <div id="idsvc-widget">Loading your identities…</div>
-${widgetTag(true, lang)}
+${await widgetTag(true, lang)}
 </section>`,
       ),
-    '/two-widgets': (lang) =>
+    '/two-widgets': async (lang) =>
       page(
         'Two widgets',
         `<h1>Two widgets on one page</h1>
 <div class="columns">
-<section class="card"><h2>Profile card</h2>${widgetTag(false, lang)}</section>
-<section class="card"><h2>Settings</h2>${widgetTag(true, lang)}</section>
+<section class="card"><h2>Profile card</h2>${await widgetTag(false, lang)}</section>
+<section class="card"><h2>Settings</h2>${await widgetTag(true, lang)}</section>
 </div>`,
       ),
   };
@@ -96,18 +95,28 @@ ${widgetTag(true, lang)}
     const url = new URL(req.url ?? '/', 'http://localhost');
     const render = pages[url.pathname];
     if (req.method === 'GET' && render) {
-      res.writeHead(200, {
-        'Content-Type': 'text/html; charset=utf-8',
-        // The page holds a signed widget URL: keep it out of shared caches.
-        'Cache-Control': 'private, no-store',
-        // What the widget needs from a page's CSP (docs/widget.md): its scripts and its catalogue
-        // come from idsvc; service icons from anywhere over https.
-        'Content-Security-Policy': `default-src 'self'; script-src 'self' ${idsvcOrigin}; connect-src 'self' ${idsvcOrigin}; img-src 'self' https: data:; style-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
-        // The default policy, said out loud: idsvc checks the origin in the Referer of the widget's script.
-        'Referrer-Policy': 'strict-origin-when-cross-origin',
-        'X-Content-Type-Options': 'nosniff',
-      });
-      res.end(render(url.searchParams.get('lang')));
+      // Signing the widget URL uses Web Crypto, which is asynchronous: render, then answer.
+      void render(url.searchParams.get('lang')).then(
+        (html) => {
+          res.writeHead(200, {
+            'Content-Type': 'text/html; charset=utf-8',
+            // The page holds a signed widget URL: keep it out of shared caches.
+            'Cache-Control': 'private, no-store',
+            // What the widget needs from a page's CSP (docs/widget.md): its scripts and its catalogue
+            // come from idsvc; service icons from anywhere over https.
+            'Content-Security-Policy': `default-src 'self'; script-src 'self' ${idsvcOrigin}; connect-src 'self' ${idsvcOrigin}; img-src 'self' https: data:; style-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+            // The default policy, said out loud: idsvc checks the origin in the Referer of the widget's script.
+            'Referrer-Policy': 'strict-origin-when-cross-origin',
+            'X-Content-Type-Options': 'nosniff',
+          });
+          res.end(html);
+        },
+        (err: unknown) => {
+          console.error('example partner site:', err);
+          res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end('Internal error');
+        },
+      );
       return;
     }
     const file = STATIC[url.pathname];

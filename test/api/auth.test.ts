@@ -1,7 +1,7 @@
 // Keys, tokens, origins, throttles and rate limits (SPEC §2, §5, §8).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdsvcClient } from '../../client/index.js';
+import { IdsvcClient } from '@idsvc/client';
 import { findPartnerByKey, rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
 import { startTestApp, postForm, type TestApp, errorCode as code } from '../helpers/app.js';
 

@@ -54,11 +54,11 @@ describe('in one process', () => {
     assert.equal(own.headers.get('ratelimit-limit'), '10');
     assert.equal(own.headers.get('ratelimit-remaining'), '9');
     // A widget URL its server signed is proven too: the private view, from the proven budget.
-    const signed = await fetch(P.client.widgetUrl('someone', { now: t.clock.now() }), { headers: { 'x-forwarded-for': freshAddress() } });
+    const signed = await fetch(await P.client.widgetUrl('someone', { now: t.clock.now() }), { headers: { 'x-forwarded-for': freshAddress() } });
     assert.equal(signed.status, 200, await signed.text());
     assert.equal((await proven(t.baseUrl, P)).headers.get('ratelimit-remaining'), '7');
     // The same widget unsigned is anonymous: refused with the rest.
-    const unsigned = await fetch(P.publicClient.widgetUrl('someone'), { headers: { 'x-forwarded-for': freshAddress() } });
+    const unsigned = await fetch(await P.publicClient.widgetUrl('someone'), { headers: { 'x-forwarded-for': freshAddress() } });
     assert.equal(unsigned.status, 429);
   });
 

@@ -129,13 +129,13 @@ describe('service_collection_widget', () => {
   });
 
   test('signed, or with the api_token: the private view with rule 5', async () => {
-    const signed = await widget(source, 'ada', {}, new URL(source.client.widgetUrl('ada', { now: t.clock.now() })).search);
+    const signed = await widget(source, 'ada', {}, new URL(await source.client.widgetUrl('ada', { now: t.clock.now() })).search);
     assert.equal(signed.view, 'private');
     assert.deepEqual(usrSvcIds(signed.services), { github: 'ada-gh', gitlab: null });
     const posted = await widget(source, 'ada', { method: 'POST', body: new URLSearchParams({ api_token: source.apiToken }) });
     assert.deepEqual(usrSvcIds(posted.services), { github: 'ada-gh', gitlab: null });
     // A trusted partner's signed widget: its private view (it holds nothing of ada's and has no link).
-    const trustedSigned = await widget(trusted, 'ada', {}, new URL(trusted.client.widgetUrl('ada', { now: t.clock.now() })).search);
+    const trustedSigned = await widget(trusted, 'ada', {}, new URL(await trusted.client.widgetUrl('ada', { now: t.clock.now() })).search);
     assert.deepEqual([trustedSigned.view, trustedSigned.services], ['private', []]);
   });
 });

@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { IdsvcError } from '../../client/index.js';
+import { IdsvcError } from '@idsvc/client';
 import { listOutbox } from '../../src/repositories/outbox.js';
 import { setUserFlags, findUserByUserId } from '../../src/repositories/users.js';
 import { updatePartner } from '../../src/repositories/partners.js';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { IdsvcClient, IdsvcError } from '../../client/index.js';
+import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { projectRoot } from '../../src/paths.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { verifyWebhook, type IdsvcClient } from '../../client/index.js';
+import { verifyWebhook, type IdsvcClient } from '@idsvc/client';
 import { deliverDueWebhooks } from '../../src/jobs/webhooks.js';
 import { projectRoot } from '../../src/paths.js';
 import { findCentralIdentity } from '../../src/repositories/central-identities.js';
@@ -84,7 +84,7 @@ async function eventsForA() {
   // The CLI stamps its events with the real time; the server's test clock catches up to deliver them.
   if (t.clock.now() < Date.now()) t.clock.advance(Date.now() - t.clock.now());
   await deliverDueWebhooks(t.ctx);
-  const events = received.map((r) => verifyWebhook(secretA, r.headers as Record<string, string>, r.body, { now: t.clock.now() }));
+  const events = await Promise.all(received.map((r) => verifyWebhook(secretA, r.headers as Record<string, string>, r.body, { now: t.clock.now() })));
   received = [];
   return events;
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import pg from 'pg';
 import SQLite from 'better-sqlite3';
-import { IdsvcClient } from '../../client/index.js';
+import { IdsvcClient } from '@idsvc/client';
 import { updatePartner } from '../../src/repositories/partners.js';
 import { startTestApp, PG_URL, TEST_DB, type TestApp, errorCode as code } from '../helpers/app.js';
 

@@ -198,7 +198,7 @@ test("the page's CSS cannot restyle the widget", async () => {
   // The same widget on a page without any CSS of its own...
   const plain = await startPageServer();
   closing.push(plain.close);
-  plain.pages.set('plain', `<!doctype html><html><body><script src="${partner.client.widgetUrl(uid).replace(/&/g, '&amp;')}"></script></body></html>`);
+  plain.pages.set('plain', `<!doctype html><html><body><script src="${(await partner.client.widgetUrl(uid)).replace(/&/g, '&amp;')}"></script></body></html>`);
   const bare = await open(`${plain.origin}/plain`);
   await rendered(bare.page);
   const reference = (await bare.page.evaluate(STYLE_PROBE)) as Probe;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { signWidget } from '../../client/index.js';
+import { signWidget } from '@idsvc/client';
 import { setCentralIdentity } from '../../src/services/central.js';
 import type { TestApp } from '../helpers/app.js';
 import { consoleLine, launchChromium, listed, openPage, rendered, startIdsvc, startPageServer, widget, type Opened, type Served } from './harness.js';
@@ -77,7 +77,7 @@ describe('hostile strings', () => {
       .values({ partner_id: P.id, subject_id, svc_id: 'gitlab', usr_svc_id: lineSep, created_at: t.clock.now(), updated_at: t.clock.now() })
       .execute();
 
-    const o = await pageWith([P.client.widgetUrl(nastyUid), P.client.widgetUrl(`x\u2028${script}@evil.example`)]);
+    const o = await pageWith([await P.client.widgetUrl(nastyUid), await P.client.widgetUrl(`x\u2028${script}@evil.example`)]);
     await rendered(o.page);
     await consoleLine(o, /status of 400/); // the second: not a user_identifier; reported, nothing rendered
     const w = widget(o.page);
@@ -106,13 +106,13 @@ describe('allowed origins', () => {
   });
 
   test('a page on a listed origin gets the widget', async () => {
-    const o = await pageWith([P.client.widgetUrl('listed_user')]);
+    const o = await pageWith([await P.client.widgetUrl('listed_user')]);
     await rendered(o.page);
   });
 
   test('a page on another origin gets no widget', async () => {
     // The same server under another name is another origin.
-    const o = await pageWith([P.client.widgetUrl('listed_user')], { origin: `http://localhost:${pages.port}` });
+    const o = await pageWith([await P.client.widgetUrl('listed_user')], { origin: `http://localhost:${pages.port}` });
     await consoleLine(o, /status of 403/);
     await settled(o);
     assert.equal(await o.page.locator('idsvc-widget').count(), 0);
@@ -121,11 +121,11 @@ describe('allowed origins', () => {
 
   test('a page that sends no Referer gets no widget, unless its script tag sends one', async () => {
     const head = '<meta name="referrer" content="no-referrer">';
-    const refused = await pageWith([P.client.widgetUrl('listed_user')], { head });
+    const refused = await pageWith([await P.client.widgetUrl('listed_user')], { head });
     await consoleLine(refused, /status of 403/);
     assert.equal(await refused.page.locator('idsvc-widget').count(), 0);
 
-    const fixed = await pageWith([P.client.widgetUrl('listed_user')], { head, scriptAttrs: 'referrerpolicy="strict-origin-when-cross-origin"' });
+    const fixed = await pageWith([await P.client.widgetUrl('listed_user')], { head, scriptAttrs: 'referrerpolicy="strict-origin-when-cross-origin"' });
     await rendered(fixed.page);
   });
 });
@@ -144,7 +144,7 @@ describe('what the widget is pre-filled with', () => {
   });
 
   test('unsigned: only the public view, without a warning', async () => {
-    const o = await pageWith([P.publicClient.widgetUrl('bob')]);
+    const o = await pageWith([await P.publicClient.widgetUrl('bob')]);
     await rendered(o.page);
     assert.deepEqual(await listed(widget(o.page)), ['GitLab']);
     await settled(o);
@@ -152,7 +152,7 @@ describe('what the widget is pre-filled with', () => {
   });
 
   test('a valid signature: the partner\'s private view', async () => {
-    const o = await pageWith([P.client.widgetUrl('bob')]);
+    const o = await pageWith([await P.client.widgetUrl('bob')]);
     await rendered(o.page);
     assert.deepEqual(await listed(widget(o.page)), ['GitHub']);
     assert.equal(await widget(o.page).locator('.ident a').evaluate((a: any) => a.firstChild.textContent), 'bob-gh');
@@ -160,19 +160,19 @@ describe('what the widget is pre-filled with', () => {
     assert.deepEqual(warnings(o), []);
   });
 
-  const fallbacks: [string, () => string, RegExp][] = [
-    ['expired', () => P.client.widgetUrl('bob', { now: Date.now() - 2 * 3600 * 1000, expiresInSeconds: 3600 }), /expired/],
-    ['signed for another user_identifier', () => P.client.widgetUrl('bob').replace(/\?.*$/, new URL(P.client.widgetUrl('alice')).search), /invalid signature/],
-    ['signed for another api_key', () => Q.client.widgetUrl('bob').replace(Q.apiKey, P.apiKey), /invalid signature/],
-    ['signed for more than a day', () => {
+  const fallbacks: [string, () => Promise<string>, RegExp][] = [
+    ['expired', async () => P.client.widgetUrl('bob', { now: Date.now() - 2 * 3600 * 1000, expiresInSeconds: 3600 }), /expired/],
+    ['signed for another user_identifier', async () => (await P.client.widgetUrl('bob')).replace(/\?.*$/, new URL(await P.client.widgetUrl('alice')).search), /invalid signature/],
+    ['signed for another api_key', async () => (await Q.client.widgetUrl('bob')).replace(Q.apiKey, P.apiKey), /invalid signature/],
+    ['signed for more than a day', async () => {
       // The client library refuses to sign this far ahead; telling it the time is two days on gets past it.
       const exp = Math.floor(Date.now() / 1000) + 2 * 86400;
-      return `${P.publicClient.widgetUrl('bob')}?exp=${exp}&sig=${signWidget(P.apiKey, 'bob', exp, P.apiToken, exp * 1000)}`;
+      return `${await P.publicClient.widgetUrl('bob')}?exp=${exp}&sig=${await signWidget(P.apiKey, 'bob', exp, P.apiToken, exp * 1000)}`;
     }, /more than 24 hours ahead/],
   ];
   for (const [name, url, warning] of fallbacks) {
     test(`${name}: refused, the public view, and a console warning`, async () => {
-      const o = await pageWith([url()]);
+      const o = await pageWith([await url()]);
       await rendered(o.page);
       assert.deepEqual(await listed(widget(o.page)), ['GitLab']);
       assert.match(await consoleLine(o, /^warning idsvc widget: /), warning);

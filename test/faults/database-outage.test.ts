@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import SQLite from 'better-sqlite3';
-import { IdsvcError, type IdsvcClient } from '../../client/index.js';
+import { IdsvcError, type IdsvcClient } from '@idsvc/client';
 import { startTestApp, PG_URL, TEST_DB, type TestApp } from '../helpers/app.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 

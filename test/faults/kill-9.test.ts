@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import SQLite from 'better-sqlite3';
-import { IdsvcClient, IdsvcError } from '../../client/index.js';
+import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { projectRoot } from '../../src/paths.js';
 import { PG_URL, TEST_DB } from '../helpers/app.js';
 

@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
 import { createUser } from '../../src/repositories/users.js';
 import { hashPassword } from '../../src/domain/passwords.js';
-import { IdsvcClient, IdsvcError } from '../../client/index.js';
+import { IdsvcClient, IdsvcError } from '@idsvc/client';
 
 export const TEST_DB = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';

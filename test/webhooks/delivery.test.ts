@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhook } from '../../client/index.js';
+import { verifyWebhook } from '@idsvc/client';
 import { deliverDueWebhooks } from '../../src/jobs/webhooks.js';
 import { findPartnerByKey } from '../../src/repositories/partners.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -60,14 +60,14 @@ test('events are delivered signed; the signature verifies with the client helper
   await A.client.updateService(email, 'github', 'someone');
   await deliverDueWebhooks(t.ctx);
   assert.equal(received.length, 2);
-  const events = received.map((r) => verifyWebhook(secret, r.headers as Record<string, string>, r.body, { now: t.clock.now() }));
+  const events = await Promise.all(received.map((r) => verifyWebhook(secret, r.headers as Record<string, string>, r.body, { now: t.clock.now() })));
   assert.deepEqual(events.map((e) => e.type), ['link.created', 'identity.updated']);
   assert.equal(events[1]?.data.svcId, 'github');
   assert.equal(received[0]?.headers['content-type'], 'application/json');
   assert.match(String(received[0]?.headers['webhook-id']), /^msg_[0-9a-f]{32}$/);
   const rows = await outboxOf(B.id);
   assert.ok(rows.every((r) => r.status === 'delivered' && r.delivered_at !== null));
-  assert.throws(() => verifyWebhook(secret, received[0]!.headers as Record<string, string>, `${received[0]!.body} `, { now: t.clock.now() }), /signature/);
+  await assert.rejects(verifyWebhook(secret, received[0]!.headers as Record<string, string>, `${received[0]!.body} `, { now: t.clock.now() }), /signature/);
   // Partners without an endpoint keep their events, marked as not sent.
   assert.ok((await outboxOf(A.id)).every((r) => r.status === 'skipped'));
   await deliverDueWebhooks(t.ctx);

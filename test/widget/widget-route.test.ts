@@ -2,12 +2,12 @@
 // allowed origins, the static bundle and the picker's catalogue. The browser side is in
 // widget.browser.test.ts and test/e2e/.
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import vm from 'node:vm';
-import { signWidget, widgetSigningKey } from '../../client/index.js';
+import { signWidget, widgetSigningKey } from '@idsvc/client';
 import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
 import { rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
 import { setCentralIdentity } from '../../src/services/central.js';
@@ -78,7 +78,9 @@ async function central(userId: string, svcId: string, usrSvcId: string): Promise
 const nowSeconds = () => Math.floor(t.clock.now() / 1000);
 
 /** A signed query string, built by hand (not by the client), so the scheme itself is pinned. */
-function signedQuery(apiKey: string, uid: string, apiToken: string, exp = nowSeconds() + 600, key = widgetSigningKey(apiToken)): string {
+const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+
+function signedQuery(apiKey: string, uid: string, apiToken: string, exp = nowSeconds() + 600, key = sha256Hex(apiToken)): string {
   const sig = createHmac('sha256', key).update(`${apiKey}:${uid}:${exp}`).digest('hex');
   return `?exp=${exp}&sig=${sig}`;
 }
@@ -195,24 +197,25 @@ describe('signed widget URLs', () => {
   });
 
   test('signed by the client library: the partner\'s private view', async () => {
-    const url = P.client.widgetUrl('sigrid', { now: t.clock.now(), lang: 'es' });
+    const url = await P.client.widgetUrl('sigrid', { now: t.clock.now(), lang: 'es' });
     const c = await widgetFor(url.slice(t.baseUrl.length));
     assert.deepEqual([c.view, c.services, c.warning, c.lang], ['private', privateView, null, 'es']);
   });
 
   test('the key is the hex SHA-256 of the api_token, not the token itself', async () => {
+    assert.equal(await widgetSigningKey(P.apiToken), sha256Hex(P.apiToken), 'the client library derives the same key');
     assert.equal((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', signedQuery(P.apiKey, 'sigrid', P.apiToken)))).view, 'private');
     const rawKey = await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds() + 60, P.apiToken)));
     assert.equal(rawKey.view, 'public');
     // Upper-case hex is the same signature.
     const exp = nowSeconds() + 60;
-    const upper = signWidget(P.apiKey, 'sigrid', exp, P.apiToken).toUpperCase();
+    const upper = (await signWidget(P.apiKey, 'sigrid', exp, P.apiToken)).toUpperCase();
     assert.equal((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', `?exp=${exp}&sig=${upper}`))).view, 'private');
   });
 
   test('expired, tampered, for another person or another partner: the public view and a warning', async () => {
     const exp = nowSeconds() + 600;
-    const good = signWidget(P.apiKey, 'sigrid', exp, P.apiToken);
+    const good = await signWidget(P.apiKey, 'sigrid', exp, P.apiToken);
     const cases: [string, string, RegExp][] = [
       ['expired', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds()), /expired/],
       ['expired long ago', signedQuery(P.apiKey, 'sigrid', P.apiToken, 1), /expired/],
@@ -241,16 +244,16 @@ describe('signed widget URLs', () => {
     assert.deepEqual((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', day))).services, privateView);
     // The client library does not make such URLs: it refuses, rather than sign something the service will not take.
     for (const opts of [{}, { expiresInSeconds: 86400 }]) {
-      const url = new URL(P.client.widgetUrl('sigrid', { now: t.clock.now(), ...opts }));
+      const url = new URL(await P.client.widgetUrl('sigrid', { now: t.clock.now(), ...opts }));
       assert.ok(Number(url.searchParams.get('exp')) <= nowSeconds() + 86400);
       assert.equal((await widgetFor(`${url.pathname}${url.search}`)).view, 'private');
     }
     for (const expiresInSeconds of [86401, 7 * 86400, 0, -5, 1.5]) {
-      assert.throws(() => P.client.widgetUrl('sigrid', { now: t.clock.now(), expiresInSeconds }), RangeError, String(expiresInSeconds));
+      await assert.rejects(P.client.widgetUrl('sigrid', { now: t.clock.now(), expiresInSeconds }), RangeError, String(expiresInSeconds));
     }
-    assert.throws(() => signWidget(P.apiKey, 'sigrid', nowSeconds() + 86401, P.apiToken, t.clock.now()), RangeError);
-    assert.throws(() => signWidget(P.apiKey, 'sigrid', Math.floor(Date.now() / 1000) + 2 * 86400, P.apiToken), RangeError, 'by default against the current time');
-    assert.match(signWidget(P.apiKey, 'sigrid', nowSeconds() + 86400, P.apiToken, t.clock.now()), /^[0-9a-f]{64}$/);
+    await assert.rejects(signWidget(P.apiKey, 'sigrid', nowSeconds() + 86401, P.apiToken, t.clock.now()), RangeError);
+    await assert.rejects(signWidget(P.apiKey, 'sigrid', Math.floor(Date.now() / 1000) + 2 * 86400, P.apiToken), RangeError, 'by default against the current time');
+    assert.match(await signWidget(P.apiKey, 'sigrid', nowSeconds() + 86400, P.apiToken, t.clock.now()), /^[0-9a-f]{64}$/);
   });
 
   test('after a token rotation, the old token signs until its grace period ends', async () => {

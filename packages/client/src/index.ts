@@ -1,7 +1,9 @@
-// The typed TypeScript client of the idsvc partner API (`import { IdsvcClient } from 'idsvc/client'`).
+// The typed client of the idsvc partner API (`import { IdsvcClient } from '@idsvc/client'`).
 // One method per operation; answers parsed into typed objects; errors thrown as IdsvcError with the
 // API's error code. Runs on the partner's server: it holds the api_token.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+// Only platform APIs (fetch, Web Crypto, TextEncoder, atob/btoa): the same file runs in Node 20+,
+// Deno, Bun and browsers, and installs with no dependencies. Web Crypto is asynchronous, so every
+// function that hashes or signs returns a Promise.
 
 export type ErrorCode =
   | 'invalid_request'
@@ -220,9 +222,9 @@ export class IdsvcClient {
    * The widget's script URL, signed so that it pre-fills this partner's private view (SPEC §7).
    * Build it on your server and put it in the page; it expires after `expiresInSeconds` (default
    * an hour; a whole number from 1 to 86400, since the service refuses signatures that live longer
-   * than a day: a RangeError otherwise).
+   * than a day: the Promise rejects with a RangeError otherwise).
    */
-  widgetUrl(userIdentifier: string, opts: { displaySync?: boolean; expiresInSeconds?: number; lang?: string; now?: number } = {}): string {
+  async widgetUrl(userIdentifier: string, opts: { displaySync?: boolean; expiresInSeconds?: number; lang?: string; now?: number } = {}): Promise<string> {
     const path = `${this.base}/api/service_collection_widget/${this.key}/${seg(userIdentifier)}/${opts.displaySync === false ? 'FALSE' : 'TRUE'}`;
     const params = new URLSearchParams();
     if (this.options.apiToken) {
@@ -233,7 +235,7 @@ export class IdsvcClient {
       const now = opts.now ?? Date.now();
       const exp = Math.floor(now / 1000) + lifetime;
       params.set('exp', String(exp));
-      params.set('sig', signWidget(this.options.apiKey, userIdentifier, exp, this.options.apiToken, now));
+      params.set('sig', await signWidget(this.options.apiKey, userIdentifier, exp, this.options.apiToken, now));
     }
     if (opts.lang) params.set('lang', opts.lang);
     const qs = params.toString();
@@ -255,32 +257,48 @@ export const MAX_WIDGET_URL_LIFETIME_SECONDS = 24 * 3600;
  * `exp` (Unix seconds) more than a day after `now` (milliseconds, default the current time) is a
  * RangeError: the service would refuse it.
  */
-export function signWidget(apiKey: string, userIdentifier: string, exp: number, apiToken: string, now: number = Date.now()): string {
+export async function signWidget(apiKey: string, userIdentifier: string, exp: number, apiToken: string, now: number = Date.now()): Promise<string> {
   if (!Number.isInteger(exp)) throw new RangeError(`exp must be a whole number of Unix seconds, got ${exp}`);
   if (exp * 1000 > now + MAX_WIDGET_URL_LIFETIME_SECONDS * 1000) {
     throw new RangeError(`exp is more than ${MAX_WIDGET_URL_LIFETIME_SECONDS / 3600} hours ahead; the service refuses such signatures`);
   }
-  return createHmac('sha256', widgetSigningKey(apiToken)).update(`${apiKey}:${userIdentifier}:${exp}`).digest('hex');
+  const key = await hmacKey(utf8(await widgetSigningKey(apiToken)), 'sign');
+  return toHex(await crypto.subtle.sign('HMAC', key, utf8(`${apiKey}:${userIdentifier}:${exp}`)));
 }
 
 /** The widget-signing key of an api_token: lowercase hex SHA-256 of the token. */
-export function widgetSigningKey(apiToken: string): string {
-  return createHash('sha256').update(apiToken).digest('hex');
+export async function widgetSigningKey(apiToken: string): Promise<string> {
+  return toHex(await crypto.subtle.digest('SHA-256', utf8(apiToken)));
+}
+
+/** What a webhook's headers may come as: a fetch `Headers` (Deno, Bun, workers) or Node's plain object. */
+export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
+
+/** A verified webhook event (Standard Webhooks payload). */
+export interface WebhookEvent {
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
 }
 
 /**
  * Checks a webhook from idsvc (Standard Webhooks): the signature over "{id}.{timestamp}.{body}" with
- * your `whsec_` secret, and a timestamp within `toleranceSeconds` of now. Pass the raw body text.
- * Returns the parsed event, or throws. Use `webhook-id` to drop duplicates: delivery is at least once.
+ * your `whsec_` secret, and a timestamp within `toleranceSeconds` (default 300) of now. Pass the raw
+ * body text. Resolves to the parsed event, or rejects. Use `webhook-id` to drop duplicates: delivery
+ * is at least once. Accepts exactly what the `standardwebhooks` package accepts, so either can check
+ * the same delivery; several space-separated signatures (a secret being rotated) pass if one matches.
  */
-export function verifyWebhook(
+export async function verifyWebhook(
   secret: string,
-  headers: Record<string, string | string[] | undefined>,
+  headers: WebhookHeaders,
   body: string,
   opts: { toleranceSeconds?: number; now?: number } = {},
-): { type: string; timestamp: string; data: Record<string, unknown> } {
-  const h = (name: string) => {
-    const v = headers[name] ?? headers[name.toLowerCase()];
+): Promise<WebhookEvent> {
+  const h = (name: string): string | undefined => {
+    if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+    const record = headers as Record<string, string | string[] | undefined>;
+    const found = Object.keys(record).find((k) => k.toLowerCase() === name);
+    const v = found === undefined ? undefined : record[found];
     return Array.isArray(v) ? v[0] : v;
   };
   const id = h('webhook-id');
@@ -289,14 +307,40 @@ export function verifyWebhook(
   if (!id || !ts || !sigs) throw new Error('missing webhook headers');
   const now = Math.floor((opts.now ?? Date.now()) / 1000);
   if (!/^\d+$/.test(ts) || Math.abs(now - Number(ts)) > (opts.toleranceSeconds ?? 300)) throw new Error('webhook timestamp outside the tolerance');
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest();
-  const ok = sigs.split(' ').some((s) => {
+  const secretBytes = fromBase64(secret.replace(/^whsec_/, ''));
+  if (!secretBytes || secretBytes.length === 0) throw new Error('the webhook secret is not base64 (whsec_…)');
+  const key = await hmacKey(secretBytes, 'verify');
+  // standardwebhooks signs the timestamp as a number (parseInt), so "0123" is signed as "123".
+  const signed = utf8(`${id}.${Number(ts)}.${body}`);
+  for (const s of sigs.split(' ')) {
     const [version, value] = s.split(',');
-    if (version !== 'v1' || !value) return false;
-    const given = Buffer.from(value, 'base64');
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  });
-  if (!ok) throw new Error('invalid webhook signature');
-  return JSON.parse(body) as { type: string; timestamp: string; data: Record<string, unknown> };
+    if (version !== 'v1' || !value) continue;
+    const given = fromBase64(value);
+    // subtle.verify compares in constant time.
+    if (given && (await crypto.subtle.verify('HMAC', key, given, signed))) {
+      return JSON.parse(body) as WebhookEvent;
+    }
+  }
+  throw new Error('invalid webhook signature');
+}
+
+function utf8(s: string): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
+}
+
+function hmacKey(raw: Uint8Array<ArrayBuffer>, usage: 'sign' | 'verify') {
+  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, [usage]);
+}
+
+function toHex(buf: ArrayBuffer): string {
+  return Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Standard base64 to bytes; null when it is not base64. */
+function fromBase64(b64: string): Uint8Array<ArrayBuffer> | null {
+  try {
+    return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
 }
