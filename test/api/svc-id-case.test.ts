@@ -2,11 +2,9 @@
 // site's identity forms and the CLI — so `GitHub` never works in one place and 404s in another.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { projectRoot } from '../../src/paths.js';
 import type { TestApp } from '../helpers/app.js';
 import { addLocalService, pageWithBacklink, SiteClient, startProfilePages, startSiteApp } from '../site/helpers.js';
+import { runCli } from '../helpers/cli.js';
 
 let t: TestApp;
 before(async () => {
@@ -14,21 +12,7 @@ before(async () => {
 });
 after(() => t.close());
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv },
-      cwd: projectRoot,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const cli = (args: string[]) => runCli(t, args);
 
 test('service_details finds a service and an order in any case', async () => {
   const P = await t.partner();

@@ -2,13 +2,13 @@
 // changes takes effect without a restart.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { projectRoot } from '../../src/paths.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 
 let t: TestApp;
 before(async () => {
@@ -16,21 +16,7 @@ before(async () => {
 });
 after(() => t.close());
 
-function cli(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv },
-      cwd: projectRoot,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const cli = (args: string[], stdin = '') => runCli(t, args, { stdin });
 
 test('partner create --json prints keys that work at once on the running server', async () => {
   const r = await cli(['--json', 'partner', 'create', '--name', 'x', '--origin', 'https://a.example/path']);

@@ -3,12 +3,10 @@
 // guessable passwords, and discoverability is off unless the operator says otherwise.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { projectRoot } from '../../src/paths.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 
 let t: TestApp;
 before(async () => {
@@ -16,21 +14,7 @@ before(async () => {
 });
 after(() => t.close());
 
-function cli(args: string[], { stdin = '', env = {} }: { stdin?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv, ...env },
-      cwd: projectRoot,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const cli = (args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) => runCli(t, args, options);
 
 const partnerCount = async () => (await t.ctx.db.kysely.selectFrom('partners').select('id').execute()).length;
 

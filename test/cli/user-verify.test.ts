@@ -3,19 +3,17 @@
 // the result is read through the API, and linked partners hear of it by webhook.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { verifyWebhook, type IdsvcClient } from '@idsvc/client';
 import { deliverDueWebhooks } from '../../src/jobs/webhooks.js';
-import { projectRoot } from '../../src/paths.js';
 import { findCentralIdentity } from '../../src/repositories/central-identities.js';
 import { findPartnerByKey } from '../../src/repositories/partners.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { verifyIdentity } from '../../src/verification/verify.js';
 import type { TestApp } from '../helpers/app.js';
 import { addLocalService, pageWithBacklink, pageWithoutBacklink, startProfilePages, startSiteApp, type ProfilePages } from '../site/helpers.js';
+import { runCli } from '../helpers/cli.js';
 
 let t: TestApp;
 let remote: ProfilePages;
@@ -58,21 +56,7 @@ beforeEach(async () => {
   await eventsForA();
 });
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv },
-      cwd: projectRoot,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const cli = (args: string[]) => runCli(t, args);
 
 /** What alice's entry on a service looks like to anyone (the public view). */
 async function publicEntry(svcId: string) {

@@ -2,16 +2,15 @@
 // in-process server) or written as .eml files, read back with a real MIME parser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { sendDueMail, MAIL_GIVE_UP_AFTER_MS } from '../../src/jobs/mail.js';
 import { mailSite, queueMail } from '../../src/mail/index.js';
 import { confirmAddressMail } from '../../src/mail/templates/confirm-address.js';
-import { projectRoot } from '../../src/paths.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { SMTP_PASSWORD, SMTP_USER, startSmtp, type TestSmtp } from '../helpers/smtp.js';
+import { runCli } from '../helpers/cli.js';
 
 let smtp: TestSmtp;
 let t: TestApp;
@@ -45,21 +44,7 @@ async function queueOne(app: TestApp = t): Promise<{ to: string; secret: string;
 const rowsOf = (ids: number[]) => t.ctx.db.kysely.selectFrom('mail_queue').selectAll().where('id', 'in', ids).orderBy('id').execute();
 const sent = (to: string) => smtp.received.filter((m) => m.rcptTo.includes(to));
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv },
-      cwd: projectRoot,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const cli = (args: string[]) => runCli(t, args);
 
 test('a queued message reaches the SMTP relay, logged in with SMTP_USER, as plain text and HTML with the site name, no tracking, no remote resources', async () => {
   const { to, secret, id } = await queueOne();

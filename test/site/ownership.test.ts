@@ -2,7 +2,6 @@
 // address counts only once its owner follows the mailed link. Until then partners cannot tell the
 // account from nobody, their pushes about the address stay out of it, and sync_user refuses it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
@@ -10,11 +9,11 @@ import pg from 'pg';
 import { migrate, migrationsFor, openDatabase } from '../../src/db/database.js';
 import { emailHashes } from '../../src/domain/identifiers.js';
 import { sweepSite } from '../../src/jobs/site-sweep.js';
-import { projectRoot } from '../../src/paths.js';
 import { MAILS_PER_ADDRESS_PER_HOUR } from '../../src/services/ownership.js';
 import { errorCode, PG_URL, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn, mailsTo } from '../helpers/mailbox.js';
 import { assertLogsClean, followMailedLink, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
+import { runCli } from '../helpers/cli.js';
 
 let t: TestApp;
 const secrets: string[] = [];
@@ -304,21 +303,7 @@ test('the impostor scenario: partners push under carol\'s address, someone signs
 });
 
 describe('accounts the operator creates', () => {
-  function cli(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv },
-        cwd: projectRoot,
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-      child.stdin.end(stdin);
-    });
-  }
+  const cli = (args: string[], stdin = '') => runCli(t, args, { stdin });
 
   test('count as proven (the operator vouches); --unproven mails the link instead', async () => {
     const p = await t.partner({ name: 'Operator check' });

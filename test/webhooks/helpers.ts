@@ -1,14 +1,12 @@
 // Helpers for the consent tests: a partner's webhook receiver (a real local HTTP server), the
 // operator CLI as a real process on the test's database, and delivery driven by hand.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { deliverDueWebhooks } from '../../src/jobs/webhooks.js';
 import { findPartnerByKey } from '../../src/repositories/partners.js';
-import { projectRoot } from '../../src/paths.js';
 import type { TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 
 export interface Delivery {
   headers: Record<string, string>;
@@ -77,18 +75,5 @@ export async function deliverAll(t: TestApp): Promise<void> {
 }
 
 /** The `idsvc` command as an operator runs it: against the test's database, with the server's BASE_URL. */
-export function cli(t: TestApp, args: string[], stdin = '', env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv, BASE_URL: t.config.baseUrl, ...env },
-      cwd: projectRoot,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+/** The CLI with the server's BASE_URL, as docs/operations.md asks: events it writes carry profile URLs. */
+export const cli = (t: TestApp, args: string[], stdin = '', env: Record<string, string> = {}) => runCli(t, args, { stdin, env: { BASE_URL: t.config.baseUrl, ...env } });
