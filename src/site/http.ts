@@ -16,6 +16,8 @@ export function formSchema(props: TProperties) {
 
 export const optionalText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 export const checkbox = Type.Optional(Type.Literal('1'));
+/** The secret of a mailed single-use link (confirm, claim, reset, change of address). */
+export const mailedTokenField = Type.String({ maxLength: 128 });
 
 export function sendPage(reply: FastifyReply, page: VNode, status = 200): FastifyReply {
   // Pages can show a person's own data and carry CSRF tokens: never stored by any cache.

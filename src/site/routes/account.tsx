@@ -62,6 +62,24 @@ async function accountPage(ctx: AppContext, request: FastifyRequest, reply: Fast
 
 const svcIdField = Type.String({ maxLength: 64 });
 
+/**
+ * The current password that a change of password or address asks for, throttled per account and
+ * purpose before any hashing: why it is refused (with `Retry-After` set when throttled), or null.
+ * The caller resets the throttle once the whole change is accepted.
+ */
+async function currentPasswordRefusal(ctx: AppContext, reply: FastifyReply, user: UserRow, given: string, throttleKey: string): Promise<{ message: string; status: number } | null> {
+  const wait = await ctx.throttle.blockedFor(throttleKey, PASSWORD_CHANGE_FAILURES.limit);
+  if (wait > 0) {
+    reply.header('Retry-After', String(wait));
+    return { message: `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.`, status: 429 };
+  }
+  if (!(await verifyPassword(user.password_hash, given))) {
+    await ctx.throttle.recordFailure(throttleKey, PASSWORD_CHANGE_FAILURES.windowSeconds);
+    return { message: 'Your current password is not right.', status: 400 };
+  }
+  return null;
+}
+
 export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
   const db = ctx.db.kysely;
 
@@ -78,15 +96,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     const b = bodyOf<{ current_password: string; new_password: string }>(request);
     const fail = (passwordError: string, status: number) => accountPage(ctx, request, reply, user, { passwordError }, status);
     const key = `pwchange:${user.id}`;
-    const wait = await ctx.throttle.blockedFor(key, PASSWORD_CHANGE_FAILURES.limit);
-    if (wait > 0) {
-      reply.header('Retry-After', String(wait));
-      return fail(`Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.`, 429);
-    }
-    if (!(await verifyPassword(user.password_hash, b.current_password))) {
-      await ctx.throttle.recordFailure(key, PASSWORD_CHANGE_FAILURES.windowSeconds);
-      return fail('Your current password is not right.', 400);
-    }
+    const refused = await currentPasswordRefusal(ctx, reply, user, b.current_password, key);
+    if (refused) return fail(refused.message, refused.status);
     const problem = passwordProblem(b.new_password, { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] });
     if (problem) return fail(`The new password ${problem}.`, 400);
     await ctx.throttle.reset(key);
@@ -103,15 +114,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     const newEmail = b.new_email.trim();
     const fail = (message: string, status: number) => accountPage(ctx, request, reply, user, { emailForm: { newEmail, error: message } }, status);
     const key = `emailchange:${user.id}`;
-    const wait = await ctx.throttle.blockedFor(key, PASSWORD_CHANGE_FAILURES.limit);
-    if (wait > 0) {
-      reply.header('Retry-After', String(wait));
-      return fail(`Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.`, 429);
-    }
-    if (!(await verifyPassword(user.password_hash, b.current_password))) {
-      await ctx.throttle.recordFailure(key, PASSWORD_CHANGE_FAILURES.windowSeconds);
-      return fail('Your current password is not right.', 400);
-    }
+    const refused = await currentPasswordRefusal(ctx, reply, user, b.current_password, key);
+    if (refused) return fail(refused.message, refused.status);
     await ctx.throttle.reset(key);
     if (!isValidEmail(newEmail)) return fail('Enter an e-mail address like name@example.org', 400);
     if (normaliseEmail(newEmail) === user.email) return fail('That is the address the account has now.', 400);

@@ -6,11 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { followLink, previewLink } from '../../services/ownership.js';
-import { bodyOf, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { bodyOf, formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
 import { csrfToken } from '../session.js';
 import { ConfirmLinkPage, LinkProblemPage } from '../views/Ownership.js';
-
-const tokenField = Type.String({ maxLength: 128 });
 
 const USED_OR_EXPIRED = {
   title: 'This link no longer works',
@@ -18,7 +16,7 @@ const USED_OR_EXPIRED = {
 };
 
 export function registerConfirmRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(tokenField) }) } }, async (request, reply) => {
+  app.get('/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
     const token = (request.query as { token?: string }).token ?? '';
     const preview = await previewLink(ctx, token);
     if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
@@ -33,7 +31,7 @@ export function registerConfirmRoutes(app: FastifyInstance, ctx: AppContext): vo
     );
   });
 
-  app.post('/confirm', { config: SITE, schema: formSchema({ token: tokenField }) }, async (request, reply) => {
+  app.post('/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
     const outcome = await followLink(ctx, bodyOf<{ token: string }>(request).token);
     switch (outcome.kind) {
       case 'confirmed':

@@ -5,11 +5,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { confirmEmailChange, previewEmailChange } from '../../services/email-change.js';
-import { bodyOf, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { bodyOf, formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
 import { csrfToken } from '../session.js';
 import { ConfirmEmailChangePage, LinkProblemPage } from '../views/Ownership.js';
-
-const tokenField = Type.String({ maxLength: 128 });
 
 const USED_OR_EXPIRED = {
   title: 'This link no longer works',
@@ -17,14 +15,14 @@ const USED_OR_EXPIRED = {
 };
 
 export function registerEmailChangeRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/email/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(tokenField) }) } }, async (request, reply) => {
+  app.get('/email/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
     const token = (request.query as { token?: string }).token ?? '';
     const preview = await previewEmailChange(ctx, token);
     if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
     return sendPage(reply, <ConfirmEmailChangePage csrf={await csrfToken(ctx, request, reply)} token={token} userId={preview.userId} newEmail={preview.newEmail} />);
   });
 
-  app.post('/email/confirm', { config: SITE, schema: formSchema({ token: tokenField }) }, async (request, reply) => {
+  app.post('/email/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
     const outcome = await confirmEmailChange(ctx, bodyOf<{ token: string }>(request).token, request.site.sessionId);
     switch (outcome.kind) {
       case 'changed':

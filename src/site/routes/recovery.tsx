@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { isValidEmail } from '../../domain/identifiers.js';
 import { passwordProblem } from '../../domain/passwords.js';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../../services/recovery.js';
-import { bodyOf, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { bodyOf, formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken } from '../session.js';
 import { LinkProblemPage } from '../views/Ownership.js';
@@ -14,8 +14,6 @@ import { ForgotPage, ForgotSentPage, ResetPage } from '../views/Recovery.js';
 
 /** Requests per client address a minute: a person needs one or two. */
 const FORGOT_PER_ADDRESS_PER_MINUTE = 10;
-const tokenField = Type.String({ maxLength: 128 });
-
 const DEAD_LINK = {
   title: 'This link no longer works',
   message: 'It was used already, or it is more than an hour old. Ask for a new one from the log-in page.',
@@ -40,14 +38,14 @@ export function registerRecoveryRoutes(app: FastifyInstance, ctx: AppContext): v
 
   app.get('/forgot/sent', { config: SITE, schema: { hide: true } }, async (_request, reply) => sendPage(reply, <ForgotSentPage />));
 
-  app.get('/reset', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(tokenField) }) } }, async (request, reply) => {
+  app.get('/reset', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
     const token = (request.query as { token?: string }).token ?? '';
     const who = await resetLinkUser(ctx, token);
     if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
     return sendPage(reply, <ResetPage csrf={await csrfToken(ctx, request, reply)} token={token} userId={who.userId} />);
   });
 
-  app.post('/reset', { config: SITE, schema: formSchema({ token: tokenField, password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
+  app.post('/reset', { config: SITE, schema: formSchema({ token: mailedTokenField, password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
     const b = bodyOf<{ token: string; password: string }>(request);
     const who = await resetLinkUser(ctx, b.token);
     if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
