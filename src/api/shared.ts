@@ -31,7 +31,7 @@ export function profileTypeOf(call: ApiCall): ProfileType {
 /** SPEC §3 rule 0 and §4.1: the private view needs proof, unless the partner chose legacy open reads; null when neither. */
 export function privateAccessOf(call: ApiCall): PrivateAccess | null {
   if (call.reader !== 'anyone') return call.reader;
-  return call.partner.legacy_open_reads === 1 ? { partner: call.partner, by: 'legacy_open_reads' } : null;
+  return call.partner.legacy_open_reads ? { partner: call.partner, by: 'legacy_open_reads' } : null;
 }
 
 /** privateAccessOf, or the error that says how to get the private view. */

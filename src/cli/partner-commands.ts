@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PartnerRow } from '../db/schema.js';
+import type { Partner } from '../repositories/partners.js';
 import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, rotateWebhookSecret, updatePartner, type PartnerSettings } from '../repositories/partners.js';
 import { pingWebhook } from '../services/webhook-ping.js';
 import type { AppContext } from '../context.js';
@@ -7,17 +7,17 @@ import { checkOutboundUrl } from '../verification/safe-fetch.js';
 import { CliError, print } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
 
-export function partnerView(p: PartnerRow) {
+export function partnerView(p: Partner) {
   return {
     id: p.id,
     name: p.name,
     api_key: p.api_key,
-    trusted: p.trusted === 1,
-    suspended: p.suspended === 1,
-    legacy_open_reads: p.legacy_open_reads === 1,
+    trusted: p.trusted,
+    suspended: p.suspended,
+    legacy_open_reads: p.legacy_open_reads,
     origins: allowedOrigins(p),
     webhook_url: p.webhook_url,
-    webhook_disabled: p.webhook_disabled === 1,
+    webhook_disabled: p.webhook_disabled,
     previous_webhook_secret_signs_until:
       p.previous_webhook_secret_expires_at !== null && Number(p.previous_webhook_secret_expires_at) > Date.now() ? new Date(Number(p.previous_webhook_secret_expires_at)).toISOString() : null,
     rate_limit_per_minute: p.rate_limit_per_minute,
@@ -25,7 +25,7 @@ export function partnerView(p: PartnerRow) {
   };
 }
 
-function partnerText(p: PartnerRow): string {
+function partnerText(p: Partner): string {
   const v = partnerView(p);
   return Object.entries(v)
     .map(([k, x]) => `${k.padEnd(22)} ${Array.isArray(x) ? x.join(', ') || '(any)' : String(x)}`)
@@ -104,7 +104,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
   );
 
   const find = async (ctx: Parameters<Parameters<typeof withContext>[1]>[0], key: string) => {
-    const p = await findPartner(ctx.db.kysely, key);
+    const p = await findPartner(ctx.db, key);
     if (!p) throw new CliError(`no partner with api_key or id ${key}`);
     return p;
   };
@@ -215,7 +215,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
         const p = await find(ctx, key);
         if (!p.webhook_url || !p.webhook_secret) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
         const r = await pingWebhook(ctx, { ...p, webhook_url: p.webhook_url });
-        print(out, { webhook_id: r.eventId, ok: r.ok, status: r.status, answer: r.excerpt, webhook_disabled: p.webhook_disabled === 1 }, () =>
+        print(out, { webhook_id: r.eventId, ok: r.ok, status: r.status, answer: r.excerpt, webhook_disabled: p.webhook_disabled }, () =>
           [
             `ping ${r.eventId}: ${r.status === null ? 'no answer' : `HTTP ${r.status}`}${r.ok ? ' (accepted)' : ' (not accepted: only a 2xx answer counts)'}`,
             ...(r.excerpt ? [`answer  ${r.excerpt}`] : []),

@@ -5,7 +5,7 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { PartnerRow } from '../db/schema.js';
+import type { Partner } from '../repositories/partners.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { allowedOrigins, tokenMatches } from '../repositories/partners.js';
 import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
@@ -16,7 +16,7 @@ import type { SignatureCheck } from '../widget/signature.js';
 
 export interface ApiCall {
   readonly ctx: AppContext;
-  readonly partner: PartnerRow;
+  readonly partner: Partner;
   /** The caller proved itself with its api_token (SPEC §3 rule 0). */
   readonly authenticated: boolean;
   /** Who reads: the partner when it proved itself (api_token, or the operation's signed URL), else anyone. */
@@ -54,7 +54,7 @@ export interface ApiOperation {
    * Proof carried in the URL instead of the api_token (the widget's signed URLs, SPEC §7). Checked
    * before the rate limits, because proven and unproven calls draw on separate budgets.
    */
-  urlProof?(partner: PartnerRow, request: FastifyRequest, nowMs: number): SignatureCheck;
+  urlProof?(partner: Partner, request: FastifyRequest, nowMs: number): SignatureCheck;
 }
 
 export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
@@ -96,7 +96,7 @@ function setLimitHeaders(reply: FastifyReply, states: LimitState[]): void {
   if (blocked) throw errors.rateLimited(blocked.resetSeconds);
 }
 
-function originAllowed(partner: PartnerRow, origin: string | null): boolean {
+function originAllowed(partner: Partner, origin: string | null): boolean {
   if (origin === null) return true; // not a browser request
   const allowed = allowedOrigins(partner);
   return allowed.length === 0 || allowed.includes(origin);
@@ -104,7 +104,7 @@ function originAllowed(partner: PartnerRow, origin: string | null): boolean {
 
 /** Who is calling, settled before the schemas run so that a schema 400 is counted and says so too. */
 interface Caller {
-  partner: PartnerRow | undefined;
+  partner: Partner | undefined;
   authenticated: boolean;
   token: string | undefined;
   /** The partner's proof: its api_token, or a URL its server signed (issue 14.2). */
@@ -127,7 +127,7 @@ declare module 'fastify' {
  * api_token are also counted per address: a signed URL works for whoever holds it, the token
  * never leaves the partner's server.
  */
-async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: PartnerRow | undefined, proof: PartnerProof | null): Promise<LimitState[]> {
+async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: Partner | undefined, proof: PartnerProof | null): Promise<LimitState[]> {
   const limits: LimitState[] = [];
   if (partner) {
     const override = partner.rate_limit_per_minute;
@@ -182,7 +182,7 @@ export function countUnprovenRequest(ctx: AppContext) {
 }
 
 interface Authorised {
-  partner: PartnerRow;
+  partner: Partner;
   authenticated: boolean;
   reader: Reader;
   urlProof: SignatureCheck | null;

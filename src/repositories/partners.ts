@@ -1,9 +1,24 @@
-// Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5).
+// Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5). Rows
+// leave this module as `Partner`s, with booleans for the 0/1 columns.
+import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import { statement } from '../db/prepared.js';
 import type { Database, PartnerRow } from '../db/schema.js';
 import { digestsEqual, newApiKey, newApiToken, newWebhookSecret, sha256 } from '../domain/secrets.js';
+
+type Flag = 'trusted' | 'suspended' | 'legacy_open_reads' | 'webhook_disabled';
+export type Partner = Omit<PartnerRow, Flag> & Record<Flag, boolean>;
+
+function toPartner(row: PartnerRow): Partner {
+  return {
+    ...row,
+    trusted: row.trusted === 1,
+    suspended: row.suspended === 1,
+    legacy_open_reads: row.legacy_open_reads === 1,
+    webhook_disabled: row.webhook_disabled === 1,
+  };
+}
 
 export interface NewPartner {
   name: string;
@@ -15,7 +30,7 @@ export interface NewPartner {
 }
 
 export interface CreatedPartner {
-  partner: PartnerRow;
+  partner: Partner;
   apiKey: string;
   apiToken: string;
 }
@@ -61,29 +76,50 @@ export async function createPartner(db: Kysely<Database>, input: NewPartner, now
     .returningAll()
     .executeTakeFirstOrThrow();
   partnersWritten();
-  return { partner, apiKey, apiToken };
-}
-
-export async function findPartnerByKey(db: Kysely<Database>, apiKey: string): Promise<PartnerRow | undefined> {
-  return db.selectFrom('partners').selectAll().where('api_key', '=', apiKey).executeTakeFirst();
+  return { partner: toPartner(partner), apiKey, apiToken };
 }
 
 const partnerByKey = statement<PartnerRow>('SELECT * FROM partners WHERE api_key = ?');
 
-/** findPartnerByKey as a prepared statement on the read connection: the check every API call makes. */
-export function lookupPartnerByKey(db: Db, apiKey: string): Promise<PartnerRow | undefined> {
-  return partnerByKey.get(db, apiKey);
+/**
+ * The partner behind an api_key: the check every API call makes (through services/partner-cache.ts),
+ * a prepared statement on the read connection, so it sees committed changes only.
+ */
+export async function findPartnerByKey(db: Db, apiKey: string): Promise<Partner | undefined> {
+  const row = await partnerByKey.get(db, apiKey);
+  return row && toPartner(row);
 }
 
-export async function findPartner(db: Kysely<Database>, keyOrId: string): Promise<PartnerRow | undefined> {
+/** By id (digits) or api_key, as operators type them. */
+export async function findPartner(db: Db, keyOrId: string): Promise<Partner | undefined> {
   if (/^\d+$/.test(keyOrId)) {
-    return db.selectFrom('partners').selectAll().where('id', '=', Number(keyOrId)).executeTakeFirst();
+    const row = await db.kysely.selectFrom('partners').selectAll().where('id', '=', Number(keyOrId)).executeTakeFirst();
+    return row && toPartner(row);
   }
   return findPartnerByKey(db, keyOrId);
 }
 
-export async function listPartners(db: Kysely<Database>): Promise<PartnerRow[]> {
-  return db.selectFrom('partners').selectAll().orderBy('id').execute();
+export async function listPartners(db: Kysely<Database>): Promise<Partner[]> {
+  return (await db.selectFrom('partners').selectAll().orderBy('id').execute()).map(toPartner);
+}
+
+/** Where and how the partner's webhooks are delivered. */
+export async function findWebhookTarget(db: Kysely<Database>, partnerId: number) {
+  const row = await db
+    .selectFrom('partners')
+    .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at', 'webhook_disabled'])
+    .where('id', '=', partnerId)
+    .executeTakeFirst();
+  return row && { ...row, webhook_disabled: row.webhook_disabled === 1 };
+}
+
+/**
+ * SQLite: a reader of the change counter that triggers bump on every change to `partners`
+ * (migration 004), prepared on the given connection; the partner cache compares its readings.
+ */
+export function partnerChangeCounter(conn: SQLite.Database): () => number {
+  const read = conn.prepare('SELECT version FROM partner_changes WHERE id = 1').pluck();
+  return () => read.get() as number;
 }
 
 export async function countPartners(db: Kysely<Database>): Promise<number> {
@@ -92,7 +128,7 @@ export async function countPartners(db: Kysely<Database>): Promise<number> {
 }
 
 /** True when the token is the current one, or the previous one within its grace period. */
-export function tokenMatches(partner: PartnerRow, token: string, now: number): boolean {
+export function tokenMatches(partner: Partner, token: string, now: number): boolean {
   const digest = sha256(token);
   if (digestsEqual(digest, partner.token_hash)) return true;
   return (
@@ -135,7 +171,7 @@ export interface PartnerSettings {
   rateLimitPerMinute?: number | null;
 }
 
-export async function updatePartner(db: Kysely<Database>, partnerId: number, s: PartnerSettings, now: number): Promise<PartnerRow> {
+export async function updatePartner(db: Kysely<Database>, partnerId: number, s: PartnerSettings, now: number): Promise<Partner> {
   const current = await db.selectFrom('partners').selectAll().where('id', '=', partnerId).executeTakeFirstOrThrow();
   const webhookChanged = s.webhookUrl !== undefined && s.webhookUrl !== current.webhook_url;
   const updated = await db
@@ -163,7 +199,7 @@ export async function updatePartner(db: Kysely<Database>, partnerId: number, s: 
     .returningAll()
     .executeTakeFirstOrThrow();
   partnersWritten();
-  return updated;
+  return toPartner(updated);
 }
 
 /**
@@ -191,7 +227,7 @@ export async function rotateWebhookSecret(db: Kysely<Database>, partnerId: numbe
 
 /** The secrets that sign a delivery made at `now`: the current one, then the previous one while in its grace period. */
 export function signingSecrets(
-  p: Pick<PartnerRow, 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>,
+  p: Pick<Partner, 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>,
   now: number,
 ): string[] {
   const secrets = p.webhook_secret ? [p.webhook_secret] : [];
@@ -209,9 +245,9 @@ export async function disablePartnerWebhook(db: Kysely<Database>, partnerId: num
 
 // Parsed once per row object: the API checks the origin of every browser call, and cached rows
 // (services/partner-cache.ts) are the same object from one call to the next.
-const parsedOrigins = new WeakMap<PartnerRow, string[]>();
+const parsedOrigins = new WeakMap<Partner, string[]>();
 
-export function allowedOrigins(partner: PartnerRow): string[] {
+export function allowedOrigins(partner: Partner): string[] {
   let origins = parsedOrigins.get(partner);
   if (!origins) {
     origins = parseOrigins(partner.allowed_origins);

@@ -16,11 +16,9 @@
 //
 // Writes made in this process (repositories/partners.ts) empty it at once, on either database.
 import { EventEmitter } from 'node:events';
-import type SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Db } from '../db/database.js';
-import type { PartnerRow } from '../db/schema.js';
-import { lookupPartnerByKey, onPartnerWrite } from '../repositories/partners.js';
+import { findPartnerByKey, onPartnerWrite, partnerChangeCounter, type Partner } from '../repositories/partners.js';
 
 export const PARTNER_CHANNEL = 'idsvc_partners';
 /**
@@ -32,7 +30,7 @@ const RECONNECT_MAX_MS = 10_000;
 
 /** Emits `invalidated`, `live` (the change feed is listening) and `down` (it is not), for tests and logs. */
 export class PartnerCache extends EventEmitter {
-  private readonly rows = new Map<string, PartnerRow>();
+  private readonly rows = new Map<string, Partner>();
   /** Bumped on every invalidation: a read that started before one must not fill the cache. */
   private generation = 0;
   /** True while rows may be served from memory: on SQLite when enabled, on PostgreSQL while the change feed listens. */
@@ -45,7 +43,7 @@ export class PartnerCache extends EventEmitter {
   listenerPid: number | null = null;
   private readonly stopLocal: () => void;
   /** SQLite: the change counter of migration 004, and the value the cached rows were read under. */
-  private readonly versionRow: SQLite.Statement | null = null;
+  private readonly readVersion: (() => number) | null = null;
   private version: number | null = null;
   /**
    * The counter is read once per turn of the event loop, not once per call: a read transaction
@@ -69,7 +67,7 @@ export class PartnerCache extends EventEmitter {
     super();
     this.stopLocal = onPartnerWrite(() => this.invalidate());
     if (enabled && db.reader) {
-      this.versionRow = db.reader.prepare('SELECT version FROM partner_changes WHERE id = 1').pluck();
+      this.readVersion = partnerChangeCounter(db.reader);
       this.live = true;
     }
     // Its own connection, outside the pool: LISTEN holds a session for as long as the server runs.
@@ -77,8 +75,8 @@ export class PartnerCache extends EventEmitter {
     if (enabled && url) void this.listen(url, db.pgPool?.options.connectionTimeoutMillis ?? 0);
   }
 
-  async get(apiKey: string): Promise<PartnerRow | undefined> {
-    if (this.versionRow && !this.checkedThisTurn) {
+  async get(apiKey: string): Promise<Partner | undefined> {
+    if (this.readVersion && !this.checkedThisTurn) {
       this.checkedThisTurn = true;
       setImmediate(this.nextTurn);
       this.checkVersion();
@@ -92,7 +90,7 @@ export class PartnerCache extends EventEmitter {
     }
     this.misses++;
     const generation = this.generation;
-    const row = await lookupPartnerByKey(this.db, apiKey);
+    const row = await findPartnerByKey(this.db, apiKey);
     // Unknown keys are not remembered: a stream of made-up keys must not grow the map.
     if (row && this.live && generation === this.generation) this.rows.set(apiKey, Object.freeze(row));
     return row;
@@ -104,7 +102,7 @@ export class PartnerCache extends EventEmitter {
    * next turn's reading drops that row as well: no row outlives a change beyond the next reading.
    */
   private checkVersion(): void {
-    const version = this.versionRow!.get() as number;
+    const version = this.readVersion!();
     if (version !== this.version) {
       if (this.version !== null) this.invalidate();
       this.version = version;

@@ -3,7 +3,7 @@
 // its receiver and its secret end to end.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context.js';
-import type { PartnerRow } from '../db/schema.js';
+import type { Partner } from '../repositories/partners.js';
 import { postWebhook } from '../jobs/webhooks.js';
 
 export interface PingResult {
@@ -22,7 +22,7 @@ export function answerExcerpt(text: string, max = 200): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
-export async function pingWebhook(ctx: AppContext, partner: PartnerRow & { webhook_url: string }): Promise<PingResult> {
+export async function pingWebhook(ctx: AppContext, partner: Partner & { webhook_url: string }): Promise<PingResult> {
   const now = ctx.clock.now();
   const eventId = `msg_${randomUUID().replace(/-/g, '')}`;
   const payload = JSON.stringify({ type: 'ping', timestamp: new Date(now).toISOString(), data: {} });

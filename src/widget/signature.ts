@@ -4,7 +4,7 @@
 // The partner's server derives it from its token (the client library's signWidget does); the
 // service reads it from the partner row. A rotated-out token keeps signing for its grace period.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { PartnerRow } from '../db/schema.js';
+import type { Partner } from '../repositories/partners.js';
 
 export type SignatureCheck =
   | { status: 'unsigned' }
@@ -28,7 +28,7 @@ export function widgetSignature(keyHex: string, apiKey: string, userIdentifier: 
 }
 
 /** The signing keys that count now: the current token's, and the previous one's within its grace. */
-function signingKeys(partner: PartnerRow, nowMs: number): string[] {
+function signingKeys(partner: Partner, nowMs: number): string[] {
   const keys = [partner.token_hash];
   const previous = partner.previous_token_hash;
   if (previous !== null && partner.previous_token_expires_at !== null && nowMs < partner.previous_token_expires_at) keys.push(previous);
@@ -40,7 +40,7 @@ function signingKeys(partner: PartnerRow, nowMs: number): string[] {
  * signature covers one spelling of one person for one partner.
  */
 export function checkWidgetSignature(
-  partner: PartnerRow,
+  partner: Partner,
   userIdentifier: string,
   exp: string | undefined,
   sig: string | undefined,

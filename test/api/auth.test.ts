@@ -15,7 +15,7 @@ test('keys and tokens have the documented shapes; the token is stored only as a 
   const P = await t.partner();
   assert.match(P.apiKey, /^[a-z0-9]{32}$/);
   assert.match(P.apiToken, /^[a-z0-9]{40}$/);
-  const row = await findPartnerByKey(t.ctx.db.kysely, P.apiKey);
+  const row = await findPartnerByKey(t.ctx.db, P.apiKey);
   assert.ok(row);
   assert.notEqual(row.token_hash, P.apiToken);
   assert.ok(!JSON.stringify(row).includes(P.apiToken));

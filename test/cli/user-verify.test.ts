@@ -39,7 +39,7 @@ before(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   A = await t.partner({ name: 'A', webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
   B = await t.partner({ name: 'B' });
-  secretA = (await findPartnerByKey(t.ctx.db.kysely, A.apiKey))!.webhook_secret!;
+  secretA = (await findPartnerByKey(t.ctx.db, A.apiKey))!.webhook_secret!;
   // alice is linked to both partners; B's pushes flow into her central repository.
   const alice = await t.user({ email: 'alice@example.org', userId: 'alice' });
   await A.client.syncUser('alice', { email: 'alice@example.org', password: alice.password });

@@ -144,7 +144,7 @@ test("the server's real deliveries verify the same with the client and with stan
   // Deliveries are stamped with the app's clock; both libraries check against the real time.
   if (t.clock.now() < Date.now()) t.clock.advance(Date.now() - t.clock.now());
   await deliverDueWebhooks(t.ctx);
-  const secret = (await findPartnerByKey(t.ctx.db.kysely, B.apiKey))!.webhook_secret!;
+  const secret = (await findPartnerByKey(t.ctx.db, B.apiKey))!.webhook_secret!;
   assert.equal(received.length, 2);
   for (const r of received) {
     const v = await verdicts(secret, r.headers, r.body);

@@ -120,12 +120,12 @@ test('SQLite reads the change counter once per turn of the event loop, and a cha
   const cache = t.ctx.partners;
   const P = await t.partner();
   await new Promise((r) => setImmediate(r)); // a fresh turn
-  assert.equal((await cache.get(P.apiKey))?.suspended, 0);
+  assert.equal((await cache.get(P.apiKey))?.suspended, false);
   await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id]);
   // Still the turn whose first call read the counter: the calls of one turn share that reading.
-  assert.equal((await cache.get(P.apiKey))?.suspended, 0);
+  assert.equal((await cache.get(P.apiKey))?.suspended, false);
   await new Promise((r) => setImmediate(r));
-  assert.equal((await cache.get(P.apiKey))?.suspended, 1, 'the next turn reads the counter again and sees the change');
+  assert.equal((await cache.get(P.apiKey))?.suspended, true, 'the next turn reads the counter again and sees the change');
 });
 
 test('a token rotated by another connection is refused on its next call', async () => {

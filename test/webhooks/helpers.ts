@@ -56,7 +56,7 @@ export interface ReceivedEvent {
  * the wall clock). Throws on the first that does not verify.
  */
 export async function verifiedEvents(t: TestApp, apiKey: string, receiver: Receiver): Promise<ReceivedEvent[]> {
-  const secret = (await findPartnerByKey(t.ctx.db.kysely, apiKey))?.webhook_secret;
+  const secret = (await findPartnerByKey(t.ctx.db, apiKey))?.webhook_secret;
   if (!secret) throw new Error('partner has no webhook secret');
   const wh = new Webhook(secret);
   return receiver.deliveries.map((d) => wh.verify(d.body, d.headers) as ReceivedEvent);
