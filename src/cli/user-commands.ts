@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import type { UserRow } from '../db/schema.js';
 import { isValidEmail, isValidUserId } from '../domain/identifiers.js';
 import { hashPassword, passwordProblem } from '../domain/passwords.js';
 import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
@@ -9,26 +8,27 @@ import { createUnprovenAccount } from '../services/ownership.js';
 import { CliError, print, readStdin } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
 import { userVerifyCommand } from './user-verify-command.js';
+import type { User } from '../repositories/users.js';
 
-export function userView(u: UserRow) {
+export function userView(u: User) {
   const profile: Record<string, string | null> = {};
   for (const [field, column] of PROFILE_FIELDS) profile[field] = u[column];
   return {
     userId: u.user_id,
     email: u.email,
     /** The user's consent; `visible` is whether partners see them (consent and a proven address). */
-    opted_in: u.consented === 1,
+    opted_in: u.consented,
     email_proven: u.email_proven_at !== null,
-    visible: u.opted_in === 1,
-    pro: u.pro === 1,
-    discoverable: u.discoverable === 1,
+    visible: u.opted_in,
+    pro: u.pro,
+    discoverable: u.discoverable,
     profile,
     public_fields: parsePublicFields(u.public_fields),
     created_at: new Date(u.created_at).toISOString(),
   };
 }
 
-function userText(u: UserRow): string {
+function userText(u: User): string {
   const v = userView(u);
   const lines = [
     `userId       ${v.userId}`,

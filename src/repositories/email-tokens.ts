@@ -39,10 +39,13 @@ export async function createEmailToken(db: Q, t: NewToken, now: number, ttlMs: n
   return secret;
 }
 
+/** A token as it leaves this module: the claim's consent as a boolean (null for other purposes). */
+export type EmailToken = Omit<EmailTokenRow, 'consented'> & { consented: boolean | null };
+
 /** The unused, unexpired token behind a link's secret, of one of the given purposes. */
-export async function findUsableToken(db: Q, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailTokenRow | undefined> {
+export async function findUsableToken(db: Q, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailToken | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
-  return db
+  const row = await db
     .selectFrom('email_tokens')
     .selectAll()
     .where('token_hash', '=', sha256(secret))
@@ -50,6 +53,7 @@ export async function findUsableToken(db: Q, secret: string, purposes: TokenPurp
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst();
+  return row && { ...row, consented: row.consented === null ? null : row.consented === 1 };
 }
 
 /** Marks the token used; false when it was used (or expired) meanwhile. */

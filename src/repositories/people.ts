@@ -3,103 +3,14 @@
 import type { Kysely, Transaction } from 'kysely';
 import { statement, type Exec, type Statement } from '../db/prepared.js';
 import type { Database, UserRow } from '../db/schema.js';
+import { toUser, type AccountRef, type User } from './users.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-export interface Person {
-  user: UserRow | undefined;
-  subjectId: number | undefined;
-}
+// Prepared statements (db/prepared.ts): these lookups serve the hot paths (return_services,
+// update_service) and every other caller alike.
 
-/**
- * The account a partner's identifier names. An account whose address is not proven names nobody
- * here (its hashes and userId answer as for an unknown person), so nothing about the address is
- * attached to whoever typed it in; once proven, earlier pushes fold in (absorbOrphanSubjects).
- */
-export async function findUserByIdentifier(db: Q, id: ParsedIdentifier): Promise<UserRow | undefined> {
-  const q = db.selectFrom('users').selectAll().where('email_proven_at', 'is not', null);
-  switch (id.kind) {
-    case 'md5':
-      return q.where('email_md5', '=', id.md5).executeTakeFirst();
-    case 'sha256':
-      return q.where('email_sha256', '=', id.sha256).executeTakeFirst();
-    case 'email':
-      return q.where('email_md5', '=', id.md5).executeTakeFirst();
-    case 'userId':
-      return q.where('user_id', '=', id.userId).executeTakeFirst();
-  }
-}
-
-async function findOrphanSubject(db: Q, id: ParsedIdentifier): Promise<{ id: number; email_md5: string | null; email_sha256: string | null } | undefined> {
-  const q = db.selectFrom('subjects').select(['id', 'email_md5', 'email_sha256']);
-  switch (id.kind) {
-    case 'md5':
-      return q.where('email_md5', '=', id.md5).executeTakeFirst();
-    case 'sha256':
-      return q.where('email_sha256', '=', id.sha256).executeTakeFirst();
-    case 'email':
-      return q.where((eb) => eb.or([eb('email_md5', '=', id.md5), eb('email_sha256', '=', id.sha256)])).executeTakeFirst();
-    case 'userId':
-      return q.where('handle', '=', id.userId).executeTakeFirst();
-  }
-}
-
-/** Looks the person up without creating anything. */
-export async function findPerson(db: Q, id: ParsedIdentifier): Promise<Person> {
-  const user = await findUserByIdentifier(db, id);
-  if (user) {
-    const s = await db.selectFrom('subjects').select('id').where('user_ref', '=', user.id).executeTakeFirst();
-    return { user, subjectId: s?.id };
-  }
-  const s = await findOrphanSubject(db, id);
-  return { user: undefined, subjectId: s?.id };
-}
-
-/** Like findPerson, but creates the subject when a write needs one. */
-export async function findOrCreatePerson(db: Q, id: ParsedIdentifier, now: number): Promise<{ user: UserRow | undefined; subjectId: number }> {
-  const found = await findPerson(db, id);
-  if (found.subjectId !== undefined) {
-    if (!found.user && id.kind === 'email') {
-      // An address names both hashes: remember the one this subject did not have yet, so a later
-      // read under either digest finds the same entries.
-      await db
-        .updateTable('subjects')
-        .set({ email_md5: id.md5, email_sha256: id.sha256 })
-        .where('id', '=', found.subjectId)
-        .where((eb) => eb.or([eb('email_md5', 'is', null), eb('email_sha256', 'is', null)]))
-        .execute();
-    }
-    return { user: found.user, subjectId: found.subjectId };
-  }
-  const values = found.user
-    ? { user_ref: found.user.id }
-    : id.kind === 'md5'
-      ? { email_md5: id.md5 }
-      : id.kind === 'sha256'
-        ? { email_sha256: id.sha256 }
-        : id.kind === 'email'
-          ? { email_md5: id.md5, email_sha256: id.sha256 }
-          : { handle: id.userId };
-  // Two requests may create the same person at once: the unique columns decide, and the loser
-  // reads the winner's row.
-  const row = await db
-    .insertInto('subjects')
-    .values({ ...values, created_at: now })
-    .onConflict((oc) => oc.doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (row) return { user: found.user, subjectId: row.id };
-  const again = await findPerson(db, id);
-  if (again.subjectId === undefined) throw new Error('subject vanished during creation');
-  return { user: again.user, subjectId: again.subjectId };
-}
-
-// ---- The same lookups as prepared statements, for the hot paths (return_services, update_service).
-// They answer exactly as findUserByIdentifier / findPerson / findOrCreatePerson above.
-
-/** The account fields the hot paths need: who it is, whether it is shown, whether it is pro. */
-export type AccountRef = Pick<UserRow, 'id' | 'opted_in' | 'pro'>;
 
 export interface PersonRef {
   user: AccountRef | undefined;
@@ -107,8 +18,12 @@ export interface PersonRef {
 }
 
 // The account and its subject in one statement, and only the columns the views use: a whole users
-// row costs twice as much to read. Unproven accounts name nobody, as in findUserByIdentifier.
-type UserAndSubject = AccountRef & { subject_id: number | null };
+// row costs twice as much to read.
+//
+// An account whose address is not proven names nobody here (its hashes and userId answer as for an
+// unknown person), so nothing about the address is attached to whoever typed it in; once proven,
+// earlier pushes fold in (absorbOrphanSubjects).
+type UserAndSubject = { id: number; opted_in: number; pro: number; subject_id: number | null };
 const userAndSubject = 'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 const userBy: ByAccountIdentifier<UserAndSubject> = {
   md5: statement<UserAndSubject>(`${userAndSubject}u.email_md5 = ?`),
@@ -128,6 +43,12 @@ const insertSubject = {
   sha256: statement<{ id: number }>('INSERT INTO subjects (email_sha256, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
   email: statement<{ id: number }>('INSERT INTO subjects (email_md5, email_sha256, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id'),
   userId: statement<{ id: number }>('INSERT INTO subjects (handle, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
+};
+
+const fullUserBy: ByAccountIdentifier<UserRow> = {
+  md5: statement<UserRow>('SELECT * FROM users WHERE email_proven_at IS NOT NULL AND email_md5 = ?'),
+  sha256: statement<UserRow>('SELECT * FROM users WHERE email_proven_at IS NOT NULL AND email_sha256 = ?'),
+  userId: statement<UserRow>('SELECT * FROM users WHERE email_proven_at IS NOT NULL AND user_id = ?'),
 };
 
 /** One statement per column an account is found by; an e-mail address is looked up by its MD5. */
@@ -150,6 +71,12 @@ export function allByAccountIdentifier<Row>(q: Exec, set: ByAccountIdentifier<Ro
   }
 }
 
+/** The whole account a partner's identifier names (proven addresses only, as lookupPerson). */
+export async function findUserByIdentifier(q: Exec, id: ParsedIdentifier): Promise<User | undefined> {
+  const row = (await allByAccountIdentifier(q, fullUserBy, id))[0];
+  return row && toUser(row);
+}
+
 async function lookupUserAndSubject(q: Exec, id: ParsedIdentifier): Promise<UserAndSubject | undefined> {
   return (await allByAccountIdentifier(q, userBy, id))[0];
 }
@@ -169,7 +96,7 @@ function lookupOrphan(q: Exec, id: ParsedIdentifier): Promise<{ id: number } | u
 
 export async function lookupPerson(q: Exec, id: ParsedIdentifier): Promise<PersonRef> {
   const row = await lookupUserAndSubject(q, id);
-  if (row) return { user: { id: row.id, opted_in: row.opted_in, pro: row.pro }, subjectId: row.subject_id ?? undefined };
+  if (row) return { user: { id: row.id, opted_in: row.opted_in === 1, pro: row.pro === 1 }, subjectId: row.subject_id ?? undefined };
   return { user: undefined, subjectId: (await lookupOrphan(q, id))?.id };
 }
 
@@ -207,7 +134,7 @@ export async function subjectOfUser(db: Q, userRef: number, now: number): Promis
  * its hashes or its userId becomes that account's: the orphan subjects are folded into the
  * account's subject. On a clash for one partner and service the newer entry wins.
  */
-export async function absorbOrphanSubjects(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
+export async function absorbOrphanSubjects(tx: Transaction<Database>, user: User, now: number): Promise<void> {
   const target = await subjectOfUser(tx, user.id, now);
   const found = await tx
     .selectFrom('subjects')
@@ -260,7 +187,7 @@ export async function absorbOrphanSubjects(tx: Transaction<Database>, user: User
  * e-mail hashes and the userId), so each partner still finds its own pushes under the identifier it
  * used (SPEC §3 rule 1). Links and central entries are the caller's to remove.
  */
-export async function keepSubjectOfDeletedAccount(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
+export async function keepSubjectOfDeletedAccount(tx: Transaction<Database>, user: User, now: number): Promise<void> {
   if (!(await tx.selectFrom('subjects').select('id').where('user_ref', '=', user.id).executeTakeFirst())) return; // no partner ever named them
   // A push that raced the account's creation may have left one of its names on a subject of its
   // own; fold it in first, so that every name is free to stay on this one.

@@ -1,10 +1,36 @@
+// Accounts. Rows leave this module as `User`s, with booleans for the 0/1 columns.
 import type { Kysely, Transaction } from 'kysely';
+import { statement, type Exec } from '../db/prepared.js';
 import type { Database, UserRow } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
 import { absorbOrphanSubjects } from './people.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
+
+type UserFlag = 'opted_in' | 'announced_visible' | 'consented' | 'discoverable' | 'pro';
+export type User = Omit<UserRow, UserFlag> & Record<UserFlag, boolean>;
+
+export function toUser(row: UserRow): User {
+  return {
+    ...row,
+    opted_in: row.opted_in === 1,
+    announced_visible: row.announced_visible === 1,
+    consented: row.consented === 1,
+    discoverable: row.discoverable === 1,
+    pro: row.pro === 1,
+  };
+}
+
+/** The account fields the partner views need: who it is, whether it is shown, whether it is pro. */
+export type AccountRef = Pick<User, 'id' | 'opted_in' | 'pro'>;
+
+const accountById = statement<{ id: number; opted_in: number; pro: number }>('SELECT id, opted_in, pro FROM users WHERE id = ?');
+
+export async function accountRefById(q: Exec, ref: number): Promise<AccountRef | undefined> {
+  const row = await q.get(accountById, ref);
+  return row && { id: row.id, opted_in: row.opted_in === 1, pro: row.pro === 1 };
+}
 
 export interface NewUserInput {
   email: string;
@@ -28,12 +54,12 @@ export class DuplicateUserError extends Error {
   }
 }
 
-export async function createUser(db: Kysely<Database>, input: NewUserInput, now: number): Promise<UserRow> {
+export async function createUser(db: Kysely<Database>, input: NewUserInput, now: number): Promise<User> {
   return db.transaction().execute((tx) => insertUser(tx, input, now));
 }
 
 /** createUser inside the caller's transaction. */
-export async function insertUser(tx: Transaction<Database>, input: NewUserInput, now: number): Promise<UserRow> {
+export async function insertUser(tx: Transaction<Database>, input: NewUserInput, now: number): Promise<User> {
   const h = emailHashes(input.email);
   if (await tx.selectFrom('users').select('id').where('email_md5', '=', h.md5).executeTakeFirst()) throw new DuplicateUserError('email');
   if (await tx.selectFrom('users').select('id').where('user_id', '=', input.userId).executeTakeFirst()) throw new DuplicateUserError('userId');
@@ -57,7 +83,8 @@ export async function insertUser(tx: Transaction<Database>, input: NewUserInput,
       updated_at: now,
     })
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow()
+    .then(toUser);
   if (input.proven) await absorbOrphanSubjects(tx, user, now);
   return user;
 }
@@ -74,7 +101,7 @@ export async function markEmailProven(tx: Transaction<Database>, userRef: number
     .where('email_proven_at', 'is', null)
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) === 0) return false;
-  await absorbOrphanSubjects(tx, await tx.selectFrom('users').selectAll().where('id', '=', userRef).executeTakeFirstOrThrow(), now);
+  await absorbOrphanSubjects(tx, toUser(await tx.selectFrom('users').selectAll().where('id', '=', userRef).executeTakeFirstOrThrow()), now);
   return true;
 }
 
@@ -83,42 +110,55 @@ export async function markEmailProven(tx: Transaction<Database>, userRef: number
  * by the old hashes no longer find the account; what partners pushed under the new ones is folded
  * in. An account proven only now becomes visible if it consented, as in markEmailProven.
  */
-export async function setProvenEmail(tx: Transaction<Database>, userRef: number, email: string, now: number): Promise<UserRow> {
+export async function setProvenEmail(tx: Transaction<Database>, userRef: number, email: string, now: number): Promise<User> {
   const h = emailHashes(email);
   const user = await tx
     .updateTable('users')
     .set((eb) => ({ email: h.email, email_md5: h.md5, email_sha256: h.sha256, email_proven_at: now, opted_in: eb.ref('consented'), updated_at: now }))
     .where('id', '=', userRef)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow()
+    .then(toUser);
   await absorbOrphanSubjects(tx, user, now);
   return user;
 }
 
 /** Accounts whose address was never proven, created before `before` (they expire). */
-export async function listUnprovenBefore(db: Q, before: number, limit: number): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute();
+export async function listUnprovenBefore(db: Q, before: number, limit: number): Promise<User[]> {
+  return (await db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute()).map(toUser);
 }
 
-export async function findUserByEmail(db: Q, email: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('email_md5', '=', emailHashes(email).md5).executeTakeFirst();
+/** Whether the account is still unproven, as it stands in this transaction. */
+export async function isUnproven(db: Q, userRef: number): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').where('id', '=', userRef).where('email_proven_at', 'is', null).executeTakeFirst()) !== undefined;
 }
 
-export async function findUserByUserId(db: Q, userId: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirst();
+export async function findUserByEmail(db: Q, email: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('email_md5', '=', emailHashes(email).md5).executeTakeFirst();
+  return row && toUser(row);
 }
 
-export async function findUserByRef(db: Q, ref: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', ref).executeTakeFirst();
+export async function findUserByUserId(db: Q, userId: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  return row && toUser(row);
+}
+
+export async function findUserByRef(db: Q, ref: number): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('id', '=', ref).executeTakeFirst();
+  return row && toUser(row);
 }
 
 /** Finds by userId or e-mail address, as operators type them. */
-export async function findUserForOperator(db: Q, who: string): Promise<UserRow | undefined> {
+export async function findUserForOperator(db: Q, who: string): Promise<User | undefined> {
   return who.includes('@') ? findUserByEmail(db, who) : findUserByUserId(db, who);
 }
 
-export async function listUsers(db: Q, limit = 1000): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().orderBy('id').limit(limit).execute();
+export async function listUsers(db: Q, limit = 1000): Promise<User[]> {
+  return (await db.selectFrom('users').selectAll().orderBy('id').limit(limit).execute()).map(toUser);
+}
+
+export async function deleteUser(tx: Transaction<Database>, userRef: number): Promise<void> {
+  await tx.deleteFrom('users').where('id', '=', userRef).execute();
 }
 
 export type ProfileValues = Partial<Record<ProfileField, string | null>>;
@@ -157,8 +197,9 @@ export async function setPasswordHash(db: Q, userRef: number, passwordHash: stri
 }
 
 /** The columns visibility is decided by (domain/visibility.ts), as they stand in this transaction. */
-export async function visibilityOf(db: Q, userRef: number): Promise<Pick<UserRow, 'opted_in'> | undefined> {
-  return db.selectFrom('users').select('opted_in').where('id', '=', userRef).executeTakeFirst();
+export async function visibilityOf(db: Q, userRef: number): Promise<Pick<User, 'opted_in'> | undefined> {
+  const row = await db.selectFrom('users').select('opted_in').where('id', '=', userRef).executeTakeFirst();
+  return row && { opted_in: row.opted_in === 1 };
 }
 
 /**

@@ -6,7 +6,6 @@
 // new address is folded in, lookups by the old hashes name nobody, links and everything the account
 // held stay, other sessions end and the old address is told.
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { mailSite, queueMail } from '../mail/index.js';
 import { confirmNewAddressMail, emailChangedMail, emailChangeRequestedMail, newAddressTakenMail } from '../mail/templates/email-change.js';
@@ -16,6 +15,7 @@ import { findUserByEmail, findUserByRef, setProvenEmail } from '../repositories/
 import { eraseAccount } from './accounts.js';
 import { announceVisibility } from './central.js';
 import { CONFIRM_LINK_HOURS, mayMailAddress } from './ownership.js';
+import type { User } from '../repositories/users.js';
 
 const HOUR = 3600 * 1000;
 /** Change requests per account an hour: each mails two addresses. */
@@ -29,7 +29,7 @@ export type ChangeRequestOutcome = { sent: true } | { sent: false; retryAfterSec
  * caller checked the current password. Only the per-account limit is said; a new address whose
  * hourly allowance is used up gets nothing, and the answer is the same.
  */
-export async function requestEmailChange(ctx: AppContext, user: UserRow, newEmail: string): Promise<ChangeRequestOutcome> {
+export async function requestEmailChange(ctx: AppContext, user: User, newEmail: string): Promise<ChangeRequestOutcome> {
   const key = `mail:email-change:${user.id}`;
   const wait = await ctx.throttle.blockedFor(key, EMAIL_CHANGES_PER_HOUR);
   if (wait > 0) return { sent: false, retryAfterSeconds: wait };

@@ -95,7 +95,7 @@ test('the partner API story', async () => {
   await setOptIn(t.ctx, aliceRow, false);
   assert.deepEqual((await B.client.returnServices(alice)).map((s) => s.svcId), ['youtube']);
   await rejects(B.publicClient.returnServices(alice, { profileType: 'public' }), 'not_found', /^User Not Found$/);
-  await setOptIn(t.ctx, { ...aliceRow, opted_in: 0 }, true);
+  await setOptIn(t.ctx, { ...aliceRow, opted_in: false }, true);
 
   // A unlinks: A's later pushes no longer reach B.
   tick();

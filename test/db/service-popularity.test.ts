@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { COUNT_POPULARITY } from '../../src/db/migrations/005-service-popularity.js';
 import { popularityCounts } from '../../src/repositories/catalogue.js';
-import { createUser } from '../../src/repositories/users.js';
+import { createUser, findUserByRef, type User } from '../../src/repositories/users.js';
 import { deleteAccount, setOptIn } from '../../src/services/accounts.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../src/services/central.js';
-import type { UserRow } from '../../src/db/schema.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -32,17 +31,17 @@ async function assertExact(step: string): Promise<Map<string, number>> {
 }
 
 let n = 0;
-async function user(optedIn: boolean): Promise<UserRow> {
+async function user(optedIn: boolean): Promise<User> {
   n++;
   return createUser(db(), { email: `pop${n}@example.org`, userId: `pop${n}`, passwordHash: 'x', optedIn, proven: true }, now());
 }
 
-async function add(u: UserRow, svcId: string): Promise<void> {
+async function add(u: User, svcId: string): Promise<void> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
   await db().transaction().execute((tx) => setCentralIdentity(tx, u, svc, `${u.user_id}-${svcId}`, { partnerId: null }, now()));
 }
 
-const fresh = async (u: UserRow) => (await db().selectFrom('users').selectAll().where('id', '=', u.id).executeTakeFirstOrThrow());
+const fresh = async (u: User) => (await findUserByRef(db(), u.id))!;
 
 test('every kind of change keeps the counts equal to counting from scratch', async () => {
   const before = await assertExact('start');

@@ -8,6 +8,7 @@ import { signWidget } from '@idsvc/client';
 import { setCentralIdentity } from '../../src/services/central.js';
 import type { TestApp } from '../helpers/app.js';
 import { consoleLine, launchChromium, listed, openPage, rendered, startIdsvc, startPageServer, widget, type Opened, type Served } from './harness.js';
+import { findUserByUserId } from '../../src/repositories/users.js';
 
 // Callbacks passed to page.evaluate run in the page; this name exists there, not in Node.
 declare const window: any;
@@ -50,7 +51,7 @@ window.service_change_callback_idsvc = function () { calls.push(Array.prototype.
 }
 
 async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = await t.ctx.db.kysely.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
   await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
 }

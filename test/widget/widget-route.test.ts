@@ -14,6 +14,7 @@ import { setCentralIdentity } from '../../src/services/central.js';
 import { WIDGET_DIR } from '../../src/widget/bundle.js';
 import type { WidgetBootConfig } from '../../src/widget/boot-script.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { findUserByUserId } from '../../src/repositories/users.js';
 
 let t: TestApp;
 let manifest: WidgetManifest;
@@ -70,7 +71,7 @@ async function widgetError(pathAndQuery: string, status: number, headers: Record
 }
 
 async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = await t.ctx.db.kysely.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
+  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
   await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
 }

@@ -4,12 +4,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { findUserByEmail, findUserByUserId } from '../../repositories/users.js';
-import type { UserRow } from '../../db/schema.js';
 import { normaliseProfileUrl } from '../../verification/relme.js';
 import { profilePageUrl } from '../../verification/verify.js';
 import { displayName } from '../views/PublicProfile.js';
 import { publicProfileOf } from '../public-profile.js';
 import { countSiteRead } from '../read-limit.js';
+import type { User } from '../../repositories/users.js';
 
 export const PROFILE_PAGE_REL = 'http://webfinger.net/rel/profile-page';
 const NAME_PROPERTY = 'http://packetizer.com/ns/name';
@@ -25,7 +25,7 @@ function answer(reply: FastifyReply, status: number, body: unknown): FastifyRepl
 }
 
 /** The user a resource names, by acct:, mailto: or profile URL; undefined when it names nobody here. */
-async function resolve(ctx: AppContext, resource: string): Promise<UserRow | undefined> {
+async function resolve(ctx: AppContext, resource: string): Promise<User | undefined> {
   const host = new URL(ctx.config.baseUrl).host.toLowerCase();
   const db = ctx.db.kysely;
   const lower = resource.toLowerCase();
@@ -43,7 +43,7 @@ async function resolve(ctx: AppContext, resource: string): Promise<UserRow | und
   if (lower.startsWith('mailto:')) {
     const user = await findUserByEmail(db, resource.slice(7));
     // An address is a private key to a person: only those who agreed to be found by it are.
-    return user && user.discoverable === 1 ? user : undefined;
+    return user?.discoverable ? user : undefined;
   }
   if (lower.startsWith('http://') || lower.startsWith('https://')) {
     const wanted = normaliseProfileUrl(resource);
@@ -65,7 +65,7 @@ export function registerWebFinger(app: FastifyInstance, ctx: AppContext): void {
       return answer(reply, 400, { error: 'the resource parameter is required, once' });
     }
     const user = await resolve(ctx, resource.trim());
-    if (user?.opted_in !== 1) return answer(reply, 404, { error: 'no such resource' });
+    if (!user?.opted_in) return answer(reply, 404, { error: 'no such resource' });
     const p = await publicProfileOf(ctx, user);
     const links: { rel: string; href: string; type?: string; titles?: Record<string, string> }[] = [
       { rel: PROFILE_PAGE_REL, type: 'text/html', href: p.profileUrl },

@@ -6,9 +6,9 @@ import { Day } from './Layout.js';
 
 export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
   // The consent is the user's choice; it takes effect once the address is proven (users.opted_in).
-  const on = data.user.consented === 1;
-  const visible = data.user.opted_in === 1;
-  const discoverable = data.user.discoverable === 1;
+  const on = data.user.consented;
+  const visible = data.user.opted_in;
+  const discoverable = data.user.discoverable;
   // Two separate consents, each said as what it lets others do (issue 14.10): opting in lets those
   // who already know you see you; being discoverable lets others find you.
   return (
