@@ -5,8 +5,11 @@ import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiOperation } from '../http/api-route.js';
 import { list, type Fields } from '../http/document.js';
-import { findPerson, findUserByIdentifier } from '../repositories/people.js';
-import { bySvcName, centralEntries, findLink, isVisible } from '../services/partner-data.js';
+import { onReader } from '../db/prepared.js';
+import { findLink } from '../repositories/links.js';
+import { findUserByIdentifier, lookupPerson } from '../repositories/people.js';
+import { accountRefById } from '../repositories/users.js';
+import { bySvcName, centralEntries, isVisible } from '../services/partner-data.js';
 import { userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
 
 export const MAX_CONTACTS = 1000;
@@ -36,20 +39,20 @@ export const returnContacts: ApiOperation = {
   tokenRequired: true,
   response: Type.Object({ contacts: Type.Array(Type.Object({ identifier: Type.String(), userId: Type.String(), services: Type.Array(userServiceSchema) })) }),
   async handler(call) {
-    const db = call.ctx.db.kysely;
-    const person = await findPerson(db, userIdentifierOf(call));
-    const link = await findLink(db, call.partner, person);
-    const owner = link ? (person.user?.id === link.user_ref ? person.user : await db.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirst()) : undefined;
+    const q = onReader(call.ctx.db);
+    const person = await lookupPerson(q, userIdentifierOf(call));
+    const link = await findLink(q, call.partner.id, person);
+    const owner = link ? (person.user?.id === link.user_ref ? person.user : await accountRefById(q, link.user_ref)) : undefined;
     if (!link || !isVisible(owner)) throw errors.forbidden('The user has not linked their account with this partner');
     const contacts = parseContacts(call.body.contacts);
     const snap = await call.ctx.catalogue.get();
     const found: Fields[] = [];
     const seen = new Set<number>();
     for (const c of contacts) {
-      const user = await findUserByIdentifier(db, c.id);
-      if (!isVisible(user) || user.discoverable !== 1 || user.id === owner.id || seen.has(user.id)) continue;
+      const user = await findUserByIdentifier(q, c.id);
+      if (!isVisible(user) || !user.discoverable || user.id === owner.id || seen.has(user.id)) continue;
       seen.add(user.id);
-      const entries = (await centralEntries(db, snap, user, call.reader)).sort(bySvcName);
+      const entries = (await centralEntries(q, snap, user, call.reader)).sort(bySvcName);
       found.push({ identifier: c.given, userId: user.user_id, services: list('service', entries.map(userServiceFields)) });
     }
     return { root: 'contacts', list: list('contact', found) };

@@ -5,8 +5,11 @@ import { errors } from '../domain/errors.js';
 import { PROFILE_FIELDS, profileFields } from '../domain/profile.js';
 import type { ApiOperation } from '../http/api-route.js';
 import type { Fields } from '../http/document.js';
-import { findPerson } from '../repositories/people.js';
-import { findLink, isVisible } from '../services/partner-data.js';
+import { onReader } from '../db/prepared.js';
+import { findLink } from '../repositories/links.js';
+import { lookupPerson } from '../repositories/people.js';
+import { findUserByRef } from '../repositories/users.js';
+import { isVisible } from '../services/partner-data.js';
 import { profileTypeOf, profileTypeQuery, profileUrl, requirePrivateAccess, userIdentifierOf } from './shared.js';
 
 export const returnProfile: ApiOperation = {
@@ -28,10 +31,12 @@ export const returnProfile: ApiOperation = {
     const id = userIdentifierOf(call);
     const type = profileTypeOf(call);
     if (type === 'private') requirePrivateAccess(call);
-    const person = await findPerson(call.ctx.db.kysely, id);
+    const q = onReader(call.ctx.db);
+    const person = await lookupPerson(q, id);
     if (!isVisible(person.user)) throw errors.userNotFound();
-    const user = person.user;
-    const linked = type === 'private' && (await findLink(call.ctx.db.kysely, call.partner, person))?.user_ref === user.id;
+    const user = await findUserByRef(call.ctx.db.kysely, person.user.id);
+    if (!user) throw errors.userNotFound(); // deleted since
+    const linked = type === 'private' && (await findLink(q, call.partner.id, person))?.user_ref === user.id;
     const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id), ...profileFields(user, linked ? 'all' : 'public') };
     return { root: 'profile', fields: fields as Fields };
   },

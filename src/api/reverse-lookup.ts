@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiOperation } from '../http/api-route.js';
 import { list } from '../http/document.js';
+import { claimantsOf } from '../repositories/central-identities.js';
 import { normaliseUsrSvcId } from '../services/central.js';
 import { profileUrl, serviceOf } from './shared.js';
 import { errors } from '../domain/errors.js';
@@ -18,18 +19,7 @@ export const reverseLookup: ApiOperation = {
     const svc = await serviceOf(call.ctx, call.params.svcId);
     const norm = normaliseUsrSvcId(call.params.usrSvcId ?? '');
     if (norm === '') throw errors.invalidRequest('usrSvcId is missing');
-    const rows = await call.ctx.db.kysely
-      .selectFrom('central_identities as ci')
-      .innerJoin('users as u', 'u.id', 'ci.user_ref')
-      .where('ci.svc_id', '=', svc.svcId)
-      .where('ci.usr_svc_id_norm', '=', norm)
-      .where('u.opted_in', '=', 1)
-      .where('u.discoverable', '=', 1)
-      .select(['u.user_id', 'ci.verified'])
-      .orderBy('ci.verified', 'desc')
-      .orderBy('u.user_id')
-      .limit(100)
-      .execute();
+    const rows = await claimantsOf(call.ctx.db.kysely, svc.svcId, norm, 100);
     return {
       root: 'users',
       list: list(

@@ -26,7 +26,7 @@ export function userVerifyCommand(user: Command, globals: () => GlobalOpts): voi
           throw e;
         }
         const { outcome, entry } = result;
-        const verified = entry.verified === 1;
+        const verified = entry.verified;
         const state = verified ? `verified by ${entry.verified_by === 'operator' ? 'the operator' : 'its rel="me" link'}` : 'not verified';
         print(
           out,

@@ -1,19 +1,261 @@
-// Single rows of the central repository, for commands that change one entry's verified mark.
-import type { Kysely, Transaction } from 'kysely';
+// The central repository (SPEC §3): one entry per user and service. Rows leave this module with
+// `verified` as a boolean.
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import { statement, type Exec } from '../db/prepared.js';
 import type { CentralIdentityRow, Database } from '../db/schema.js';
+import type { ParsedIdentifier } from '../domain/identifiers.js';
+import { allByAccountIdentifier, type ByAccountIdentifier } from './people.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-export async function findCentralIdentity(db: Q, userRef: number, svcId: string): Promise<CentralIdentityRow | undefined> {
-  return db.selectFrom('central_identities').selectAll().where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst();
+export type CentralIdentity = Omit<CentralIdentityRow, 'verified'> & { verified: boolean };
+
+function toCentralIdentity(row: CentralIdentityRow): CentralIdentity {
+  return { ...row, verified: row.verified === 1 };
+}
+
+/** What the views show of an entry. */
+export interface CentralEntry {
+  svc_id: string;
+  usr_svc_id: string;
+  verified: boolean;
+  source_partner_id: number | null;
+  updated_at: number;
+}
+
+type CentralEntryRow = Omit<CentralEntry, 'verified'> & { verified: number | boolean };
+const entriesOfUser = statement<CentralEntryRow>('SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at FROM central_identities WHERE user_ref = ?');
+
+/** The user's entries, in no particular order. */
+export async function centralEntriesOfUser(q: Exec, userRef: number): Promise<CentralEntry[]> {
+  const rows = await q.all(entriesOfUser, userRef);
+  // In place: the rows are this call's own, and a copy per row would cost more than the query.
+  for (const r of rows) r.verified = r.verified === 1;
+  return rows as CentralEntry[];
+}
+
+/**
+ * The public view's rows (SPEC §3 rule 3): the account's visibility fields beside each of its
+ * central entries (NULLs when it has none), as arrays in this column order.
+ */
+export type PublicRow = [optedIn: boolean, pro: boolean, svcId: string | null, usrSvcId: string | null, verified: boolean, sourcePartnerId: number | null, updatedAt: number | null];
+type PublicRowAsStored = [number | boolean, number | boolean, string | null, string | null, number | boolean | null, number | null, number | null];
+const publicSelect =
+  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at ' +
+  'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
+// One indexed query for the hottest read: the account by its identifier, joined with its entries.
+// Rows come as arrays and hold only what the answer uses: building objects and reading unused
+// columns would cost about a quarter of the query.
+const publicBy: ByAccountIdentifier<PublicRowAsStored> = {
+  md5: statement<PublicRowAsStored>(`${publicSelect}u.email_md5 = ?`, { rowMode: 'array' }),
+  sha256: statement<PublicRowAsStored>(`${publicSelect}u.email_sha256 = ?`, { rowMode: 'array' }),
+  userId: statement<PublicRowAsStored>(`${publicSelect}u.user_id = ?`, { rowMode: 'array' }),
+};
+
+/** The account a partner's identifier names with its entries; no rows when it names nobody (unproven accounts included). */
+export async function publicRowsByIdentifier(q: Exec, id: ParsedIdentifier): Promise<PublicRow[]> {
+  const rows = await allByAccountIdentifier(q, publicBy, id);
+  for (const r of rows) {
+    r[0] = r[0] === 1;
+    r[1] = r[1] === 1;
+    r[4] = r[4] === 1;
+  }
+  return rows as PublicRow[];
+}
+
+export async function findCentralIdentity(db: Q, userRef: number, svcId: string): Promise<CentralIdentity | undefined> {
+  const row = await db.selectFrom('central_identities').selectAll().where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst();
+  return row && toCentralIdentity(row);
+}
+
+export async function insertCentralIdentity(
+  tx: Transaction<Database>,
+  entry: { userRef: number; svcId: string; usrSvcId: string; usrSvcIdNorm: string; sourcePartnerId: number | null },
+  now: number,
+): Promise<CentralIdentity> {
+  const row = await tx
+    .insertInto('central_identities')
+    .values({
+      user_ref: entry.userRef,
+      svc_id: entry.svcId,
+      usr_svc_id: entry.usrSvcId,
+      usr_svc_id_norm: entry.usrSvcIdNorm,
+      verified: 0,
+      verified_by: null,
+      verified_at: null,
+      last_checked_at: null,
+      source_partner_id: entry.sourcePartnerId,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toCentralIdentity(row);
+}
+
+/** A new identifier for an entry: unverified and unchecked again, from its new source. */
+export async function replaceCentralIdentity(
+  tx: Transaction<Database>,
+  id: number,
+  entry: { usrSvcId: string; usrSvcIdNorm: string; sourcePartnerId: number | null },
+  now: number,
+): Promise<CentralIdentity> {
+  const row = await tx
+    .updateTable('central_identities')
+    .set({ usr_svc_id: entry.usrSvcId, usr_svc_id_norm: entry.usrSvcIdNorm, verified: 0, verified_by: null, verified_at: null, last_checked_at: null, source_partner_id: entry.sourcePartnerId, updated_at: now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toCentralIdentity(row);
+}
+
+/** Deletes the user's entry for a service; with `onlyUnverifiedFrom`, only if that partner is its source and it is not verified. */
+export async function deleteCentralIdentity(tx: Transaction<Database>, userRef: number, svcId: string, onlyUnverifiedFrom: number | null): Promise<boolean> {
+  let q = tx.deleteFrom('central_identities').where('user_ref', '=', userRef).where('svc_id', '=', svcId);
+  if (onlyUnverifiedFrom !== null) q = q.where('source_partner_id', '=', onlyUnverifiedFrom).where('verified', '=', 0);
+  const r = await q.executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+export async function deleteCentralIdentitiesOfUser(tx: Transaction<Database>, userRef: number): Promise<void> {
+  await tx.deleteFrom('central_identities').where('user_ref', '=', userRef).execute();
+}
+
+/** The services of the user's entries. */
+export async function centralServicesOfUser(db: Q, userRef: number): Promise<Set<string>> {
+  return new Set((await db.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).execute()).map((r) => r.svc_id));
+}
+
+/** The user's entry id for a service, if any. */
+export async function centralIdentityIdOf(db: Q, userRef: number, svcId: string): Promise<number | undefined> {
+  return (await db.selectFrom('central_identities').select('id').where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst())?.id;
+}
+
+/** Unverified entries this partner brought into the user's repository (what "also remove" removes). */
+export async function unverifiedServicesFrom(db: Q, userRef: number, partnerId: number): Promise<string[]> {
+  const rows = await db.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).where('source_partner_id', '=', partnerId).where('verified', '=', 0).execute();
+  return rows.map((r) => r.svc_id);
+}
+
+/** How many unverified entries each partner brought into the user's repository. */
+export async function countUnverifiedBySource(db: Q, userRef: number): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('central_identities')
+    .select(['source_partner_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('user_ref', '=', userRef)
+    .where('verified', '=', 0)
+    .where('source_partner_id', 'is not', null)
+    .groupBy('source_partner_id')
+    .execute();
+  const out = new Map<number, number>();
+  for (const r of rows) if (r.source_partner_id !== null) out.set(r.source_partner_id, Number(r.n));
+  return out;
+}
+
+export type CentralIdentityWithSource = CentralIdentity & { partner_name: string | null };
+
+/** The user's entries with the name of the partner each came from, by service id (the account page and the export). */
+export async function centralIdentitiesWithSource(db: Q, userRef: number): Promise<CentralIdentityWithSource[]> {
+  const rows = await db
+    .selectFrom('central_identities as c')
+    .leftJoin('partners as p', 'p.id', 'c.source_partner_id')
+    .selectAll('c')
+    .select('p.name as partner_name')
+    .where('c.user_ref', '=', userRef)
+    .orderBy('c.svc_id')
+    .execute();
+  return rows.map((r) => ({ ...toCentralIdentity(r), partner_name: r.partner_name ?? null }));
+}
+
+/** Who claims an identity (reverse_lookup): opted-in, discoverable users, verified claims first, then by userId. */
+export async function claimantsOf(db: Q, svcId: string, usrSvcIdNorm: string, limit: number): Promise<{ user_id: string; verified: boolean }[]> {
+  const rows = await db
+    .selectFrom('central_identities as ci')
+    .innerJoin('users as u', 'u.id', 'ci.user_ref')
+    .where('ci.svc_id', '=', svcId)
+    .where('ci.usr_svc_id_norm', '=', usrSvcIdNorm)
+    .where('u.opted_in', '=', 1)
+    .where('u.discoverable', '=', 1)
+    .select(['u.user_id', 'ci.verified'])
+    .orderBy('ci.verified', 'desc')
+    .orderBy('u.user_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ user_id: r.user_id, verified: r.verified === 1 }));
 }
 
 export interface VerifiedMark {
-  verified: 0 | 1;
+  verified: boolean;
   verified_by: 'relme' | 'operator' | null;
   verified_at: number | null;
 }
 
-export async function setVerifiedMark(db: Q, id: number, mark: VerifiedMark): Promise<CentralIdentityRow> {
-  return db.updateTable('central_identities').set(mark).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export async function setVerifiedMark(db: Q, id: number, mark: VerifiedMark): Promise<CentralIdentity> {
+  const row = await db
+    .updateTable('central_identities')
+    .set({ ...mark, verified: mark.verified ? 1 : 0 })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toCentralIdentity(row);
+}
+
+/** The outcome of a rel="me" check: when the entry was checked, and its verified mark as it now stands. */
+export async function recordCheck(tx: Transaction<Database>, id: number, mark: VerifiedMark, now: number): Promise<CentralIdentity> {
+  const row = await tx
+    .updateTable('central_identities')
+    .set({ last_checked_at: now, ...mark, verified: mark.verified ? 1 : 0 })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toCentralIdentity(row);
+}
+
+/** The entry if it still has this identifier (a check is about the address it was run on). */
+export async function findCentralIdentityAsChecked(tx: Transaction<Database>, id: number, usrSvcId: string): Promise<CentralIdentity | undefined> {
+  const row = await tx.selectFrom('central_identities').selectAll().where('id', '=', id).where('usr_svc_id', '=', usrSvcId).executeTakeFirst();
+  return row && toCentralIdentity(row);
+}
+
+/** What a rel="me" check of one entry needs: the identifier and its owner's userId. */
+export async function identityToCheck(db: Q, id: number): Promise<{ id: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
+  return db
+    .selectFrom('central_identities as c')
+    .innerJoin('users as u', 'u.id', 'c.user_ref')
+    .select(['c.id', 'c.svc_id', 'c.usr_svc_id', 'u.user_id'])
+    .where('c.id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * Claims up to `limit` entries that are due: never checked first, then those last checked at or
+ * before `staleBefore`. A claim is a conditional UPDATE of last_checked_at from the value that was
+ * read, so of several instances exactly one wins each row. Entries an operator verified are left alone.
+ */
+export async function claimDueIdentities(db: Kysely<Database>, now: number, staleBefore: number, limit: number): Promise<number[]> {
+  const notOperator = (eb: ExpressionBuilder<Database, 'central_identities'>) => eb.or([eb('verified_by', 'is', null), eb('verified_by', '<>', 'operator')]);
+  const fresh = await db.selectFrom('central_identities').select(['id', 'last_checked_at']).where('last_checked_at', 'is', null).where(notOperator).orderBy('id').limit(limit).execute();
+  const stale =
+    fresh.length < limit
+      ? await db
+          .selectFrom('central_identities')
+          .select(['id', 'last_checked_at'])
+          .where('last_checked_at', '<=', staleBefore)
+          .where(notOperator)
+          .orderBy('last_checked_at')
+          .orderBy('id')
+          .limit(limit - fresh.length)
+          .execute()
+      : [];
+  const claimed: number[] = [];
+  for (const c of [...fresh, ...stale]) {
+    const r = await db
+      .updateTable('central_identities')
+      .set({ last_checked_at: now })
+      .where('id', '=', c.id)
+      .where('last_checked_at', c.last_checked_at === null ? 'is' : '=', c.last_checked_at)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 1) claimed.push(c.id);
+  }
+  return claimed;
 }

@@ -4,10 +4,13 @@
 import type { Transaction } from 'kysely';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
-import type { CentralIdentityRow, Database, UserRow } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { isVisible } from '../domain/visibility.js';
+import { deleteCentralIdentity, findCentralIdentity, insertCentralIdentity, replaceCentralIdentity, type CentralIdentity } from '../repositories/central-identities.js';
+import { linkedPartners, type LinkedPartner } from '../repositories/links.js';
 import { SENT_WHILE_NOT_VISIBLE, writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
 import { markVisibilityAnnounced, visibilityOf } from '../repositories/users.js';
+import type { User } from '../repositories/users.js';
 
 type Tx = Transaction<Database>;
 
@@ -15,32 +18,9 @@ export function normaliseUsrSvcId(usrSvcId: string): string {
   return usrSvcId.trim().toLowerCase().replace(/^@/, '');
 }
 
-interface LinkedPartner {
-  partner_id: number;
-  user_identifier: string;
-  trusted: number;
-}
-
-export async function linkedPartners(tx: Tx, userRef: number): Promise<LinkedPartner[]> {
-  const rows = await tx
-    .selectFrom('links as l')
-    .innerJoin('partners as p', 'p.id', 'l.partner_id')
-    .where('l.user_ref', '=', userRef)
-    .select(['l.partner_id', 'l.user_identifier', 'p.trusted'])
-    .orderBy('l.id')
-    .execute();
-  // One announcement per partner even if it linked the user under two identifiers.
-  const seen = new Set<number>();
-  return rows.filter((r) => {
-    if (seen.has(r.partner_id)) return false;
-    seen.add(r.partner_id);
-    return true;
-  });
-}
-
 export async function announce(
   tx: Tx,
-  user: UserRow,
+  user: User,
   type: EventType,
   data: (p: LinkedPartner) => Record<string, unknown>,
   now: number,
@@ -65,18 +45,18 @@ export async function announce(
  * hidden (opt-in, opt-out, and whatever else visibility comes to depend on), after the change: it
  * reads the visibility as it now stands, and announces each change once.
  */
-export async function announceVisibility(tx: Tx, user: UserRow, now: number): Promise<void> {
+export async function announceVisibility(tx: Tx, user: User, now: number): Promise<void> {
   const visible = isVisible(await visibilityOf(tx, user.id));
   if (!(await markVisibilityAnnounced(tx, user.id, visible))) return;
   await announce(tx, user, visible ? 'user.visible' : 'user.hidden', () => ({}), now);
 }
 
-export function identityData(user: UserRow, svc: CatalogueEntry, row: { usr_svc_id: string; verified: number }) {
+export function identityData(user: User, svc: CatalogueEntry, row: { usr_svc_id: string; verified: boolean }) {
   return (p: LinkedPartner) => ({
     svcId: svc.svcId,
     ...(p.trusted || user.pro ? { usrSvcId: row.usr_svc_id } : {}),
     url: buildProfileUrl(svc, row.usr_svc_id),
-    verified: row.verified === 1,
+    verified: row.verified,
   });
 }
 
@@ -88,42 +68,17 @@ export type CentralChange = 'added' | 'replaced' | 'unchanged' | 'kept_verified'
  */
 export async function setCentralIdentity(
   tx: Tx,
-  user: UserRow,
+  user: User,
   svc: CatalogueEntry,
   usrSvcId: string,
   source: { partnerId: number | null },
   now: number,
-): Promise<{ change: CentralChange; row: CentralIdentityRow }> {
-  const existing = await tx.selectFrom('central_identities').selectAll().where('user_ref', '=', user.id).where('svc_id', '=', svc.svcId).executeTakeFirst();
+): Promise<{ change: CentralChange; row: CentralIdentity }> {
+  const existing = await findCentralIdentity(tx, user.id, svc.svcId);
   if (existing && existing.usr_svc_id === usrSvcId) return { change: 'unchanged', row: existing };
   if (existing?.verified && source.partnerId !== null) return { change: 'kept_verified', row: existing };
-  let row: CentralIdentityRow;
-  if (existing) {
-    row = await tx
-      .updateTable('central_identities')
-      .set({ usr_svc_id: usrSvcId, usr_svc_id_norm: normaliseUsrSvcId(usrSvcId), verified: 0, verified_by: null, verified_at: null, last_checked_at: null, source_partner_id: source.partnerId, updated_at: now })
-      .where('id', '=', existing.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-  } else {
-    row = await tx
-      .insertInto('central_identities')
-      .values({
-        user_ref: user.id,
-        svc_id: svc.svcId,
-        usr_svc_id: usrSvcId,
-        usr_svc_id_norm: normaliseUsrSvcId(usrSvcId),
-        verified: 0,
-        verified_by: null,
-        verified_at: null,
-        last_checked_at: null,
-        source_partner_id: source.partnerId,
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-  }
+  const entry = { usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), sourcePartnerId: source.partnerId };
+  const row = existing ? await replaceCentralIdentity(tx, existing.id, entry, now) : await insertCentralIdentity(tx, { ...entry, userRef: user.id, svcId: svc.svcId }, now);
   await announce(tx, user, 'identity.updated', identityData(user, svc, row), now, source.partnerId !== null ? { except: source.partnerId } : {});
   return { change: existing ? 'replaced' : 'added', row };
 }
@@ -132,11 +87,8 @@ export async function setCentralIdentity(
  * Removes a central entry. A partner may remove only what it put there and the user has not
  * verified (SPEC §9); the user may remove anything.
  */
-export async function removeCentralIdentity(tx: Tx, user: UserRow, svcId: string, by: { partnerId: number | null }, now: number): Promise<boolean> {
-  let q = tx.deleteFrom('central_identities').where('user_ref', '=', user.id).where('svc_id', '=', svcId);
-  if (by.partnerId !== null) q = q.where('source_partner_id', '=', by.partnerId).where('verified', '=', 0);
-  const r = await q.executeTakeFirst();
-  if (Number(r.numDeletedRows) === 0) return false;
+export async function removeCentralIdentity(tx: Tx, user: User, svcId: string, by: { partnerId: number | null }, now: number): Promise<boolean> {
+  if (!(await deleteCentralIdentity(tx, user.id, svcId, by.partnerId))) return false;
   await announce(tx, user, 'identity.removed', () => ({ svcId }), now, by.partnerId !== null ? { except: by.partnerId } : {});
   return true;
 }

@@ -2,16 +2,20 @@
 // user's account, with the copy-in at link time, and credential checks that are throttled before
 // any hashing and answer identically for an unknown address and a wrong password.
 import type { AppContext } from '../context.js';
-import type { PartnerRow, UserRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
 import { emailHashes, type ParsedIdentifier } from '../domain/identifiers.js';
 import { burnPasswordCheck, verifyPassword } from '../domain/passwords.js';
-import { findOrCreatePerson, findPerson } from '../repositories/people.js';
-import { findUserByEmail } from '../repositories/users.js';
+import { inTx, onReader } from '../db/prepared.js';
+import { centralServicesOfUser } from '../repositories/central-identities.js';
+import { deleteLink, findLink, findLinkOfSubject, insertLink, moveLink } from '../repositories/links.js';
+import { pushedEntriesInOrder } from '../repositories/partner-identities.js';
+import type { Partner } from '../repositories/partners.js';
+import { lookupOrCreatePerson, lookupPerson } from '../repositories/people.js';
+import { findUserByEmail, findUserByRef } from '../repositories/users.js';
 import { mailSite, queueMail } from '../mail/index.js';
 import { partnerLinkedMail } from '../mail/templates/partner-linked.js';
 import { announce, setCentralIdentity } from './central.js';
-import { findLink } from './partner-data.js';
+import type { User } from '../repositories/users.js';
 
 export interface Credentials {
   email: string;
@@ -30,7 +34,7 @@ export interface Credentials {
  * A stranger's failures elsewhere count only towards the ceiling, so they cannot stop the owner
  * from syncing from her own address and partner until a distributed attack reaches it.
  */
-function throttleKeys(partner: PartnerRow, c: Credentials) {
+function throttleKeys(partner: Partner, c: Credentials) {
   const account = emailHashes(c.email).sha256;
   return {
     place: `cred:apa:${account}:${partner.id}:${c.clientAddress}`,
@@ -40,7 +44,7 @@ function throttleKeys(partner: PartnerRow, c: Credentials) {
 }
 
 /** Checks e-mail and password, throttled (before any hashing) by the three counters of throttleKeys. */
-export async function checkCredentials(ctx: AppContext, partner: PartnerRow, c: Credentials): Promise<UserRow> {
+export async function checkCredentials(ctx: AppContext, partner: Partner, c: Credentials): Promise<User> {
   const keys = throttleKeys(partner, c);
   const cfg = ctx.config;
   const t = ctx.throttle;
@@ -69,31 +73,26 @@ function identifierForPartner(id: ParsedIdentifier, raw: string): string {
   return id.kind === 'email' ? id.md5 : raw.trim().toLowerCase();
 }
 
-export async function linkUser(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, rawIdentifier: string, user: UserRow): Promise<void> {
+export async function linkUser(ctx: AppContext, partner: Partner, id: ParsedIdentifier, rawIdentifier: string, user: User): Promise<void> {
   const now = ctx.clock.now();
   // Read before the transaction: on SQLite the one connection is held by the transaction, so a
   // query outside it would wait forever.
   const snap = await ctx.catalogue.get();
   await ctx.db.kysely.transaction().execute(async (tx) => {
-    const person = await findOrCreatePerson(tx, id, now);
-    const existing = await tx.selectFrom('links').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).executeTakeFirst();
+    const q = inTx(ctx.db, tx);
+    const person = await lookupOrCreatePerson(q, id, now);
+    const existing = await findLinkOfSubject(q, partner.id, person.subjectId);
     if (existing && existing.user_ref === user.id) return; // already linked: true again, nothing new
-    if (existing) {
-      // The person proved a different account: the link moves to it.
-      await tx.updateTable('links').set({ user_ref: user.id, created_at: now }).where('id', '=', existing.id).execute();
-    } else {
-      await tx
-        .insertInto('links')
-        .values({ partner_id: partner.id, subject_id: person.subjectId, user_ref: user.id, user_identifier: identifierForPartner(id, rawIdentifier), created_at: now })
-        .execute();
-    }
+    // The person proved a different account: the link moves to it.
+    if (existing) await moveLink(tx, existing.id, user.id, now);
+    else await insertLink(tx, { partnerId: partner.id, subjectId: person.subjectId, userRef: user.id, userIdentifier: identifierForPartner(id, rawIdentifier) }, now);
     await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
     // Like "a new application was authorised": the owner hears of every new link.
     const site = mailSite(ctx.config);
     await queueMail(tx, { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account#links` }) }, now);
     // Copy-in: the partner's entries fill services the central repository does not have yet.
-    const own = await tx.selectFrom('partner_identities').selectAll().where('partner_id', '=', partner.id).where('subject_id', '=', person.subjectId).orderBy('id').execute();
-    const have = new Set((await tx.selectFrom('central_identities').select('svc_id').where('user_ref', '=', user.id).execute()).map((r) => r.svc_id));
+    const own = await pushedEntriesInOrder(q, partner.id, person.subjectId);
+    const have = await centralServicesOfUser(tx, user.id);
     for (const e of own) {
       const svc = snap.byId.get(e.svc_id);
       if (!svc || have.has(e.svc_id)) continue;
@@ -102,19 +101,19 @@ export async function linkUser(ctx: AppContext, partner: PartnerRow, id: ParsedI
   });
 }
 
-export async function unlinkUser(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, credentials: Credentials | null): Promise<UserRow> {
-  const db = ctx.db.kysely;
-  const person = await findPerson(db, id);
-  const link = await findLink(db, partner, person);
+export async function unlinkUser(ctx: AppContext, partner: Partner, id: ParsedIdentifier, credentials: Credentials | null): Promise<User> {
+  const person = await lookupPerson(onReader(ctx.db), id);
+  const link = await findLink(onReader(ctx.db), partner.id, person);
   if (!link) throw errors.linkNotFound();
   if (credentials) {
     const user = await checkCredentials(ctx, partner, credentials);
     if (user.id !== link.user_ref) throw errors.invalidCredentials();
   }
   const now = ctx.clock.now();
-  return db.transaction().execute(async (tx) => {
-    const user = await tx.selectFrom('users').selectAll().where('id', '=', link.user_ref).executeTakeFirstOrThrow();
-    await tx.deleteFrom('links').where('id', '=', link.id).execute();
+  return ctx.db.kysely.transaction().execute(async (tx) => {
+    const user = await findUserByRef(tx, link.user_ref);
+    if (!user) throw new Error('a link names an account that does not exist');
+    await deleteLink(tx, link.id);
     await announce(tx, user, 'link.removed', () => ({ partner: partner.name }), now, { except: partner.id });
     return user;
   });

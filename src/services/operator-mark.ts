@@ -3,9 +3,10 @@
 // `verified` is announced to the user's linked partners (identity.updated) in the same transaction.
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
-import type { CentralIdentityRow, UserRow } from '../db/schema.js';
 import { findCentralIdentity, setVerifiedMark } from '../repositories/central-identities.js';
 import { announce, identityData } from './central.js';
+import type { User } from '../repositories/users.js';
+import type { CentralIdentity } from '../repositories/central-identities.js';
 
 /** What the command did: `set`/`cleared` changed the entry; `unchanged` found it as asked. */
 export type MarkOutcome = 'set' | 'cleared' | 'unchanged';
@@ -23,17 +24,17 @@ export class ProvenByRelMeError extends Error {
   }
 }
 
-export async function setOperatorMark(ctx: AppContext, user: UserRow, svc: CatalogueEntry, on: boolean): Promise<{ outcome: MarkOutcome; entry: CentralIdentityRow }> {
+export async function setOperatorMark(ctx: AppContext, user: User, svc: CatalogueEntry, on: boolean): Promise<{ outcome: MarkOutcome; entry: CentralIdentity }> {
   const now = ctx.clock.now();
   return ctx.db.kysely.transaction().execute(async (tx) => {
     const current = await findCentralIdentity(tx, user.id, svc.svcId);
     if (!current) throw new NoCentralEntryError(user.user_id, svc.svcId);
-    const operatorMarked = current.verified === 1 && current.verified_by === 'operator';
-    if (on ? operatorMarked : current.verified === 0) return { outcome: 'unchanged', entry: current };
+    const operatorMarked = current.verified && current.verified_by === 'operator';
+    if (on ? operatorMarked : !current.verified) return { outcome: 'unchanged', entry: current };
     if (!on && !operatorMarked) throw new ProvenByRelMeError(user.user_id, svc.svcId);
     // Setting over a rel="me" proof keeps it verified but makes the mark the operator's, so a later
     // failed check does not clear it; `verified` does not flip then, so partners hear nothing new.
-    const entry = await setVerifiedMark(tx, current.id, on ? { verified: 1, verified_by: 'operator', verified_at: current.verified === 1 ? current.verified_at : now } : { verified: 0, verified_by: null, verified_at: null });
+    const entry = await setVerifiedMark(tx, current.id, on ? { verified: true, verified_by: 'operator', verified_at: current.verified ? current.verified_at : now } : { verified: false, verified_by: null, verified_at: null });
     if (entry.verified !== current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, entry), now);
     return { outcome: on ? 'set' : 'cleared', entry };
   });

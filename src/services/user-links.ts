@@ -2,9 +2,11 @@
 // no longer linked, so it is written to it explicitly), the user's other linked partners hear it
 // too, and — when the user asks — the unverified entries that partner brought in are removed.
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
 import { errors } from '../domain/errors.js';
+import { countUnverifiedBySource, unverifiedServicesFrom } from '../repositories/central-identities.js';
+import { deleteLinksOfUser, linksOfUserToPartner, listLinksOfUser } from '../repositories/links.js';
 import { announce, removeCentralIdentity } from './central.js';
+import type { User } from '../repositories/users.js';
 
 export interface LinkSummary {
   partnerId: number;
@@ -16,62 +18,33 @@ export interface LinkSummary {
 }
 
 /** The user's links, one line per partner (a partner may have linked the user under two identifiers). */
-export async function listUserLinks(ctx: AppContext, user: UserRow): Promise<LinkSummary[]> {
-  const db = ctx.db.kysely;
-  const rows = await db
-    .selectFrom('links as l')
-    .innerJoin('partners as p', 'p.id', 'l.partner_id')
-    .where('l.user_ref', '=', user.id)
-    .select(['l.partner_id', 'p.name', 'l.created_at'])
-    .orderBy('l.created_at')
-    .orderBy('l.id')
-    .execute();
-  const added = await db
-    .selectFrom('central_identities')
-    .select(['source_partner_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('user_ref', '=', user.id)
-    .where('verified', '=', 0)
-    .where('source_partner_id', 'is not', null)
-    .groupBy('source_partner_id')
-    .execute();
-  const addedBy = new Map(added.map((a) => [a.source_partner_id, Number(a.n)]));
+export async function listUserLinks(ctx: AppContext, user: User): Promise<LinkSummary[]> {
+  const rows = await listLinksOfUser(ctx.db.kysely, user.id, 'made');
+  const addedBy = await countUnverifiedBySource(ctx.db.kysely, user.id);
   const out = new Map<number, LinkSummary>();
   for (const r of rows) {
-    if (!out.has(r.partner_id)) out.set(r.partner_id, { partnerId: r.partner_id, partnerName: r.name, linkedAt: r.created_at, addedCount: addedBy.get(r.partner_id) ?? 0 });
+    if (!out.has(r.partner_id)) out.set(r.partner_id, { partnerId: r.partner_id, partnerName: r.partner_name, linkedAt: r.created_at, addedCount: addedBy.get(r.partner_id) ?? 0 });
   }
   return [...out.values()];
 }
 
-export async function endLinkByUser(ctx: AppContext, user: UserRow, partnerId: number, options: { removeAdded: boolean }): Promise<{ removed: string[] }> {
+export async function endLinkByUser(ctx: AppContext, user: User, partnerId: number, options: { removeAdded: boolean }): Promise<{ removed: string[] }> {
   const now = ctx.clock.now();
   return ctx.db.kysely.transaction().execute(async (tx) => {
-    const links = await tx
-      .selectFrom('links as l')
-      .innerJoin('partners as p', 'p.id', 'l.partner_id')
-      .where('l.user_ref', '=', user.id)
-      .where('l.partner_id', '=', partnerId)
-      .select(['l.id', 'l.partner_id', 'l.user_identifier', 'p.trusted', 'p.name'])
-      .orderBy('l.id')
-      .execute();
+    const links = await linksOfUserToPartner(tx, user.id, partnerId);
     const first = links[0];
     if (!first) throw errors.linkNotFound();
-    const data = () => ({ partner: first.name, endedBy: 'user' });
+    const data = () => ({ partner: first.partner_name, endedBy: 'user' });
     // The partner itself, once for each identifier it linked the user under.
-    await announce(tx, user, 'link.removed', data, now, { only: links.map((l) => ({ partner_id: l.partner_id, user_identifier: l.user_identifier, trusted: l.trusted })) });
-    await tx.deleteFrom('links').where('user_ref', '=', user.id).where('partner_id', '=', partnerId).execute();
+    await announce(tx, user, 'link.removed', data, now, { only: links });
+    await deleteLinksOfUser(tx, user.id, partnerId);
     // Everyone still linked.
     await announce(tx, user, 'link.removed', data, now);
     const removed: string[] = [];
     if (options.removeAdded) {
-      const added = await tx
-        .selectFrom('central_identities')
-        .select('svc_id')
-        .where('user_ref', '=', user.id)
-        .where('source_partner_id', '=', partnerId)
-        .where('verified', '=', 0)
-        .execute();
-      for (const { svc_id } of added) {
-        if (await removeCentralIdentity(tx, user, svc_id, { partnerId }, now)) removed.push(svc_id);
+      const added = await unverifiedServicesFrom(tx, user.id, partnerId);
+      for (const svcId of added) {
+        if (await removeCentralIdentity(tx, user, svcId, { partnerId }, now)) removed.push(svcId);
       }
     }
     return { removed };

@@ -5,11 +5,10 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { createContext, type AppContext } from '../../src/context.js';
-import type { UserRow } from '../../src/db/schema.js';
 import { reverifyDue } from '../../src/jobs/reverify.js';
 import { sweepSite } from '../../src/jobs/site-sweep.js';
 import { listOutbox } from '../../src/repositories/outbox.js';
-import { findUserByUserId } from '../../src/repositories/users.js';
+import { findUserByUserId, type User } from '../../src/repositories/users.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { verifyIdentity } from '../../src/verification/verify.js';
 import type { TestApp } from '../helpers/app.js';
@@ -38,13 +37,13 @@ beforeEach(async () => {
 
 const profileOf = (userId: string) => `${t.config.baseUrl}/u/${userId}`;
 
-async function newUser(): Promise<UserRow> {
+async function newUser(): Promise<User> {
   users += 1;
   const u = await t.user({ email: `verify.${users}@example.org`, userId: `verify_${users}` });
   return (await findUserByUserId(t.ctx.db.kysely, u.userId))!;
 }
 
-async function addEntry(user: UserRow, svcId: string, usrSvcId: string, partnerId: number | null = null): Promise<number> {
+async function addEntry(user: User, svcId: string, usrSvcId: string, partnerId: number | null = null): Promise<number> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
   const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId }, t.clock.now()));
   return row.id;

@@ -1,0 +1,120 @@
+// Links between a partner's repository for one person (a subject) and a user's account (SPEC §9).
+import type { Kysely, Transaction } from 'kysely';
+import { statement, type Exec } from '../db/prepared.js';
+import type { Database } from '../db/schema.js';
+import type { PersonRef } from './people.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export interface LinkRef {
+  id: number;
+  user_ref: number;
+}
+
+const firstLinkBySubjectOrUser = statement<LinkRef>('SELECT id, user_ref FROM links WHERE partner_id = ? AND (subject_id = ? OR user_ref = ?) ORDER BY id LIMIT 1');
+const linkBySubject = statement<LinkRef>('SELECT id, user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
+
+/** The link between this partner and this person, if any: by the person's subject, or by the account itself. */
+export async function findLink(q: Exec, partnerId: number, person: PersonRef): Promise<LinkRef | undefined> {
+  if (person.subjectId === undefined && !person.user) return undefined;
+  // -1 never matches an id: stands in for the side that is absent.
+  return q.get(firstLinkBySubjectOrUser, partnerId, person.subjectId ?? -1, person.user?.id ?? -1);
+}
+
+/** The link this partner made for this subject (one at most). */
+export function findLinkOfSubject(q: Exec, partnerId: number, subjectId: number): Promise<LinkRef | undefined> {
+  return q.get(linkBySubject, partnerId, subjectId);
+}
+
+export interface NewLink {
+  partnerId: number;
+  subjectId: number;
+  userRef: number;
+  userIdentifier: string;
+}
+
+export async function insertLink(tx: Transaction<Database>, link: NewLink, now: number): Promise<void> {
+  await tx
+    .insertInto('links')
+    .values({ partner_id: link.partnerId, subject_id: link.subjectId, user_ref: link.userRef, user_identifier: link.userIdentifier, created_at: now })
+    .execute();
+}
+
+/** The person proved a different account: the link moves to it. */
+export async function moveLink(tx: Transaction<Database>, linkId: number, userRef: number, now: number): Promise<void> {
+  await tx.updateTable('links').set({ user_ref: userRef, created_at: now }).where('id', '=', linkId).execute();
+}
+
+export async function deleteLink(tx: Transaction<Database>, linkId: number): Promise<void> {
+  await tx.deleteFrom('links').where('id', '=', linkId).execute();
+}
+
+export async function deleteLinksOfUser(tx: Transaction<Database>, userRef: number, partnerId?: number): Promise<void> {
+  let q = tx.deleteFrom('links').where('user_ref', '=', userRef);
+  if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
+  await q.execute();
+}
+
+export interface LinkedPartner {
+  partner_id: number;
+  user_identifier: string;
+  trusted: boolean;
+}
+
+/** The partners linked to the user, once each (a partner may have linked them under two identifiers), oldest link first. */
+export async function linkedPartners(tx: Transaction<Database>, userRef: number): Promise<LinkedPartner[]> {
+  const rows = await tx
+    .selectFrom('links as l')
+    .innerJoin('partners as p', 'p.id', 'l.partner_id')
+    .where('l.user_ref', '=', userRef)
+    .select(['l.partner_id', 'l.user_identifier', 'p.trusted'])
+    .orderBy('l.id')
+    .execute();
+  const seen = new Set<number>();
+  const out: LinkedPartner[] = [];
+  for (const r of rows) {
+    if (seen.has(r.partner_id)) continue;
+    seen.add(r.partner_id);
+    out.push({ partner_id: r.partner_id, user_identifier: r.user_identifier, trusted: r.trusted === 1 });
+  }
+  return out;
+}
+
+export interface UserLinkToPartner extends LinkedPartner {
+  id: number;
+  partner_name: string;
+}
+
+/** Every link of this user to this partner, oldest first. */
+export async function linksOfUserToPartner(tx: Transaction<Database>, userRef: number, partnerId: number): Promise<UserLinkToPartner[]> {
+  const rows = await tx
+    .selectFrom('links as l')
+    .innerJoin('partners as p', 'p.id', 'l.partner_id')
+    .where('l.user_ref', '=', userRef)
+    .where('l.partner_id', '=', partnerId)
+    .select(['l.id', 'l.partner_id', 'l.user_identifier', 'p.trusted', 'p.name'])
+    .orderBy('l.id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, partner_id: r.partner_id, user_identifier: r.user_identifier, trusted: r.trusted === 1, partner_name: r.name }));
+}
+
+export interface UserLinkRow {
+  partner_id: number;
+  partner_name: string;
+  user_identifier: string;
+  created_at: number;
+}
+
+/**
+ * The user's links with the partners' names: by when each was made or last moved ('made', what
+ * the account page lists), or in the order the rows were written ('written', the export).
+ */
+export async function listLinksOfUser(db: Q, userRef: number, order: 'made' | 'written'): Promise<UserLinkRow[]> {
+  let q = db
+    .selectFrom('links as l')
+    .innerJoin('partners as p', 'p.id', 'l.partner_id')
+    .where('l.user_ref', '=', userRef)
+    .select(['l.partner_id', 'p.name as partner_name', 'l.user_identifier', 'l.created_at']);
+  if (order === 'made') q = q.orderBy('l.created_at');
+  return q.orderBy('l.id').execute();
+}
