@@ -2,6 +2,8 @@
 // accounts whose address was never proven are deleted.
 import type { AppContext } from '../context.js';
 import { deleteOldMail } from '../repositories/mail-queue.js';
+import { deleteExpiredSessions } from '../repositories/sessions.js';
+import { deleteAttemptsBefore } from '../repositories/verification-attempts.js';
 import { sweepUnproven } from '../services/ownership.js';
 
 export const SITE_SWEEP_EVERY_MS = 3600_000;
@@ -12,8 +14,8 @@ export const MAIL_KEPT_MS = 30 * 24 * 3600 * 1000;
 
 export async function sweepSite(ctx: AppContext): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.kysely.deleteFrom('sessions').where('expires_at', '<=', now).execute();
-  await ctx.db.kysely.deleteFrom('verification_attempts').where('attempted_at', '<', now - ATTEMPTS_KEPT_MS).execute();
+  await deleteExpiredSessions(ctx.db.kysely, now);
+  await deleteAttemptsBefore(ctx.db.kysely, now - ATTEMPTS_KEPT_MS);
   await deleteOldMail(ctx.db.kysely, now - MAIL_KEPT_MS);
   await sweepUnproven(ctx);
 }

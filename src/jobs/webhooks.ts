@@ -4,14 +4,12 @@
 // about a user who is no longer visible when it is due is never sent (`suppressed`), except the
 // news that they are hidden or deleted.
 import { createHmac } from 'node:crypto';
-import type { ExpressionBuilder } from 'kysely';
-import type { Database } from '../db/schema.js';
 import type { AppContext } from '../context.js';
 import type { OutboxRow } from '../db/schema.js';
-import type { PartnerRow } from '../db/schema.js';
+import type { Partner } from '../repositories/partners.js';
 import { safeFetch, type SafeFetchResult } from '../verification/safe-fetch.js';
-import { disablePartnerWebhook, signingSecrets } from '../repositories/partners.js';
-import { SENT_WHILE_NOT_VISIBLE } from '../repositories/outbox.js';
+import { disablePartnerWebhook, findWebhookTarget, signingSecrets } from '../repositories/partners.js';
+import { claimDueEvents, recordDelivery, SENT_WHILE_NOT_VISIBLE } from '../repositories/outbox.js';
 import { visibilityOf } from '../repositories/users.js';
 import { isVisible } from '../domain/visibility.js';
 
@@ -34,7 +32,7 @@ export function signatureHeader(secrets: string[], id: string, timestamp: number
   return secrets.map((s) => signWebhook(s, id, timestamp, body)).join(' ');
 }
 
-type Endpoint = Pick<PartnerRow, 'webhook_url' | 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>;
+type Endpoint = Pick<Partner, 'webhook_url' | 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>;
 
 /**
  * One signed POST of an event to a partner's endpoint, under the outbound address policy, without
@@ -72,22 +70,6 @@ function retryAfterMs(value: string | undefined, now: number): number | null {
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-async function claim(ctx: AppContext, now: number): Promise<OutboxRow[]> {
-  const db = ctx.db.kysely;
-  const free = (eb: ExpressionBuilder<Database, 'outbox'>) =>
-    eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
-  const due = db.selectFrom('outbox').select('id').where(free).orderBy('id').limit(BATCH);
-  // The conditions are repeated on the outer UPDATE: PostgreSQL re-checks them on the locked row,
-  // so two instances racing for one row cannot both win it.
-  return db
-    .updateTable('outbox')
-    .set({ locked_until: now + LEASE_MS })
-    .where('id', 'in', due)
-    .where(free)
-    .returningAll()
-    .execute();
-}
-
 type Outcome = { status: 'delivered' | 'dead' | 'skipped' | 'suppressed' | 'pending'; error: string | null; nextAttemptAt?: number; disableEndpoint?: boolean };
 
 /** The user hid (or was deleted) after the event was written: what it says is no longer theirs to give. */
@@ -98,11 +80,7 @@ async function isWithheld(ctx: AppContext, row: OutboxRow): Promise<boolean> {
 
 async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Outcome> {
   if (await isWithheld(ctx, row)) return { status: 'suppressed', error: 'not sent: the user is not visible to partners any more (hidden, not opted in or deleted)' };
-  const partner = await ctx.db.kysely
-    .selectFrom('partners')
-    .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at', 'webhook_disabled'])
-    .where('id', '=', row.partner_id)
-    .executeTakeFirst();
+  const partner = await findWebhookTarget(ctx.db.kysely, row.partner_id);
   if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
   if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };
   const res = await postWebhook(ctx, { ...partner, webhook_url: partner.webhook_url }, row.event_id, row.payload, now);
@@ -119,21 +97,16 @@ async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Ou
 /** One pass: claim due events, try each once. Returns how many were attempted. */
 export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
   const now = ctx.clock.now();
-  const rows = await claim(ctx, now);
+  const rows = await claimDueEvents(ctx.db.kysely, now, now + LEASE_MS, BATCH);
   for (const row of rows) {
     const outcome = await deliver(ctx, row, now);
-    await ctx.db.kysely
-      .updateTable('outbox')
-      .set({
-        status: outcome.status,
-        attempts: outcome.status === 'skipped' || outcome.status === 'suppressed' ? row.attempts : row.attempts + 1,
-        last_error: outcome.error,
-        locked_until: null,
-        ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
-        ...(outcome.nextAttemptAt !== undefined ? { next_attempt_at: outcome.nextAttemptAt } : {}),
-      })
-      .where('id', '=', row.id)
-      .execute();
+    await recordDelivery(ctx.db.kysely, row.id, {
+      status: outcome.status,
+      attempts: outcome.status === 'skipped' || outcome.status === 'suppressed' ? row.attempts : row.attempts + 1,
+      error: outcome.error,
+      ...(outcome.status === 'delivered' ? { deliveredAt: now } : {}),
+      ...(outcome.nextAttemptAt !== undefined ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
+    });
     if (outcome.disableEndpoint) {
       await disablePartnerWebhook(ctx.db.kysely, row.partner_id, now);
     }

@@ -1,7 +1,7 @@
 // The transactional outbox (SPEC §9): events are written in the same transaction as the change
 // they announce, one row per receiving partner, and delivered later by the webhook job.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { Database, OutboxRow } from '../db/schema.js';
 
 type Q = Kysely<Database> | Transaction<Database>;
@@ -60,4 +60,40 @@ export async function listOutbox(db: Q, partnerId?: number): Promise<OutboxRow[]
   let q = db.selectFrom('outbox').selectAll().orderBy('id');
   if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
   return q.execute();
+}
+
+/**
+ * Leases up to `limit` due events until `leaseUntil`, oldest first. The conditions are repeated on
+ * the outer UPDATE: PostgreSQL re-checks them on the locked row, so two instances racing for one
+ * row cannot both win it.
+ */
+export async function claimDueEvents(db: Kysely<Database>, now: number, leaseUntil: number, limit: number): Promise<OutboxRow[]> {
+  const free = (eb: ExpressionBuilder<Database, 'outbox'>) =>
+    eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
+  const due = db.selectFrom('outbox').select('id').where(free).orderBy('id').limit(limit);
+  return db.updateTable('outbox').set({ locked_until: leaseUntil }).where('id', 'in', due).where(free).returningAll().execute();
+}
+
+export interface DeliveryRecord {
+  status: 'delivered' | 'dead' | 'skipped' | 'suppressed' | 'pending';
+  attempts: number;
+  error: string | null;
+  deliveredAt?: number;
+  nextAttemptAt?: number;
+}
+
+/** The outcome of one delivery attempt; the lease ends. */
+export async function recordDelivery(db: Q, id: number, r: DeliveryRecord): Promise<void> {
+  await db
+    .updateTable('outbox')
+    .set({
+      status: r.status,
+      attempts: r.attempts,
+      last_error: r.error,
+      locked_until: null,
+      ...(r.deliveredAt !== undefined ? { delivered_at: r.deliveredAt } : {}),
+      ...(r.nextAttemptAt !== undefined ? { next_attempt_at: r.nextAttemptAt } : {}),
+    })
+    .where('id', '=', id)
+    .execute();
 }

@@ -2,14 +2,19 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { Database, UserRow } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { keepSubjectOfDeletedAccount } from '../repositories/people.js';
-import { findUserByRef, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
-import { announce, announceVisibility, linkedPartners } from './central.js';
+import { deleteUser, findUserByRef, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
+import { deleteCentralIdentitiesOfUser } from '../repositories/central-identities.js';
+import { deleteLinksOfUser, linkedPartners } from '../repositories/links.js';
+import { endOtherSessions } from '../repositories/sessions.js';
+import { deleteAttemptsOfUser } from '../repositories/verification-attempts.js';
+import { announce, announceVisibility } from './central.js';
+import type { User } from '../repositories/users.js';
 
 /** The user's consent; they are shown only while their address is proven too (users.opted_in). */
-export async function setOptIn(ctx: AppContext, user: UserRow, optedIn: boolean): Promise<void> {
+export async function setOptIn(ctx: AppContext, user: User, optedIn: boolean): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await setUserFlags(tx, user.id, { optedIn }, now);
@@ -22,7 +27,7 @@ export async function setOptIn(ctx: AppContext, user: UserRow, optedIn: boolean)
  * partner that hears of the user is linked to them, so the private view of SPEC §4.7), and which of
  * its fields the public view shows too.
  */
-function profileAsLinkedPartnersSeeIt(ctx: AppContext, user: UserRow) {
+function profileAsLinkedPartnersSeeIt(ctx: AppContext, user: User) {
   return {
     profile: { userId: user.user_id, url: `${ctx.config.baseUrl}/u/${user.user_id}`, ...profileFields(user, 'all') },
     publicFields: Object.keys(profileFields(user, 'public')),
@@ -33,7 +38,7 @@ function profileAsLinkedPartnersSeeIt(ctx: AppContext, user: UserRow) {
  * Saves profile fields and their public flags (site and CLI). Linked partners get
  * `profile.updated` when anything return_profile would answer them changed.
  */
-export async function saveProfile(ctx: AppContext, user: UserRow, values: ProfileValues, publicFields: ProfileField[] | undefined): Promise<void> {
+export async function saveProfile(ctx: AppContext, user: User, values: ProfileValues, publicFields: ProfileField[] | undefined): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const before = await findUserByRef(tx, user.id);
@@ -52,19 +57,19 @@ export async function saveProfile(ctx: AppContext, user: UserRow, values: Profil
  * still finds its own entries under the identifier it used (SPEC §3 rule 1). The userId is free to
  * be taken again; a new account that takes it takes the name only (people.ts absorbOrphanSubjects).
  */
-export async function deleteAccount(ctx: AppContext, user: UserRow): Promise<void> {
+export async function deleteAccount(ctx: AppContext, user: User): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute((tx) => eraseAccount(tx, user, now));
 }
 
 /** deleteAccount inside the caller's transaction. */
-export async function eraseAccount(tx: Transaction<Database>, user: UserRow, now: number): Promise<void> {
+export async function eraseAccount(tx: Transaction<Database>, user: User, now: number): Promise<void> {
   const partners = await linkedPartners(tx, user.id);
   await announce(tx, user, 'user.deleted', () => ({}), now, { only: partners });
-  await tx.deleteFrom('links').where('user_ref', '=', user.id).execute();
-  await tx.deleteFrom('central_identities').where('user_ref', '=', user.id).execute();
-  await tx.deleteFrom('sessions').where('user_ref', '=', user.id).execute();
-  await tx.deleteFrom('verification_attempts').where('user_ref', '=', user.id).execute();
+  await deleteLinksOfUser(tx, user.id);
+  await deleteCentralIdentitiesOfUser(tx, user.id);
+  await endOtherSessions(tx, user.id, null);
+  await deleteAttemptsOfUser(tx, user.id);
   await keepSubjectOfDeletedAccount(tx, user, now);
-  await tx.deleteFrom('users').where('id', '=', user.id).execute();
+  await deleteUser(tx, user.id);
 }

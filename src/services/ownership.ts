@@ -9,7 +9,7 @@
 // unproven account is removed). Unproven accounts are also removed after UNPROVEN_ACCOUNT_DAYS.
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { Database, UserRow } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { hashPassword } from '../domain/passwords.js';
 import { sha256 } from '../domain/secrets.js';
@@ -18,7 +18,7 @@ import { claimAddressMail } from '../mail/templates/claim-address.js';
 import { confirmAddressMail } from '../mail/templates/confirm-address.js';
 import { signUpAttemptMail } from '../mail/templates/signup-attempt.js';
 import { createEmailToken, deleteExpiredTokens, endUserTokens, findUsableToken, useToken } from '../repositories/email-tokens.js';
-import { DuplicateUserError, findUserByEmail, findUserByUserId, insertUser, listUnprovenBefore, markEmailProven } from '../repositories/users.js';
+import { type User, DuplicateUserError, findUserByEmail, findUserByRef, findUserByUserId, insertUser, isUnproven, listUnprovenBefore, markEmailProven } from '../repositories/users.js';
 import { announceVisibility } from './central.js';
 import { eraseAccount } from './accounts.js';
 
@@ -43,7 +43,7 @@ export async function mayMailAddress(ctx: AppContext, email: string): Promise<bo
 }
 
 /** A new confirmation link for an unproven account (older ones stop working), mailed to its address. */
-async function mailConfirmation(ctx: AppContext, tx: Tx, user: UserRow, now: number, send: boolean): Promise<void> {
+async function mailConfirmation(ctx: AppContext, tx: Tx, user: User, now: number, send: boolean): Promise<void> {
   await endUserTokens(tx, user.id, 'confirm', now);
   const secret = await createEmailToken(tx, { purpose: 'confirm', userRef: user.id, email: user.email }, now, CONFIRM_LINK_HOURS * HOUR);
   if (!send) return;
@@ -96,7 +96,7 @@ export async function signUp(ctx: AppContext, input: SignUpInput): Promise<void>
 }
 
 /** An account the operator creates without vouching for its address: unproven, with a link mailed. */
-export async function createUnprovenAccount(ctx: AppContext, input: { email: string; userId: string; passwordHash: string; optedIn: boolean }): Promise<UserRow> {
+export async function createUnprovenAccount(ctx: AppContext, input: { email: string; userId: string; passwordHash: string; optedIn: boolean }): Promise<User> {
   const now = ctx.clock.now();
   return ctx.db.kysely.transaction().execute(async (tx) => {
     const user = await insertUser(tx, { ...input, proven: false }, now);
@@ -108,7 +108,7 @@ export async function createUnprovenAccount(ctx: AppContext, input: { email: str
 export type ResendOutcome = { sent: true } | { sent: false; retryAfterSeconds: number };
 
 /** "Send the link again" on the account page: throttled per account and per address. */
-export async function resendConfirmation(ctx: AppContext, user: UserRow): Promise<ResendOutcome> {
+export async function resendConfirmation(ctx: AppContext, user: User): Promise<ResendOutcome> {
   if (user.email_proven_at !== null) return { sent: true };
   const key = `mail:resend:${user.id}`;
   const wait = await ctx.throttle.blockedFor(key, RESENDS_PER_HOUR);
@@ -128,7 +128,7 @@ export async function previewLink(ctx: AppContext, secret: string): Promise<Link
   const row = await findUsableToken(db, secret, ['confirm', 'claim'], ctx.clock.now());
   if (!row) return undefined;
   if (row.purpose === 'confirm') {
-    const user = row.user_ref === null ? undefined : await db.selectFrom('users').select(['user_id', 'email']).where('id', '=', row.user_ref).executeTakeFirst();
+    const user = row.user_ref === null ? undefined : await findUserByRef(db, row.user_ref);
     return user && user.email === row.email ? { purpose: 'confirm', userId: user.user_id } : undefined;
   }
   const holder = await findUserByEmail(db, row.email);
@@ -154,7 +154,7 @@ export async function followLink(ctx: AppContext, secret: string): Promise<Follo
   if (!row) return { kind: 'invalid' };
   return ctx.db.kysely.transaction().execute(async (tx): Promise<FollowOutcome> => {
     if (row.purpose === 'confirm') {
-      const user = row.user_ref === null ? undefined : await tx.selectFrom('users').selectAll().where('id', '=', row.user_ref).executeTakeFirst();
+      const user = row.user_ref === null ? undefined : await findUserByRef(tx, row.user_ref);
       // A link proves the address it was sent to, and only while the account still has it.
       if (!user || user.email !== row.email || !(await useToken(tx, row.id, now))) return { kind: 'invalid' };
       await markEmailProven(tx, user.id, now);
@@ -174,7 +174,7 @@ export async function followLink(ctx: AppContext, secret: string): Promise<Follo
     if (owner && owner.id !== holder?.id) return { kind: 'user_id_taken', userId };
     if (!(await useToken(tx, row.id, now))) return { kind: 'invalid' };
     if (holder) await eraseAccount(tx, holder, now);
-    const user = await insertUser(tx, { email: row.email, userId, passwordHash: row.password_hash ?? '', optedIn: row.consented === 1, proven: true }, now);
+    const user = await insertUser(tx, { email: row.email, userId, passwordHash: row.password_hash ?? '', optedIn: row.consented === true, proven: true }, now);
     return { kind: 'created', userRef: user.id };
   });
 }
@@ -186,8 +186,7 @@ export async function sweepUnproven(ctx: AppContext): Promise<number> {
   for (const user of stale) {
     await ctx.db.kysely.transaction().execute(async (tx) => {
       // Proven meanwhile? Then it stays.
-      const still = await tx.selectFrom('users').select('id').where('id', '=', user.id).where('email_proven_at', 'is', null).executeTakeFirst();
-      if (still) await eraseAccount(tx, user, now);
+      if (await isUnproven(tx, user.id)) await eraseAccount(tx, user, now);
     });
   }
   await deleteExpiredTokens(ctx.db.kysely, now - 24 * HOUR);

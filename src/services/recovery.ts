@@ -3,7 +3,6 @@
 // session of the account, proves the address (the link reached it) and sends a notice. Changing the
 // password on the account page asks for the current one and sends the same notice.
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { hashPassword } from '../domain/passwords.js';
 import { sha256 } from '../domain/secrets.js';
@@ -11,7 +10,8 @@ import { mailSite, queueMail } from '../mail/index.js';
 import { passwordChangedMail } from '../mail/templates/password-changed.js';
 import { resetPasswordMail } from '../mail/templates/reset-password.js';
 import { createEmailToken, endUserTokens, findUsableToken, useToken } from '../repositories/email-tokens.js';
-import { findUserByEmail, markEmailProven, setPasswordHash } from '../repositories/users.js';
+import { endOtherSessions } from '../repositories/sessions.js';
+import { findUserByEmail, findUserByRef, markEmailProven, setPasswordHash, type User } from '../repositories/users.js';
 import { announceVisibility } from './central.js';
 import { MAILS_PER_ADDRESS_PER_HOUR } from './ownership.js';
 
@@ -45,7 +45,7 @@ export async function requestPasswordReset(ctx: AppContext, email: string): Prom
 export async function resetLinkUser(ctx: AppContext, secret: string): Promise<{ userId: string; email: string; names: (string | null)[] } | undefined> {
   const row = await findUsableToken(ctx.db.kysely, secret, ['reset'], ctx.clock.now());
   if (!row || row.user_ref === null) return undefined;
-  const user = await ctx.db.kysely.selectFrom('users').select(['user_id', 'email', 'nickname', 'first_name', 'last_name']).where('id', '=', row.user_ref).executeTakeFirst();
+  const user = await findUserByRef(ctx.db.kysely, row.user_ref);
   // The names let the new password be judged against the account's own words, as at sign-up.
   return user && user.email === row.email ? { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] } : undefined;
 }
@@ -58,11 +58,11 @@ export async function resetPassword(ctx: AppContext, secret: string, newPassword
   if (!row || row.user_ref === null) return false;
   const userRef = row.user_ref;
   return ctx.db.kysely.transaction().execute(async (tx) => {
-    const user = await tx.selectFrom('users').selectAll().where('id', '=', userRef).executeTakeFirst();
+    const user = await findUserByRef(tx, userRef);
     if (!user || user.email !== row.email || !(await useToken(tx, row.id, now))) return false;
     await setPasswordHash(tx, user.id, passwordHash, now);
     await endUserTokens(tx, user.id, 'reset', now);
-    await tx.deleteFrom('sessions').where('user_ref', '=', user.id).execute();
+    await endOtherSessions(tx, user.id, null);
     // The link reached the address: that proves it, as the confirmation link would.
     if (await markEmailProven(tx, user.id, now)) {
       await endUserTokens(tx, user.id, 'confirm', now);
@@ -74,15 +74,13 @@ export async function resetPassword(ctx: AppContext, secret: string, newPassword
 }
 
 /** The account page's change (the current password was checked by the caller): other sessions end. */
-export async function changePassword(ctx: AppContext, user: UserRow, newPassword: string, keepSessionId: string | null): Promise<void> {
+export async function changePassword(ctx: AppContext, user: User, newPassword: string, keepSessionId: string | null): Promise<void> {
   const passwordHash = await hashPassword(newPassword);
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await setPasswordHash(tx, user.id, passwordHash, now);
     await endUserTokens(tx, user.id, 'reset', now);
-    let q = tx.deleteFrom('sessions').where('user_ref', '=', user.id);
-    if (keepSessionId) q = q.where('id', '!=', keepSessionId);
-    await q.execute();
+    await endOtherSessions(tx, user.id, keepSessionId);
     await queueMail(tx, { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'changed', resetUrl: `${ctx.config.baseUrl}/forgot` }) }, now);
   });
 }

@@ -2,6 +2,7 @@
 // so they hold across restarts and instances, and checked *before* any password hashing.
 import type { Db } from '../db/database.js';
 import type { Clock } from '../domain/clock.js';
+import { countFailure, deleteThrottle, findThrottle } from '../repositories/throttles.js';
 import type { RedisLink } from './redis-link.js';
 
 export interface FailureThrottle {
@@ -20,7 +21,7 @@ export class DbFailureThrottle implements FailureThrottle {
 
   async blockedFor(key: string, limit: number): Promise<number> {
     const now = this.clock.now();
-    const row = await this.db.kysely.selectFrom('throttles').select(['count', 'expires_at']).where('key', '=', key).executeTakeFirst();
+    const row = await findThrottle(this.db.kysely, key);
     if (!row || row.expires_at <= now || row.count < limit) return 0;
     return Math.max(1, Math.ceil((row.expires_at - now) / 1000));
   }
@@ -28,21 +29,11 @@ export class DbFailureThrottle implements FailureThrottle {
   async recordFailure(key: string, windowSeconds: number): Promise<void> {
     const now = this.clock.now();
     const expires = now + windowSeconds * 1000;
-    await this.db.kysely
-      .insertInto('throttles')
-      .values({ key, count: 1, expires_at: expires })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet((eb) => ({
-          // An expired window starts over; a live one counts up.
-          count: eb.case().when('throttles.expires_at', '<=', now).then(1).else(eb('throttles.count', '+', 1)).end(),
-          expires_at: eb.case().when('throttles.expires_at', '<=', now).then(expires).else(eb.ref('throttles.expires_at')).end(),
-        })),
-      )
-      .execute();
+    await countFailure(this.db.kysely, key, now, expires);
   }
 
   async reset(key: string): Promise<void> {
-    await this.db.kysely.deleteFrom('throttles').where('key', '=', key).execute();
+    await deleteThrottle(this.db.kysely, key);
   }
 }
 

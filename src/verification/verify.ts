@@ -1,10 +1,11 @@
 // Verifying central entries (SPEC §10): run a rel="me" check, record the attempt, and set or clear
 // the verified flag, telling linked partners when it flips. Used by "verify now" on the site and by
 // the re-verification job, which claims due entries so that instances never check one twice.
-import type { ExpressionBuilder } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { Database } from '../db/schema.js';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
+import { claimDueIdentities as claimDue, findCentralIdentityAsChecked, identityToCheck, recordCheck } from '../repositories/central-identities.js';
+import { findUserByRef } from '../repositories/users.js';
+import { insertVerificationAttempt } from '../repositories/verification-attempts.js';
 import { announce, identityData } from '../services/central.js';
 import { checkRelMe, type RelMeOutcome } from './relme.js';
 
@@ -29,12 +30,7 @@ export function profilePageUrl(ctx: AppContext, userId: string): string {
  */
 export async function verifyIdentity(ctx: AppContext, identityId: number): Promise<VerificationResult | null> {
   const db = ctx.db.kysely;
-  const row = await db
-    .selectFrom('central_identities as c')
-    .innerJoin('users as u', 'u.id', 'c.user_ref')
-    .select(['c.id', 'c.svc_id', 'c.usr_svc_id', 'u.user_id'])
-    .where('c.id', '=', identityId)
-    .executeTakeFirst();
+  const row = await identityToCheck(db, identityId);
   if (!row) return null;
   const svc = (await ctx.catalogue.get()).byId.get(row.svc_id);
   if (!svc) return null;
@@ -44,30 +40,27 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
     : { outcome: 'unreachable' as const, detail: `this identifier does not give an address on ${svc.svcName} that can be checked` };
   const now = ctx.clock.now();
   return db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('central_identities').selectAll().where('id', '=', row.id).where('usr_svc_id', '=', row.usr_svc_id).executeTakeFirst();
+    const current = await findCentralIdentityAsChecked(tx, row.id, row.usr_svc_id);
     if (!current) return { outcome: check.outcome, detail: check.detail, verified: false, attemptedAt: now };
-    const user = await tx.selectFrom('users').selectAll().where('id', '=', current.user_ref).executeTakeFirstOrThrow();
-    await tx
-      .insertInto('verification_attempts')
-      .values({ identity_id: current.id, user_ref: current.user_ref, svc_id: current.svc_id, url, outcome: check.outcome, detail: check.detail, attempted_at: now })
-      .execute();
+    const user = await findUserByRef(tx, current.user_ref);
+    if (!user) throw new Error('a central entry names an account that does not exist');
+    await insertVerificationAttempt(tx, { identityId: current.id, userRef: current.user_ref, svcId: current.svc_id, url, outcome: check.outcome, detail: check.detail }, now);
     const proven = check.outcome === 'verified';
     // An operator's mark is their judgement, not a backlink's: a failed check does not undo it.
-    const keepOperator = !proven && current.verified === 1 && current.verified_by === 'operator';
-    const verified = proven || keepOperator ? 1 : 0;
-    const updated = await tx
-      .updateTable('central_identities')
-      .set({
-        last_checked_at: now,
+    const keepOperator = !proven && current.verified && current.verified_by === 'operator';
+    const verified = proven || keepOperator;
+    const updated = await recordCheck(
+      tx,
+      current.id,
+      {
         verified,
         verified_by: proven ? 'relme' : keepOperator ? 'operator' : null,
-        verified_at: proven ? (current.verified === 1 && current.verified_at !== null ? current.verified_at : now) : keepOperator ? current.verified_at : null,
-      })
-      .where('id', '=', current.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+        verified_at: proven ? (current.verified && current.verified_at !== null ? current.verified_at : now) : keepOperator ? current.verified_at : null,
+      },
+      now,
+    );
     if (updated.verified !== current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, updated), now);
-    return { outcome: check.outcome, detail: check.detail, verified: verified === 1, attemptedAt: now };
+    return { outcome: check.outcome, detail: check.detail, verified, attemptedAt: now };
   });
 }
 
@@ -78,31 +71,6 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
  * Entries an operator verified are left alone.
  */
 export async function claimDueIdentities(ctx: AppContext, limit: number): Promise<number[]> {
-  const db = ctx.db.kysely;
   const now = ctx.clock.now();
-  const notOperator = (eb: ExpressionBuilder<Database, 'central_identities'>) => eb.or([eb('verified_by', 'is', null), eb('verified_by', '<>', 'operator')]);
-  const fresh = await db.selectFrom('central_identities').select(['id', 'last_checked_at']).where('last_checked_at', 'is', null).where(notOperator).orderBy('id').limit(limit).execute();
-  const stale =
-    fresh.length < limit
-      ? await db
-          .selectFrom('central_identities')
-          .select(['id', 'last_checked_at'])
-          .where('last_checked_at', '<=', now - RECHECK_AFTER_MS)
-          .where(notOperator)
-          .orderBy('last_checked_at')
-          .orderBy('id')
-          .limit(limit - fresh.length)
-          .execute()
-      : [];
-  const claimed: number[] = [];
-  for (const c of [...fresh, ...stale]) {
-    const r = await db
-      .updateTable('central_identities')
-      .set({ last_checked_at: now })
-      .where('id', '=', c.id)
-      .where('last_checked_at', c.last_checked_at === null ? 'is' : '=', c.last_checked_at)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 1) claimed.push(c.id);
-  }
-  return claimed;
+  return claimDue(ctx.db.kysely, now, now - RECHECK_AFTER_MS, limit);
 }

@@ -48,7 +48,7 @@ async function setup() {
   const u = await t.user({ email, userId: `w${Math.random().toString(36).slice(2, 10)}` });
   await B.client.syncUser(email, { email, password: u.password });
   await A.client.syncUser(email, { email, password: u.password }); // B hears link.created
-  const secret = (await findPartnerByKey(t.ctx.db.kysely, B.apiKey))!.webhook_secret!;
+  const secret = (await findPartnerByKey(t.ctx.db, B.apiKey))!.webhook_secret!;
   return { A, B, email, secret };
 }
 
@@ -114,7 +114,7 @@ test('410 Gone disables the endpoint', async () => {
   const { A, B, email } = await setup();
   answers = [{ status: 410 }];
   await deliverDueWebhooks(t.ctx);
-  assert.equal((await findPartnerByKey(t.ctx.db.kysely, B.apiKey))?.webhook_disabled, 1);
+  assert.equal((await findPartnerByKey(t.ctx.db, B.apiKey))?.webhook_disabled, true);
   await A.client.updateService(email, 'github', 'x');
   await deliverDueWebhooks(t.ctx);
   assert.equal(received.length, 1);

@@ -1,0 +1,36 @@
+// The record of rel="me" checks (SPEC §10), shown on the account page and in the export.
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, VerificationAttemptsTable } from '../db/schema.js';
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export type VerificationAttemptRow = Selectable<VerificationAttemptsTable>;
+
+export async function insertVerificationAttempt(
+  tx: Transaction<Database>,
+  a: { identityId: number; userRef: number; svcId: string; url: string; outcome: string; detail: string },
+  now: number,
+): Promise<void> {
+  await tx
+    .insertInto('verification_attempts')
+    .values({ identity_id: a.identityId, user_ref: a.userRef, svc_id: a.svcId, url: a.url, outcome: a.outcome, detail: a.detail, attempted_at: now })
+    .execute();
+}
+
+/** The user's attempts, newest first, at most `limit`. */
+export async function recentAttemptsOfUser(db: Q, userRef: number, limit: number): Promise<VerificationAttemptRow[]> {
+  return db.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** Every attempt of the user, oldest first (the export). */
+export async function attemptsOfUser(db: Q, userRef: number): Promise<VerificationAttemptRow[]> {
+  return db.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at').orderBy('id').execute();
+}
+
+export async function deleteAttemptsOfUser(tx: Transaction<Database>, userRef: number): Promise<void> {
+  await tx.deleteFrom('verification_attempts').where('user_ref', '=', userRef).execute();
+}
+
+export async function deleteAttemptsBefore(db: Q, before: number): Promise<void> {
+  await db.deleteFrom('verification_attempts').where('attempted_at', '<', before).execute();
+}
