@@ -3,10 +3,12 @@
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { buildProfileUrl, matchesPattern } from '../catalogue/profile-url.js';
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
 import type { RelMeOutcome } from '../verification/relme.js';
+import { centralIdentitiesWithSource } from '../repositories/central-identities.js';
+import { recentAttemptsOfUser, type VerificationAttemptRow } from '../repositories/verification-attempts.js';
 import { listUserLinks, type LinkSummary } from '../services/user-links.js';
 import { profilePageUrl } from '../verification/verify.js';
+import type { User } from '../repositories/users.js';
 
 export interface AttemptView {
   svcId: string;
@@ -32,7 +34,7 @@ export interface IdentityView {
 }
 
 export interface AccountData {
-  user: UserRow;
+  user: User;
   profileUrl: string;
   identities: IdentityView[];
   attempts: AttemptView[];
@@ -41,25 +43,13 @@ export interface AccountData {
   services: readonly CatalogueEntry[];
 }
 
-export async function loadAccountData(ctx: AppContext, user: UserRow): Promise<AccountData> {
+export async function loadAccountData(ctx: AppContext, user: User): Promise<AccountData> {
   const db = ctx.db.kysely;
   const snap = await ctx.catalogue.get();
   const nameOf = (svcId: string) => snap.byId.get(svcId)?.svcName ?? svcId;
-  const rows = await db
-    .selectFrom('central_identities as c')
-    .leftJoin('partners as p', 'p.id', 'c.source_partner_id')
-    .select(['c.id', 'c.svc_id', 'c.usr_svc_id', 'c.verified', 'c.verified_by', 'c.verified_at', 'p.name as partner_name'])
-    .where('c.user_ref', '=', user.id)
-    .execute();
-  const attemptRows = await db
-    .selectFrom('verification_attempts')
-    .selectAll()
-    .where('user_ref', '=', user.id)
-    .orderBy('attempted_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(200)
-    .execute();
-  const toView = (a: (typeof attemptRows)[number]): AttemptView => ({
+  const rows = await centralIdentitiesWithSource(db, user.id);
+  const attemptRows = await recentAttemptsOfUser(db, user.id, 200);
+  const toView = (a: VerificationAttemptRow): AttemptView => ({
     svcId: a.svc_id,
     svcName: nameOf(a.svc_id),
     url: a.url,
@@ -79,7 +69,7 @@ export async function loadAccountData(ctx: AppContext, user: UserRow): Promise<A
       svcName: svc.svcName,
       usrSvcId: r.usr_svc_id,
       url: buildProfileUrl(svc, r.usr_svc_id),
-      verified: r.verified === 1,
+      verified: r.verified,
       verifiedBy: r.verified_by,
       verifiedAt: r.verified_at,
       sourcePartner: r.partner_name ?? null,

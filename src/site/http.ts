@@ -1,9 +1,8 @@
-// Small helpers shared by the site's routes: sending a page, reading a form, requiring a log-in.
+// Small helpers shared by the site's routes: sending a page, reading a form.
 import { Type, type TProperties } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { VNode } from 'preact';
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
 import { csrfToken } from './session.js';
 import { renderDocument, type Viewer } from './views/Layout.js';
 
@@ -31,13 +30,6 @@ export function seeOther(reply: FastifyReply, location: string): FastifyReply {
 export async function viewerOf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | null> {
   const user = request.site.user;
   return user ? { userId: user.user_id, csrf: await csrfToken(ctx, request, reply) } : null;
-}
-
-/** The logged-in user, or null after answering with a redirect to the log-in page. */
-export function requireUser(request: FastifyRequest, reply: FastifyReply): UserRow | null {
-  if (request.site.user) return request.site.user;
-  void seeOther(reply, '/login');
-  return null;
 }
 
 export function bodyOf<T>(request: FastifyRequest): T {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
-import { registerAccountRoutes } from './routes/account.js';
+import { accountRoutes } from './routes/account.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
 import { registerEmailChangeRoutes } from './routes/email-change.js';
@@ -43,7 +43,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     registerConfirmRoutes(site, ctx);
     registerEmailChangeRoutes(site, ctx);
     registerRecoveryRoutes(site, ctx);
-    registerAccountRoutes(site, ctx);
+    await site.register(accountRoutes(ctx));
   });
 }
 

@@ -1,32 +1,32 @@
 // The public side of a user: what /u/{userId} and WebFinger show. Only opted-in users have one
 // (SPEC §3 rule 2); unknown and hidden users look the same from outside.
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
+import { onReader } from '../db/prepared.js';
 import { parsePublicFields, PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
-import { findUserByUserId } from '../repositories/users.js';
+import { findUserByUserId, type User } from '../repositories/users.js';
 import { centralEntries, entryUrl, bySvcName } from '../services/partner-data.js';
 import { profilePageUrl } from '../verification/verify.js';
 
 export interface PublicProfile {
-  user: UserRow;
+  user: User;
   profileUrl: string;
   fields: Partial<Record<ProfileField, string>>;
   identities: { svcId: string; svcName: string; url: string; verified: boolean }[];
 }
 
-export async function findVisibleUser(ctx: AppContext, userId: string): Promise<UserRow | undefined> {
+export async function findVisibleUser(ctx: AppContext, userId: string): Promise<User | undefined> {
   const user = await findUserByUserId(ctx.db.kysely, userId);
-  return user && user.opted_in === 1 ? user : undefined;
+  return user?.opted_in ? user : undefined;
 }
 
-export async function publicProfileOf(ctx: AppContext, user: UserRow): Promise<PublicProfile> {
+export async function publicProfileOf(ctx: AppContext, user: User): Promise<PublicProfile> {
   const pub = new Set(parsePublicFields(user.public_fields));
   const fields: Partial<Record<ProfileField, string>> = {};
   for (const [field, column] of PROFILE_FIELDS) {
     const v = user[column];
     if (v && pub.has(field)) fields[field] = v;
   }
-  const entries = (await centralEntries(ctx.db.kysely, await ctx.catalogue.get(), user, 'anyone')).sort(bySvcName);
+  const entries = (await centralEntries(onReader(ctx.db), await ctx.catalogue.get(), user, 'anyone')).sort(bySvcName);
   return {
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),

@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../domain/errors.js';
 import type { HeaderSink } from '../http/errors.js';
+import { settingOrInit } from '../repositories/settings.js';
 
 /** Scripts and styles come only from our own files; nothing may frame the site. */
 const CSP = [
@@ -55,14 +56,7 @@ export function cookieOptions(ctx: AppContext, maxAgeSeconds?: number) {
 const secrets = new WeakMap<AppContext, Promise<Buffer>>();
 
 async function loadSecret(ctx: AppContext): Promise<Buffer> {
-  const db = ctx.db.kysely;
-  await db
-    .insertInto('settings')
-    .values({ key: 'site_secret', value: randomBytes(32).toString('base64') })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-  const row = await db.selectFrom('settings').select('value').where('key', '=', 'site_secret').executeTakeFirstOrThrow();
-  return Buffer.from(row.value, 'base64');
+  return Buffer.from(await settingOrInit(ctx.db.kysely, 'site_secret', randomBytes(32).toString('base64')), 'base64');
 }
 
 export function siteSecret(ctx: AppContext): Promise<Buffer> {

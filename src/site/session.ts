@@ -2,16 +2,17 @@
 // CSRF token of its own; a fresh session at every log-in and sign-up (no fixation).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
 import { sha256 } from '../domain/secrets.js';
+import { deleteSession, findLiveSession, insertSession } from '../repositories/sessions.js';
 import { findUserByRef } from '../repositories/users.js';
 import { cookieNames, cookieOptions, randomToken, safeEqual, sign } from './security.js';
+import type { User } from '../repositories/users.js';
 
 export const SESSION_DAYS = 30;
 const DAY = 24 * 3600 * 1000;
 
 export interface SiteState {
-  user: UserRow | null;
+  user: User | null;
   sessionId: string | null;
   sessionCsrf: string | null;
 }
@@ -26,29 +27,26 @@ export async function loadSession(ctx: AppContext, request: FastifyRequest): Pro
   const value = request.cookies[cookieNames(ctx).session];
   if (!value) return { user: null, sessionId: null, sessionCsrf: null };
   const id = sha256(value);
-  const row = await ctx.db.kysely.selectFrom('sessions').selectAll().where('id', '=', id).where('expires_at', '>', ctx.clock.now()).executeTakeFirst();
+  const row = await findLiveSession(ctx.db.kysely, id, ctx.clock.now());
   const user = row ? await findUserByRef(ctx.db.kysely, row.user_ref) : undefined;
   if (!row || !user) return { user: null, sessionId: null, sessionCsrf: null };
   return { user, sessionId: id, sessionCsrf: row.csrf_token };
 }
 
 /** Ends the session the request came with (if any) and starts a new one for this user. */
-export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> {
+export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
   const now = ctx.clock.now();
   const db = ctx.db.kysely;
-  if (request.site.sessionId) await db.deleteFrom('sessions').where('id', '=', request.site.sessionId).execute();
+  if (request.site.sessionId) await deleteSession(db, request.site.sessionId);
   const value = randomToken();
   const csrf = randomToken();
-  await db
-    .insertInto('sessions')
-    .values({ id: sha256(value), user_ref: user.id, csrf_token: csrf, created_at: now, expires_at: now + SESSION_DAYS * DAY })
-    .execute();
+  await insertSession(db, { id: sha256(value), userRef: user.id, csrfToken: csrf, expiresAt: now + SESSION_DAYS * DAY }, now);
   reply.setCookie(cookieNames(ctx).session, value, cookieOptions(ctx, SESSION_DAYS * 24 * 3600));
   request.site = { user, sessionId: sha256(value), sessionCsrf: csrf };
 }
 
 export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (request.site.sessionId) await ctx.db.kysely.deleteFrom('sessions').where('id', '=', request.site.sessionId).execute();
+  if (request.site.sessionId) await deleteSession(ctx.db.kysely, request.site.sessionId);
   reply.clearCookie(cookieNames(ctx).session, cookieOptions(ctx));
   request.site = { user: null, sessionId: null, sessionCsrf: null };
 }

@@ -1,14 +1,14 @@
 // The account page and its forms: visibility, profile, identities (add / change / remove / verify),
 // links, export and deletion (SPEC §3 rule 7, §9, §10, §12).
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { buildProfileUrl } from '../../catalogue/profile-url.js';
 import type { AppContext } from '../../context.js';
-import type { UserRow } from '../../db/schema.js';
 import { ApiError } from '../../domain/errors.js';
 import { PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
 import { normaliseSvcId } from '../../domain/svc-id.js';
-import { setUserFlags, type ProfileValues } from '../../repositories/users.js';
+import { centralIdentityIdOf } from '../../repositories/central-identities.js';
+import { setUserFlags, type ProfileValues, type User } from '../../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../../services/accounts.js';
 import { resendConfirmation, UNPROVEN_ACCOUNT_DAYS } from '../../services/ownership.js';
 import { changePassword } from '../../services/recovery.js';
@@ -16,12 +16,12 @@ import { requestEmailChange } from '../../services/email-change.js';
 import { isValidEmail, normaliseEmail } from '../../domain/identifiers.js';
 import { passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
-import { validateUsrSvcId } from '../../services/partner-data.js';
+import { InvalidUsrSvcIdError, validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
 import { verifyIdentity } from '../../verification/verify.js';
 import { loadAccountData } from '../account-data.js';
 import { buildExport } from '../export.js';
-import { bodyOf, checkbox, formSchema, optionalText, requireUser, SITE, seeOther, sendPage } from '../http.js';
+import { bodyOf, checkbox, formSchema, optionalText, SITE, seeOther, sendPage } from '../http.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken, endSession } from '../session.js';
 import { AccountPage, type AccountPageProps } from '../views/Account.js';
@@ -54,7 +54,7 @@ const VERIFY_NOW_PER_MINUTE = 10;
 
 type Extra = Omit<AccountPageProps, 'data' | 'csrf'>;
 
-async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, extra: Extra, status = 200) {
+async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
   const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
   return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...extra} />, status);
@@ -67,7 +67,7 @@ const svcIdField = Type.String({ maxLength: 64 });
  * purpose before any hashing: why it is refused (with `Retry-After` set when throttled), or null.
  * The caller resets the throttle once the whole change is accepted.
  */
-async function currentPasswordRefusal(ctx: AppContext, reply: FastifyReply, user: UserRow, given: string, throttleKey: string): Promise<{ message: string; status: number } | null> {
+async function currentPasswordRefusal(ctx: AppContext, reply: FastifyReply, user: User, given: string, throttleKey: string): Promise<{ message: string; status: number } | null> {
   const wait = await ctx.throttle.blockedFor(throttleKey, PASSWORD_CHANGE_FAILURES.limit);
   if (wait > 0) {
     reply.header('Retry-After', String(wait));
@@ -80,19 +80,40 @@ async function currentPasswordRefusal(ctx: AppContext, reply: FastifyReply, user
   return null;
 }
 
-export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The logged-in user: set by the account routes' preHandler, and only inside those routes. */
+    user: User;
+  }
+}
+
+/**
+ * The account routes, as one encapsulated plugin: its preHandler sends anyone not logged in to the
+ * log-in page, and hands each handler the user on `request.user`.
+ */
+export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
+  return async (app) => {
+    app.decorateRequest('user', null as unknown as User);
+    app.addHook('preHandler', async (request, reply) => {
+      const user = request.site.user;
+      if (!user) return seeOther(reply, '/login');
+      request.user = user;
+    });
+    registerAccountRoutes(app, ctx);
+  };
+}
+
+function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
   const db = ctx.db.kysely;
 
   app.get('/account', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const q = request.query as { msg?: string; checked?: string };
     return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
   });
 
   app.post('/account/password', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const b = bodyOf<{ current_password: string; new_password: string }>(request);
     const fail = (passwordError: string, status: number) => accountPage(ctx, request, reply, user, { passwordError }, status);
     const key = `pwchange:${user.id}`;
@@ -108,8 +129,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   // Throttled like the password change (wrong current passwords per account), and per account in
   // requests (services/email-change.ts). Whether the new address has an account is never said here.
   app.post('/account/email', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const b = bodyOf<{ current_password: string; new_email: string }>(request);
     const newEmail = b.new_email.trim();
     const fail = (message: string, status: number) => accountPage(ctx, request, reply, user, { emailForm: { newEmail, error: message } }, status);
@@ -128,23 +148,20 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   });
 
   app.post('/account/confirm/resend', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const outcome = await resendConfirmation(ctx, user);
     return seeOther(reply, `/account?msg=${outcome.sent ? 'resent' : 'resend_wait'}#confirm-address`);
   });
 
   app.post('/account/opt-in', { config: SITE, schema: formSchema({ opt_in: Type.Union([Type.Literal('0'), Type.Literal('1')]) }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const on = bodyOf<{ opt_in: string }>(request).opt_in === '1';
     await setOptIn(ctx, user, on);
     return seeOther(reply, `/account?msg=${on ? 'opted_in' : 'opted_out'}`);
   });
 
   app.post('/account/discoverable', { config: SITE, schema: formSchema({ discoverable: checkbox }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const on = bodyOf<{ discoverable?: string }>(request).discoverable === '1';
     await setUserFlags(db, user.id, { discoverable: on }, ctx.clock.now());
     return seeOther(reply, `/account?msg=${on ? 'discoverable_on' : 'discoverable_off'}#visibility`);
@@ -152,8 +169,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
 
   const profileProps = Object.fromEntries(PROFILE_FIELDS.flatMap(([f]) => [[f, optionalText(PROFILE_MAX_LENGTH[f])], [`public_${f}`, checkbox]]));
   app.post('/account/profile', { config: SITE, schema: formSchema(profileProps) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const b = bodyOf<Record<string, string | undefined>>(request);
     const values: ProfileValues = {};
     const pub: ProfileField[] = [];
@@ -171,12 +187,10 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   });
 
   app.post('/account/identities', { config: SITE, schema: formSchema({ svc_id: svcIdField, usr_svc_id: Type.String({ maxLength: 1024 }) }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const b = bodyOf<{ svc_id: string; usr_svc_id: string }>(request);
     b.svc_id = normaliseSvcId(b.svc_id);
-    const existing = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', b.svc_id).executeTakeFirst();
-    const changing = existing ? b.svc_id : undefined;
+    const changing = (await centralIdentityIdOf(db, user.id, b.svc_id)) !== undefined ? b.svc_id : undefined;
     const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: b.svc_id, usrSvcId: b.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
     const svc = (await ctx.catalogue.get()).byId.get(b.svc_id);
     if (!svc) return fail(b.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
@@ -184,7 +198,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     try {
       usrSvcId = validateUsrSvcId(b.usr_svc_id);
     } catch (e) {
-      if (e instanceof ApiError) return fail(`Your name on ${svc.svcName} ${e.message.replace(/^usrSvcId /, '')}.`);
+      if (e instanceof InvalidUsrSvcIdError) return fail(`Your name on ${svc.svcName} ${e.rule}.`);
       throw e;
     }
     if (!usrSvcId) return fail(`Type your name on ${svc.svcName}.`);
@@ -196,36 +210,32 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   });
 
   app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const svcId = normaliseSvcId(bodyOf<{ svc_id: string }>(request).svc_id);
     await db.transaction().execute((tx) => removeCentralIdentity(tx, user, svcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, '/account?msg=identity_removed#identities');
   });
 
   app.post('/account/identities/verify', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const svcId = normaliseSvcId(bodyOf<{ svc_id: string }>(request).svc_id);
-    const row = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', svcId).executeTakeFirst();
-    if (!row) throw new ApiError('not_found', 'You have no identity on that service.');
+    const identityId = await centralIdentityIdOf(db, user.id, svcId);
+    if (identityId === undefined) throw new ApiError('not_found', 'You have no identity on that service.');
     const limit = await ctx.limiter.consume('site-verify', String(user.id), VERIFY_NOW_PER_MINUTE);
     if (!limit.allowed) throw new ApiError('rate_limited', `You have checked a lot just now. Try again in ${limit.resetSeconds} seconds.`, limit.resetSeconds);
-    await verifyIdentity(ctx, row.id);
+    await verifyIdentity(ctx, identityId);
     return seeOther(reply, `/account?checked=${encodeURIComponent(svcId)}#identity-${encodeURIComponent(svcId)}`);
   });
 
   app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,15}$' }), remove_added: checkbox }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const b = bodyOf<{ partner_id: string; remove_added?: string }>(request);
     await endLinkByUser(ctx, user, Number(b.partner_id), { removeAdded: b.remove_added === '1' });
     return seeOther(reply, '/account?msg=link_ended#links');
   });
 
   app.post('/account/export', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     const data = await buildExport(ctx, user);
     const day = new Date(ctx.clock.now()).toISOString().slice(0, 10);
     return reply
@@ -236,8 +246,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
   });
 
   app.post('/account/delete', { config: SITE, schema: formSchema({ confirm_user_id: Type.String({ maxLength: 64 }) }) }, async (request, reply) => {
-    const user = requireUser(request, reply);
-    if (!user) return reply;
+    const user = request.user;
     if (bodyOf<{ confirm_user_id: string }>(request).confirm_user_id.trim() !== user.user_id) {
       return accountPage(ctx, request, reply, user, { deleteError: `Type ${user.user_id} exactly to confirm.` }, 400);
     }
