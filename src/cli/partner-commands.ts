@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { Partner } from '../repositories/partners.js';
-import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, rotateWebhookSecret, updatePartner, type PartnerSettings } from '../repositories/partners.js';
+import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, rotateWebhookSecret, updatePartner, type Partner, type PartnerSettings } from '../repositories/partners.js';
 import { pingWebhook } from '../services/webhook-ping.js';
 import type { AppContext } from '../context.js';
 import { checkOutboundUrl } from '../verification/safe-fetch.js';

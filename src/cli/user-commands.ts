@@ -2,13 +2,12 @@ import type { Command } from 'commander';
 import { isValidEmail, isValidUserId } from '../domain/identifiers.js';
 import { hashPassword, passwordProblem } from '../domain/passwords.js';
 import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
-import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues } from '../repositories/users.js';
+import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues, type User } from '../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
 import { createUnprovenAccount } from '../services/ownership.js';
 import { CliError, print, readStdin } from './output.js';
 import { withContext, type GlobalOpts } from './run.js';
 import { userVerifyCommand } from './user-verify-command.js';
-import type { User } from '../repositories/users.js';
 
 export function userView(u: User) {
   const profile: Record<string, string | null> = {};

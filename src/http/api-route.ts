@@ -5,9 +5,8 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { Partner } from '../repositories/partners.js';
+import { allowedOrigins, tokenMatches, type Partner } from '../repositories/partners.js';
 import { ApiError, errors } from '../domain/errors.js';
-import { allowedOrigins, tokenMatches } from '../repositories/partners.js';
 import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
 import { requestOrigin, wantsJson } from './request-info.js';
 import type { LimitState } from '../services/rate-limits.js';

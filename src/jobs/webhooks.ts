@@ -6,9 +6,8 @@
 import { createHmac } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { OutboxRow } from '../db/schema.js';
-import type { Partner } from '../repositories/partners.js';
+import { disablePartnerWebhook, findWebhookTarget, signingSecrets, type Partner } from '../repositories/partners.js';
 import { safeFetch, type SafeFetchResult } from '../verification/safe-fetch.js';
-import { disablePartnerWebhook, findWebhookTarget, signingSecrets } from '../repositories/partners.js';
 import { claimDueEvents, recordDelivery, SENT_WHILE_NOT_VISIBLE } from '../repositories/outbox.js';
 import { visibilityOf } from '../repositories/users.js';
 import { isVisible } from '../domain/visibility.js';

@@ -5,13 +5,12 @@ import type { AppContext } from '../context.js';
 import type { Database } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { keepSubjectOfDeletedAccount } from '../repositories/people.js';
-import { deleteUser, findUserByRef, setUserFlags, updateProfile, type ProfileValues } from '../repositories/users.js';
+import { deleteUser, findUserByRef, setUserFlags, updateProfile, type ProfileValues, type User } from '../repositories/users.js';
 import { deleteCentralIdentitiesOfUser } from '../repositories/central-identities.js';
 import { deleteLinksOfUser, linkedPartners } from '../repositories/links.js';
 import { endOtherSessions } from '../repositories/sessions.js';
 import { deleteAttemptsOfUser } from '../repositories/verification-attempts.js';
 import { announce, announceVisibility } from './central.js';
-import type { User } from '../repositories/users.js';
 
 /** The user's consent; they are shown only while their address is proven too (users.opted_in). */
 export async function setOptIn(ctx: AppContext, user: User, optedIn: boolean): Promise<void> {

@@ -9,8 +9,7 @@ import { isVisible } from '../domain/visibility.js';
 import { deleteCentralIdentity, findCentralIdentity, insertCentralIdentity, replaceCentralIdentity, type CentralIdentity } from '../repositories/central-identities.js';
 import { linkedPartners, type LinkedPartner } from '../repositories/links.js';
 import { SENT_WHILE_NOT_VISIBLE, writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
-import { markVisibilityAnnounced, visibilityOf } from '../repositories/users.js';
-import type { User } from '../repositories/users.js';
+import { markVisibilityAnnounced, visibilityOf, type User } from '../repositories/users.js';
 
 type Tx = Transaction<Database>;
 

@@ -11,11 +11,10 @@ import { mailSite, queueMail } from '../mail/index.js';
 import { confirmNewAddressMail, emailChangedMail, emailChangeRequestedMail, newAddressTakenMail } from '../mail/templates/email-change.js';
 import { createEmailToken, endUserTokens, findUsableToken, useToken } from '../repositories/email-tokens.js';
 import { endOtherSessions } from '../repositories/sessions.js';
-import { findUserByEmail, findUserByRef, setProvenEmail } from '../repositories/users.js';
+import { findUserByEmail, findUserByRef, setProvenEmail, type User } from '../repositories/users.js';
 import { eraseAccount } from './accounts.js';
 import { announceVisibility } from './central.js';
 import { CONFIRM_LINK_HOURS, mayMailAddress } from './ownership.js';
-import type { User } from '../repositories/users.js';
 
 const HOUR = 3600 * 1000;
 /** Change requests per account an hour: each mails two addresses. */

@@ -11,11 +11,10 @@ import { deleteLink, findLink, findLinkOfSubject, insertLink, moveLink } from '.
 import { pushedEntriesInOrder } from '../repositories/partner-identities.js';
 import type { Partner } from '../repositories/partners.js';
 import { lookupOrCreatePerson, lookupPerson } from '../repositories/people.js';
-import { findUserByEmail, findUserByRef } from '../repositories/users.js';
+import { findUserByEmail, findUserByRef, type User } from '../repositories/users.js';
 import { mailSite, queueMail } from '../mail/index.js';
 import { partnerLinkedMail } from '../mail/templates/partner-linked.js';
 import { announce, setCentralIdentity } from './central.js';
-import type { User } from '../repositories/users.js';
 
 export interface Credentials {
   email: string;

@@ -3,10 +3,9 @@
 // `verified` is announced to the user's linked partners (identity.updated) in the same transaction.
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
-import { findCentralIdentity, setVerifiedMark } from '../repositories/central-identities.js';
+import { findCentralIdentity, setVerifiedMark, type CentralIdentity } from '../repositories/central-identities.js';
 import { announce, identityData } from './central.js';
 import type { User } from '../repositories/users.js';
-import type { CentralIdentity } from '../repositories/central-identities.js';
 
 /** What the command did: `set`/`cleared` changed the entry; `unchanged` found it as asked. */
 export type MarkOutcome = 'set' | 'cleared' | 'unchanged';

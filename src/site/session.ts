@@ -4,9 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sha256 } from '../domain/secrets.js';
 import { deleteSession, findLiveSession, insertSession } from '../repositories/sessions.js';
-import { findUserByRef } from '../repositories/users.js';
+import { findUserByRef, type User } from '../repositories/users.js';
 import { cookieNames, cookieOptions, randomToken, safeEqual, sign } from './security.js';
-import type { User } from '../repositories/users.js';
 
 export const SESSION_DAYS = 30;
 const DAY = 24 * 3600 * 1000;

@@ -90,6 +90,36 @@ describe('cookies and sessions', () => {
   });
 });
 
+describe('account routes without a log-in', () => {
+  // Valid forms with a valid anonymous CSRF token: only the missing log-in stops them.
+  const ACCOUNT_FORMS: Record<string, Record<string, string>> = {
+    '/account/password': { current_password: 'a guess', new_password: 'a forged new password' },
+    '/account/email': { current_password: 'a guess', new_email: 'someone.else@example.org' },
+    '/account/confirm/resend': {},
+    '/account/opt-in': { opt_in: '1' },
+    '/account/discoverable': { discoverable: '1' },
+    '/account/profile': { nickname: 'anonymous' },
+    '/account/identities': { svc_id: 'github', usr_svc_id: 'anonymous' },
+    '/account/identities/remove': { svc_id: 'github' },
+    '/account/identities/verify': { svc_id: 'github' },
+    '/account/links/end': { partner_id: '1' },
+    '/account/export': {},
+    '/account/delete': { confirm_user_id: 'anyone' },
+  };
+
+  test('every account page and form sends a visitor who is not logged in to the log-in page', async () => {
+    const visitor = browser();
+    const page = await visitor.get('/account');
+    assert.equal(page.res.status, 303);
+    assert.equal(page.res.headers.get('location'), '/login');
+    for (const [path, fields] of Object.entries(ACCOUNT_FORMS)) {
+      const { res, body } = await visitor.post(path, { _csrf: await visitor.csrf('/login'), ...fields });
+      assert.equal(res.status, 303, `${path} answers ${res.status}: ${body.slice(0, 200)}`);
+      assert.equal(res.headers.get('location'), '/login', path);
+    }
+  });
+});
+
 describe('CSRF', () => {
   // Every form the site renders, with fields a real submission would carry.
   const FORMS: Record<string, (userId: string) => Record<string, string>> = {

@@ -3,13 +3,12 @@
 // identities (rel "me"). Readable from any origin; unknown and hidden users are 404 alike.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { findUserByEmail, findUserByUserId } from '../../repositories/users.js';
+import { findUserByEmail, findUserByUserId, type User } from '../../repositories/users.js';
 import { normaliseProfileUrl } from '../../verification/relme.js';
 import { profilePageUrl } from '../../verification/verify.js';
 import { displayName } from '../views/PublicProfile.js';
 import { publicProfileOf } from '../public-profile.js';
 import { countSiteRead } from '../read-limit.js';
-import type { User } from '../../repositories/users.js';
 
 export const PROFILE_PAGE_REL = 'http://webfinger.net/rel/profile-page';
 const NAME_PROPERTY = 'http://packetizer.com/ns/name';
