@@ -10,6 +10,7 @@ import { errors } from '../domain/errors.js';
 import { isVisible } from '../domain/visibility.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, lookupOrCreatePerson, lookupPerson, type AccountRef, type ByAccountIdentifier, type Person, type PersonRef } from '../repositories/people.js';
+import { subjectTag, userTag, type AnswerTags } from './answer-cache.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
 import { removeCentralIdentity, setCentralIdentity } from './central.js';
 
@@ -125,9 +126,9 @@ export async function findLink(db: Kysely<Database>, partner: PartnerRow, person
 }
 
 /** The public view's row: the account's visibility fields beside each of its central entries (NULLs when it has none). */
-type PublicRow = [opted_in: number, pro: number, svc_id: string | null, usr_svc_id: string | null, verified: number | null, source_partner_id: number | null, updated_at: number | null];
+type PublicRow = [opted_in: number, pro: number, svc_id: string | null, usr_svc_id: string | null, verified: number | null, source_partner_id: number | null, updated_at: number | null, id: number];
 const publicSelect =
-  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at ' +
+  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id ' +
   'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 // One indexed query per request: the account by its identifier, joined with its entries. Rows come
 // as arrays and hold only what the answer uses: on the hottest read, objects and unused columns
@@ -138,10 +139,14 @@ const publicBy: ByAccountIdentifier<PublicRow> = {
   userId: statement<PublicRow>(`${publicSelect}u.user_id = ?`, { rowMode: 'array' }),
 };
 
-/** SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only for a reader with proof. */
-export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier): Promise<ViewEntry[]> {
+/**
+ * SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only
+ * for a reader with proof. `tags` collects the rows read, for the answer cache.
+ */
+export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier, tags?: AnswerTags): Promise<ViewEntry[]> {
   const rows = await allByAccountIdentifier(onReader(ctx.db), publicBy, id);
   const first = rows[0];
+  if (first) tags?.add(userTag(first[7]));
   const user = first && { opted_in: first[0], pro: first[1] };
   // Unknown and opted-out users answer alike.
   if (!isVisible(user)) throw errors.userNotFound();
@@ -163,11 +168,13 @@ async function linkOf(q: Exec, partner: PartnerRow, person: PersonRef): Promise<
   return q.get(firstLinkBySubjectOrUser, partner.id, person.subjectId ?? -1, person.user?.id ?? -1);
 }
 
-/** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. */
-export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier): Promise<ViewEntry[]> {
+/** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. `tags` as for publicView. */
+export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier, tags?: AnswerTags): Promise<ViewEntry[]> {
   const partner = access.partner;
   const q = onReader(ctx.db);
   const person = await lookupPerson(q, id);
+  if (person.user) tags?.add(userTag(person.user.id));
+  if (person.subjectId !== undefined) tags?.add(subjectTag(person.subjectId));
   const snap = await ctx.catalogue.get();
   const own: ViewEntry[] = [];
   if (person.subjectId !== undefined) {
@@ -179,6 +186,7 @@ export async function privateView(ctx: AppContext, access: PrivateAccess, id: Pa
   const link = await linkOf(q, partner, person);
   let linkedUser: AccountRef | undefined;
   if (link) linkedUser = person.user?.id === link.user_ref ? person.user : await q.get(userById, link.user_ref);
+  if (link) tags?.add(userTag(link.user_ref));
   if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
   if (!isVisible(linkedUser)) return own.sort(bySvcName);
   const merged = new Map(own.map((e) => [e.svc.svcId, e]));
