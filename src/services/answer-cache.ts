@@ -141,7 +141,7 @@ export class AnswerCache extends EventEmitter {
 
   private unchangedSince(started: number, tags: AnswerTags): boolean {
     if (started < this.floor) return false;
-    for (const tag of tags) if ((this.changedAt.get(tag) ?? -1) >= started) return false;
+    for (const tag of tags) if ((this.changedAt.get(tag) ?? -1) > started) return false;
     return true;
   }
 
