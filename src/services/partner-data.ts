@@ -12,6 +12,7 @@ import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, lookupOrCreatePerson, lookupPerson, type AccountRef, type ByAccountIdentifier, type Person, type PersonRef } from '../repositories/people.js';
 import { subjectTag, userTag, type AnswerTags } from './answer-cache.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
+import { pushUnlinkedInOneStatement } from '../repositories/partner-pushes.js';
 import { removeCentralIdentity, setCentralIdentity } from './central.js';
 
 export interface ViewEntry {
@@ -210,6 +211,8 @@ export function validateUsrSvcId(raw: string | undefined): string {
 /** SPEC §4.3: add, replace or remove one entry of the partner's repository (and flow it when linked). */
 export async function pushIdentity(ctx: AppContext, partner: PartnerRow, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
   const now = ctx.clock.now();
+  // PostgreSQL, a person not linked to the partner: one round trip (repositories/partner-pushes.ts).
+  if (usrSvcId !== '' && (await pushUnlinkedInOneStatement(ctx.db, partner.id, id, svc.svcId, usrSvcId, now))) return;
   // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
   await ctx.writes.run(async (tx) => {
     const q = inTx(ctx.db, tx);
