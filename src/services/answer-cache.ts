@@ -184,7 +184,10 @@ export class AnswerCache extends EventEmitter {
   drop(tags: readonly string[]): void {
     if (tags.length === 0) return;
     this.generation++;
-    if (tags.includes('*')) return this.clear();
+    if (tags.includes('*')) {
+      this.clear();
+      return;
+    }
     if (this.changedAt.size + tags.length > RECENT_TAGS_MAX) {
       this.changedAt.clear();
       this.floor = this.generation;
@@ -210,9 +213,9 @@ export class AnswerCache extends EventEmitter {
   }
 
   private index(tag: string, key: string): void {
-    let keys = this.byTag.get(tag);
-    if (!keys) this.byTag.set(tag, (keys = new Set()));
-    keys.add(key);
+    const keys = this.byTag.get(tag);
+    if (keys) keys.add(key);
+    else this.byTag.set(tag, new Set([key]));
   }
 
   private unindex(key: string, entry: Entry): void {
