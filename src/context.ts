@@ -75,7 +75,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       mail.close();
       redis?.close();
       await partners.close();
-      await answers.close();
+      answers.close();
       await db.close();
     },
   };

@@ -6,24 +6,20 @@
 // `p{id}` a partner: collected by the views in services/partner-data.ts) and the catalogue version
 // it was rendered with. Triggers (migration 012) name the tags of every changed row:
 //
-// - SQLite: in the table `answer_changes`, read on the read connection at the first lookup of each
-//   turn of the event loop (one indexed read that finds nothing most of the time). A request handled
-//   in a turn arrived before that turn's first lookup, so a change committed before the request was
-//   sent is always applied before it is answered.
-// - PostgreSQL: by NOTIFY, on a listening connection of its own. Notifications arrive on their own
-//   time, so the first lookup of each turn also sends `SELECT 1` on that connection and waits for it:
-//   PostgreSQL hands a session the notifications committed before it answers a query, so, again,
-//   a change committed before the request was sent is applied before it is answered. While that
-//   connection is down nothing is served from memory (nor stored), and the cache is emptied when
-//   it listens again.
+// in the table `answer_changes`, read at the first lookup of each turn of the event loop (one
+// indexed read that finds nothing most of the time; on PostgreSQL a round trip, shared by every
+// request of that turn). A request handled in a turn arrived before that turn's reading, so a change
+// committed before the request was sent is always applied before it is answered. While the feed
+// cannot be read (the database is away, the table gone), nothing is served from memory nor kept.
+// PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock through its
+// commit, which serialised concurrent pushes (repositories/answer-feed.ts, migration 012).
 //
 // So visibility changes (opt-out, deletion, a link ended) take effect exactly as fast as without
 // the cache. A render that overlaps a change to one of its tags is answered but not kept.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
-import pg from 'pg';
 import type { Db } from '../db/database.js';
-import { ANSWER_CHANNEL, FEED_BATCH, notifiedTags, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
+import { pgFeedReader, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
 
 /** What one answer depends on, filled in while it is rendered. */
 export type AnswerTags = Set<string>;
@@ -42,10 +38,8 @@ interface Entry {
 const ENTRY_OVERHEAD = 300;
 /** Tags remembered as recently changed, for renders still running; past this, renders started earlier are not kept. */
 const RECENT_TAGS_MAX = 10_000;
-const RECONNECT_FIRST_MS = 500;
-const RECONNECT_MAX_MS = 10_000;
 
-/** Emits `invalidated` (tags), `live` and `down` (PostgreSQL's listening connection), for tests and logs. */
+/** Emits `invalidated` (tags), `down` (the feed could not be read) and `live` (it can again), for tests and logs. */
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
   private readonly byTag = new Map<string, Set<string>>();
@@ -55,22 +49,13 @@ export class AnswerCache extends EventEmitter {
   private readonly changedAt = new Map<string, number>();
   /** Renders that started before this generation are not kept (recent tags were forgotten, or all was dropped). */
   private floor = 0;
-  /** Whether answers may be served and stored: SQLite when enabled; PostgreSQL while the feed listens. */
-  private live = false;
+  /** Whether the last reading of the change feed succeeded: answers are served and kept only then. */
+  private live = true;
   private turnCheck: Promise<boolean> | null = null;
   private readonly nextTurn = () => {
     this.turnCheck = null;
   };
-  // SQLite
   private readonly feed: FeedReader | null = null;
-  private lastSeen = 0;
-  // PostgreSQL
-  private listener: pg.Client | null = null;
-  private reconnect: NodeJS.Timeout | null = null;
-  private reconnectMs = RECONNECT_FIRST_MS;
-  private closed = false;
-  /** The PostgreSQL backend of the listening connection (tests end it to see the cache stop). */
-  listenerPid: number | null = null;
   /** Lookups answered from memory, and renders (for tests and /metrics). */
   hits = 0;
   misses = 0;
@@ -89,17 +74,10 @@ export class AnswerCache extends EventEmitter {
             dispose: (entry, key) => this.unindex(key, entry),
           })
         : null;
-    if (!this.entries) return;
-    if (db.reader) {
-      this.feed = sqliteFeedReader(db.reader);
-      this.lastSeen = this.feed.latest();
-      this.live = true;
-    }
-    const url = db.pgPool?.options.connectionString;
-    if (url) void this.listen(url, db.pgPool?.options.connectionTimeoutMillis ?? 0);
+    if (this.entries) this.feed = db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
   }
 
-  /** Whether answers are served from memory now (SQLite: when enabled; PostgreSQL: while the change feed listens). */
+  /** Whether answers are served from memory now: enabled, and the change feed was read last time. */
   get caching(): boolean {
     return this.entries !== null && this.live;
   }
@@ -149,35 +127,29 @@ export class AnswerCache extends EventEmitter {
   private fresh(): Promise<boolean> {
     if (this.turnCheck) return this.turnCheck;
     setImmediate(this.nextTurn);
-    this.turnCheck = this.feed ? Promise.resolve(this.readFeed()) : this.fence();
+    this.turnCheck = this.readFeed();
     return this.turnCheck;
   }
 
-  private readFeed(): boolean {
-    const rows = this.feed!.after(this.lastSeen);
-    if (rows.length === 0) return true;
-    // Ids follow commit order without holes, so a first id past the next one means rows were
-    // pruned before this process read them (or too many to read): start afresh.
-    if (rows[0]!.id !== this.lastSeen + 1 || rows.length > FEED_BATCH) {
-      this.lastSeen = this.feed!.latest();
-      this.clear();
-      return true;
-    }
-    this.lastSeen = rows[rows.length - 1]!.id;
-    this.drop(rows.map((r) => r.tag));
-    return true;
-  }
-
-  /** PostgreSQL: a round trip on the listening connection, after which every earlier commit's notification has been applied. */
-  private async fence(): Promise<boolean> {
-    const client = this.listener;
-    if (!this.live || !client) return false;
+  private async readFeed(): Promise<boolean> {
     try {
-      await client.query('SELECT 1');
+      const tags = await this.feed!.read();
+      if (tags === 'all') this.clear();
+      else this.drop(tags);
     } catch {
-      return false; // the connection's 'error'/'end' handler takes it down
+      // Not knowing what changed, serve nothing from memory until a reading succeeds; that reading
+      // starts where the last good one ended, so nothing committed meanwhile is missed.
+      if (this.live) {
+        this.live = false;
+        this.emit('down');
+      }
+      return false;
     }
-    return this.live && this.listener === client;
+    if (!this.live) {
+      this.live = true;
+      this.emit('live');
+    }
+    return true;
   }
 
   /** Drops every answer carrying one of `tags` (`*`: all). */
@@ -227,59 +199,8 @@ export class AnswerCache extends EventEmitter {
     }
   }
 
-  private async listen(connectionString: string, timeoutMs: number): Promise<void> {
-    // Its own connection, outside the pool: LISTEN holds a session for as long as the server runs.
-    const client = new pg.Client({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000, ...(timeoutMs > 0 ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}) });
-    this.listener = client;
-    const down = () => {
-      if (this.listener !== client) return;
-      this.live = false;
-      this.clear();
-      this.listener = null;
-      this.emit('down');
-      client.removeAllListeners();
-      client.on('error', () => {}); // a late socket error must not crash the process
-      void client.end().catch(() => {});
-      if (!this.closed) {
-        this.reconnect = setTimeout(() => void this.listen(connectionString, timeoutMs), this.reconnectMs);
-        this.reconnect.unref();
-        this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
-      }
-    };
-    client.on('error', down);
-    client.on('end', down);
-    const schema = this.db.pgSchema;
-    client.on('notification', (n) => {
-      const tags = notifiedTags(n.payload, schema);
-      if (tags) this.drop(tags);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${ANSWER_CHANNEL}`);
-      this.listenerPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? null;
-      if (this.closed || this.listener !== client) return void client.end().catch(() => {});
-      // Anything rendered before the feed started may have changed unseen.
-      this.clear();
-      this.live = true;
-      this.reconnectMs = RECONNECT_FIRST_MS;
-      this.emit('live');
-    } catch {
-      down();
-    }
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.live = false;
+  close(): void {
     this.entries?.clear();
-    if (this.reconnect) clearTimeout(this.reconnect);
-    const client = this.listener;
-    this.listener = null;
-    if (client) {
-      client.removeAllListeners();
-      client.on('error', () => {});
-      await client.end().catch(() => {});
-    }
   }
 }
 
