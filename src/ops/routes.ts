@@ -19,7 +19,7 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
   });
   new Gauge({
     name: 'idsvc_answer_cache_listening',
-    help: '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0; PostgreSQL: while its change feed listens), else 0',
+    help: '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0, and its change feed was read last time), else 0',
     registers: [metrics.registry],
     collect() {
       this.set(ctx.answers.caching ? 1 : 0);
