@@ -61,10 +61,7 @@ export class AnswerCache extends EventEmitter {
   misses = 0;
 
   /** `maxMb` 0: never cache. */
-  constructor(
-    private readonly db: Db,
-    maxMb: number,
-  ) {
+  constructor(db: Db, maxMb: number) {
     super();
     this.entries =
       maxMb > 0
