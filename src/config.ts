@@ -48,6 +48,8 @@ export interface Config {
   readonly sqliteCheckpointMs: number;
   /** Keep partner rows in memory, emptied on any change (services/partner-cache.ts). */
   readonly partnerCache: boolean;
+  /** Memory for rendered answers of the most-read people, in MB; 0 turns the answer cache off (services/answer-cache.ts). */
+  readonly answerCacheMb: number;
   /** The service's name as people see it: in mails (subject, sender, text). */
   readonly siteName: string;
   /** `smtp://` or `smtps://` relay for outgoing mail; null writes each message as an .eml file under mailDir. */
@@ -238,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     backgroundJobs: boolVar(env, 'BACKGROUND_JOBS', true),
     sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 500, 0, 60_000),
     partnerCache: boolVar(env, 'PARTNER_CACHE', true),
+    answerCacheMb: intVar(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
     siteName,
     ...mailVars(env, baseUrl, siteName),
     nodeEnv: env.NODE_ENV?.trim() || 'development',

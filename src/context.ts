@@ -4,6 +4,7 @@ import { openDatabase, migrate, type Db } from './db/database.js';
 import { GroupCommit } from './db/group-commit.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
+import { AnswerCache } from './services/answer-cache.js';
 import { PartnerCache } from './services/partner-cache.js';
 import { RequestLimiter } from './services/rate-limits.js';
 import { RedisLink } from './services/redis-link.js';
@@ -20,6 +21,8 @@ export interface AppContext {
   readonly catalogue: CatalogueCache;
   /** The partner behind an api_key, kept in memory where a change feed keeps it exact. */
   readonly partners: PartnerCache;
+  /** Rendered answers of the most-read people, dropped on any change to what fed them. */
+  readonly answers: AnswerCache;
   /** Transactions for hot writes (update_service): grouped into one commit on SQLite. */
   readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
@@ -51,6 +54,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // An empty catalogue is a fresh database: load the shipped catalogue file.
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
   const partners = new PartnerCache(db, config.partnerCache);
+  const answers = new AnswerCache(db, config.answerCacheMb);
   const redis = config.redisUrl ? new RedisLink(config.redisUrl) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
   await redis?.settled();
@@ -61,6 +65,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     clock,
     catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
     partners,
+    answers,
     writes: new GroupCommit(db),
     limiter: new RequestLimiter(redis),
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
@@ -70,6 +75,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       mail.close();
       redis?.close();
       await partners.close();
+      answers.close();
       await db.close();
     },
   };

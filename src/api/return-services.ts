@@ -1,8 +1,8 @@
 // SPEC §4.1: the identities of a person, in the public view or the partner's private view.
 import { Type } from '@sinclair/typebox';
-import type { ApiOperation } from '../http/api-route.js';
-import { list } from '../http/document.js';
-import { privateView, publicView } from '../services/partner-data.js';
+import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { list, render } from '../http/document.js';
+import { cachedView } from './cached-views.js';
 import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
 
 export const returnServices: ApiOperation = {
@@ -16,11 +16,12 @@ export const returnServices: ApiOperation = {
   response: Type.Object({ services: Type.Array(userServiceSchema) }),
   async handler(call) {
     const id = userIdentifierOf(call);
-    if (profileTypeOf(call) === 'public') {
-      const entries = await publicView(call.ctx, call.reader, id);
-      return { root: 'services', list: list('service', entries.map(userServiceFields)) };
-    }
-    const entries = await privateView(call.ctx, requirePrivateAccess(call), id);
-    return { root: 'services', list: list('service', entries.map(userServiceFields)) };
+    const view = profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };
+    const format = formatOf(call.request);
+    // Kept rendered, in the format asked for: the body is what a repeated read costs.
+    const body = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) =>
+      render({ root: 'services', list: list('service', entries.map(userServiceFields)) }, format),
+    );
+    return { root: 'services', rendered: body };
   },
 };

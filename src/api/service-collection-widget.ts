@@ -6,11 +6,12 @@ import type { ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiCall, ApiOperation } from '../http/api-route.js';
 import { requestOrigin } from '../http/request-info.js';
 import { allowedOrigins } from '../repositories/partners.js';
-import { entryUrl, privateView, publicView, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
+import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 import { widgetBundle } from '../widget/bundle.js';
 import { renderWidgetBootScript, type WidgetService } from '../widget/boot-script.js';
 import { bundleUrl, catalogueUrl } from '../widget/routes.js';
 import { checkWidgetSignature } from '../widget/signature.js';
+import { cachedView } from './cached-views.js';
 import { privateAccessOf, userIdentifierOf } from './shared.js';
 
 const LANG = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8}){0,4}$/;
@@ -35,9 +36,10 @@ function requireNamedOrigin(call: ApiCall): void {
 }
 
 /** Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with nothing to show. */
-async function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): Promise<ViewEntry[]> {
+async function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): Promise<WidgetService[]> {
+  const view = access ? { view: 'private' as const, access } : { view: 'public' as const, reader: call.reader };
   try {
-    return access ? await privateView(call.ctx, access, id) : await publicView(call.ctx, call.reader, id);
+    return await cachedView(call.ctx, 'widget', id, view, (entries) => entries.map(widgetService)); // shared by later reads: never changed
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_found') return [];
     throw err;
@@ -85,7 +87,7 @@ export const serviceCollectionWidget: ApiOperation = {
     // without a single usrSvcId from the central repository.
     const access = privateAccessOf(call);
     const signature = call.urlProof ?? { status: 'unsigned' };
-    const services = (await prefill(call, id, access)).map(widgetService);
+    const services = await prefill(call, id, access);
     const manifest = await widgetBundle.current();
     const lang = call.query.lang?.trim() ?? '';
     const script = renderWidgetBootScript({

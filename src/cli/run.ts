@@ -11,7 +11,7 @@ export async function withContext(globals: GlobalOpts, fn: (ctx: AppContext, out
   const out: Out = { json: globals.json ?? false };
   let ctx: AppContext | undefined;
   try {
-    ctx = await createContext({ ...loadConfig(), backgroundJobs: false, partnerCache: false });
+    ctx = await createContext({ ...loadConfig(), backgroundJobs: false, partnerCache: false, answerCacheMb: 0 });
     await fn(ctx, out);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

@@ -31,7 +31,7 @@ export async function runServe(config: Config, workers: number): Promise<void> {
     // The primary migrates and loads the catalogue once before forking: workers doing it at the same
     // moment on a new SQLite database would race (SQLite has no migration lock), and a database that
     // cannot be used is reported once, here. Then it only supervises; workers serve on the shared port.
-    const ctx = await createContext({ ...config, backgroundJobs: false, partnerCache: false });
+    const ctx = await createContext({ ...config, backgroundJobs: false, partnerCache: false, answerCacheMb: 0 });
     await ctx.close();
     for (let i = 0; i < workers; i++) cluster.fork();
     cluster.on('exit', (worker, code) => {

@@ -9,10 +9,14 @@ export interface ListNode {
 export type Value = string | ListNode;
 export type Fields = { readonly [name: string]: Value };
 
-export type Doc =
+/** An answer as the operations build it. */
+export type BuiltDoc =
   | { readonly root: string; readonly text: string }
   | { readonly root: string; readonly fields: Fields }
   | { readonly root: string; readonly list: ListNode };
+
+/** An answer already rendered in the request's format (kept by the answer cache, api/cached-views.ts). */
+export type Doc = BuiltDoc | { readonly root: string; readonly rendered: string };
 
 export const list = (item: string, items: readonly Fields[]): ListNode => ({ item, items });
 
@@ -59,7 +63,7 @@ function listXml(l: ListNode): string {
 
 const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>\n';
 
-export function toXml(doc: Doc): string {
+export function toXml(doc: BuiltDoc): string {
   let body: string;
   if ('text' in doc) body = xmlText(doc.text);
   else if ('fields' in doc) body = fieldsXml(doc.fields);
@@ -73,7 +77,7 @@ function toJsonFields(fields: Fields): Record<string, unknown> {
   return out;
 }
 
-export function toJson(doc: Doc): string {
+export function toJson(doc: BuiltDoc): string {
   let body: unknown;
   if ('text' in doc) body = doc.text;
   else if ('fields' in doc) body = toJsonFields(doc.fields);
@@ -88,5 +92,6 @@ export const CONTENT_TYPE: Record<Format, string> = {
 };
 
 export function render(doc: Doc, format: Format): string {
+  if ('rendered' in doc) return doc.rendered;
   return format === 'json' ? toJson(doc) : toXml(doc);
 }

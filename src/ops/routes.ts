@@ -17,6 +17,32 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
       this.set(ctx.partners.caching ? 1 : 0);
     },
   });
+  new Gauge({
+    name: 'idsvc_answer_cache_listening',
+    help: '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0, and its change feed was read last time), else 0',
+    registers: [metrics.registry],
+    collect() {
+      this.set(ctx.answers.caching ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'idsvc_answer_cache_bytes',
+    help: 'Estimated memory held by the answer cache (bounded by ANSWER_CACHE_MB)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(ctx.answers.bytes);
+    },
+  });
+  new Gauge({
+    name: 'idsvc_answer_cache_lookups',
+    help: 'Answer cache lookups since start, by outcome (hit: from memory; miss: rendered from the database)',
+    labelNames: ['outcome'],
+    registers: [metrics.registry],
+    collect() {
+      this.set({ outcome: 'hit' }, ctx.answers.hits);
+      this.set({ outcome: 'miss' }, ctx.answers.misses);
+    },
+  });
   app.get('/healthz', { config: { kind: 'ops' }, schema: hidden }, async () => ({ status: 'ok' }));
   // Ready means the database answers. Redis is reported but does not decide: an instance without
   // it still serves (limits count in the process), and taking every instance out of a load

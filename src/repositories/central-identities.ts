@@ -38,10 +38,10 @@ export async function centralEntriesOfUser(q: Exec, userRef: number): Promise<Ce
  * The public view's rows (SPEC §3 rule 3): the account's visibility fields beside each of its
  * central entries (NULLs when it has none), as arrays in this column order.
  */
-export type PublicRow = [optedIn: boolean, pro: boolean, svcId: string | null, usrSvcId: string | null, verified: boolean, sourcePartnerId: number | null, updatedAt: number | null];
-type PublicRowAsStored = [number | boolean, number | boolean, string | null, string | null, number | boolean | null, number | null, number | null];
+export type PublicRow = [optedIn: boolean, pro: boolean, svcId: string | null, usrSvcId: string | null, verified: boolean, sourcePartnerId: number | null, updatedAt: number | null, userRef: number];
+type PublicRowAsStored = [number | boolean, number | boolean, string | null, string | null, number | boolean | null, number | null, number | null, number];
 const publicSelect =
-  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at ' +
+  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id ' +
   'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 // One indexed query for the hottest read: the account by its identifier, joined with its entries.
 // Rows come as arrays and hold only what the answer uses: building objects and reading unused

@@ -13,7 +13,9 @@ import { deletePushedEntry, pushedEntries, upsertPushedEntry } from '../reposito
 import type { Partner } from '../repositories/partners.js';
 import { lookupOrCreatePerson, lookupPerson } from '../repositories/people.js';
 import { accountRefById, findUserByRef, type AccountRef } from '../repositories/users.js';
+import { subjectTag, userTag, type AnswerTags } from './answer-cache.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
+import { pushUnlinkedInOneStatement } from '../repositories/partner-pushes.js';
 import { removeCentralIdentity, setCentralIdentity } from './central.js';
 
 export interface ViewEntry {
@@ -88,10 +90,14 @@ export async function centralEntries(q: Exec, snap: CatalogueSnapshot, user: Acc
   return centralViewEntries(await centralEntriesOfUser(q, user.id), snap, user, reader);
 }
 
-/** SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only for a reader with proof. */
-export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier): Promise<ViewEntry[]> {
+/**
+ * SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only
+ * for a reader with proof. `tags` collects the rows read, for the answer cache.
+ */
+export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier, tags?: AnswerTags): Promise<ViewEntry[]> {
   const rows = await publicRowsByIdentifier(onReader(ctx.db), id);
   const first = rows[0];
+  if (first) tags?.add(userTag(first[7]));
   const user = first && { opted_in: first[0], pro: first[1] };
   // Unknown and opted-out users answer alike.
   if (!isVisible(user)) throw errors.userNotFound();
@@ -106,11 +112,13 @@ export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIden
   return entries.sort(bySvcName);
 }
 
-/** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. */
-export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier): Promise<ViewEntry[]> {
+/** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. `tags` as for publicView. */
+export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier, tags?: AnswerTags): Promise<ViewEntry[]> {
   const partner = access.partner;
   const q = onReader(ctx.db);
   const person = await lookupPerson(q, id);
+  if (person.user) tags?.add(userTag(person.user.id));
+  if (person.subjectId !== undefined) tags?.add(subjectTag(person.subjectId));
   const snap = await ctx.catalogue.get();
   const own: ViewEntry[] = [];
   if (person.subjectId !== undefined) {
@@ -122,6 +130,7 @@ export async function privateView(ctx: AppContext, access: PrivateAccess, id: Pa
   const link = await findLink(q, partner.id, person);
   let linkedUser: AccountRef | undefined;
   if (link) linkedUser = person.user?.id === link.user_ref ? person.user : await accountRefById(q, link.user_ref);
+  if (link) tags?.add(userTag(link.user_ref));
   if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
   if (!isVisible(linkedUser)) return own.sort(bySvcName);
   const merged = new Map(own.map((e) => [e.svc.svcId, e]));
@@ -152,6 +161,8 @@ export function validateUsrSvcId(raw: string | undefined): string {
 /** SPEC §4.3: add, replace or remove one entry of the partner's repository (and flow it when linked). */
 export async function pushIdentity(ctx: AppContext, partner: Partner, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
   const now = ctx.clock.now();
+  // PostgreSQL, a person not linked to the partner: one round trip (repositories/partner-pushes.ts).
+  if (usrSvcId !== '' && (await pushUnlinkedInOneStatement(ctx.db, partner.id, id, svc.svcId, usrSvcId, now))) return;
   // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
   await ctx.writes.run(async (tx) => {
     const q = inTx(ctx.db, tx);

@@ -42,7 +42,7 @@ async function elsewhere(sqlText: string, params: unknown[], options: { skipTrig
       if (!options.skipTriggers) run();
       else {
         // The change counter's triggers dropped and put back around the change, in one transaction.
-        const triggers = c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'partners'").all() as { name: string; sql: string }[];
+        const triggers = c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'partners' AND name LIKE 'partners_changed%'").all() as { name: string; sql: string }[];
         assert.equal(triggers.length, 3);
         c.transaction(() => {
           for (const tr of triggers) c.exec(`DROP TRIGGER ${tr.name}`);

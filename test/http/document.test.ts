@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { XMLBuilder } from 'fast-xml-parser';
-import { list, toXml, xmlSafe, type Doc, type Fields, type ListNode } from '../../src/http/document.js';
+import { list, toXml, xmlSafe, type BuiltDoc, type Fields, type ListNode } from '../../src/http/document.js';
 
 type Tree = { [k: string]: string | Tree | Tree[] };
 const builder = new XMLBuilder({ format: false, suppressEmptyNode: true, processEntities: true });
@@ -14,7 +14,7 @@ const fieldsTree = (f: Fields): Tree => {
   return out;
 };
 const listTree = (l: ListNode): Tree | string => (l.items.length === 0 ? '' : { [l.item]: l.items.map(fieldsTree) });
-function reference(doc: Doc): string {
+function reference(doc: BuiltDoc): string {
   const body = 'text' in doc ? xmlSafe(doc.text) : 'fields' in doc ? fieldsTree(doc.fields) : listTree(doc.list);
   return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build({ [doc.root]: body })}\n`;
 }
@@ -37,7 +37,7 @@ const fields = (depth: number): Fields => {
 test('toXml writes exactly what the XML builder wrote', () => {
   for (let i = 0; i < 2000; i++) {
     const kind = rand(3);
-    const doc: Doc =
+    const doc: BuiltDoc =
       kind === 0 ? { root: 'error', text: text() } : kind === 1 ? { root: 'service', fields: fields(2) } : { root: 'services', list: list('service', Array.from({ length: rand(4) }, () => fields(1))) };
     assert.equal(toXml(doc), reference(doc), JSON.stringify(doc));
   }

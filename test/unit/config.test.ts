@@ -47,6 +47,8 @@ test('every bad value names its variable', () => {
     [{ TOKEN_GRACE_SECONDS: '-1' }, 'TOKEN_GRACE_SECONDS'],
     [{ WEBHOOK_SECRET_GRACE_SECONDS: 'a day' }, 'WEBHOOK_SECRET_GRACE_SECONDS'],
     [{ PARTNER_CACHE: 'sometimes' }, 'PARTNER_CACHE'],
+    [{ ANSWER_CACHE_MB: 'lots' }, 'ANSWER_CACHE_MB'],
+    [{ ANSWER_CACHE_MB: '-1' }, 'ANSWER_CACHE_MB'],
     [{ SQLITE_CHECKPOINT_MS: '100000' }, 'SQLITE_CHECKPOINT_MS'],
     [{ DATABASE_TIMEOUT_MS: '0' }, 'DATABASE_TIMEOUT_MS'],
     [{ DATABASE_TIMEOUT_MS: 'soon' }, 'DATABASE_TIMEOUT_MS'],

@@ -1,0 +1,38 @@
+// The two reads the answer cache serves (services/answer-cache.ts): a person's view as one reader
+// may see it, kept per view, reader and identifier. The public view without proof is the same for
+// every api_key (SPEC §3 rule 0), so all keys share it; anything else is kept per partner.
+import type { AppContext } from '../context.js';
+import type { ParsedIdentifier } from '../domain/identifiers.js';
+import { partnerTag, type AnswerTags } from '../services/answer-cache.js';
+import { privateView, publicView, type PrivateAccess, type Reader, type ViewEntry } from '../services/partner-data.js';
+
+/** Names the person as the lookups do: an address is looked up by both its digests. */
+function identifierKey(id: ParsedIdentifier): string {
+  switch (id.kind) {
+    case 'md5':
+      return `m:${id.md5}`;
+    case 'sha256':
+      return `h:${id.sha256}`;
+    case 'email':
+      return `e:${id.md5}:${id.sha256}`;
+    case 'userId':
+      return `u:${id.userId}`;
+  }
+}
+
+export type View = { view: 'public'; reader: Reader } | { view: 'private'; access: PrivateAccess };
+
+/**
+ * `make` turns the view's entries into what is kept (an answer's body, the widget's data); `what`
+ * names that form in the key. Errors (not_found) are answered, never kept.
+ */
+export async function cachedView<T>(ctx: AppContext, what: string, id: ParsedIdentifier, view: View, make: (entries: ViewEntry[]) => T): Promise<T> {
+  const partner = view.view === 'private' ? view.access.partner : view.reader === 'anyone' ? null : view.reader.partner;
+  const key = `${what}|${view.view}|${partner?.id ?? '-'}|${identifierKey(id)}`;
+  const catalogue = (await ctx.catalogue.get()).version;
+  return ctx.answers.get(key, catalogue, async (tags: AnswerTags) => {
+    if (partner) tags.add(partnerTag(partner.id));
+    const entries = view.view === 'private' ? await privateView(ctx, view.access, id, tags) : await publicView(ctx, view.reader, id, tags);
+    return make(entries);
+  });
+}

@@ -1,0 +1,207 @@
+// Rendered answers of the most-read people (return_services bodies, the widget's data), kept in
+// memory within ANSWER_CACHE_MB and dropped the moment anything that fed them changes, whoever
+// changes it (this server, the CLI, another instance or cluster worker, an operator's SQL).
+//
+// Each answer carries tags naming the rows it was built from (`u{id}` a user, `s{id}` a subject,
+// `p{id}` a partner: collected by the views in services/partner-data.ts) and the catalogue version
+// it was rendered with. Triggers (migration 012) name the tags of every changed row:
+//
+// in the table `answer_changes`, read at the first lookup of each turn of the event loop (one
+// indexed read that finds nothing most of the time; on PostgreSQL a round trip, shared by every
+// request of that turn). A request handled in a turn arrived before that turn's reading, so a change
+// committed before the request was sent is always applied before it is answered. While the feed
+// cannot be read (the database is away, the table gone), nothing is served from memory nor kept.
+// PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock through its
+// commit, which serialised concurrent pushes (repositories/answer-feed.ts, migration 012).
+//
+// So visibility changes (opt-out, deletion, a link ended) take effect exactly as fast as without
+// the cache. A render that overlaps a change to one of its tags is answered but not kept.
+import { EventEmitter } from 'node:events';
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../db/database.js';
+import { pgFeedReader, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
+
+/** What one answer depends on, filled in while it is rendered. */
+export type AnswerTags = Set<string>;
+
+export const userTag = (id: number) => `u${id}`;
+export const subjectTag = (id: number) => `s${id}`;
+export const partnerTag = (id: number) => `p${id}`;
+
+interface Entry {
+  readonly value: unknown;
+  readonly tags: readonly string[];
+  readonly catalogue: string;
+}
+
+/** What an entry costs beyond its value: the key, the entry, LRU and tag index bookkeeping. */
+const ENTRY_OVERHEAD = 300;
+/** Tags remembered as recently changed, for renders still running; past this, renders started earlier are not kept. */
+const RECENT_TAGS_MAX = 10_000;
+
+/** Emits `invalidated` (tags), `down` (the feed could not be read) and `live` (it can again), for tests and logs. */
+export class AnswerCache extends EventEmitter {
+  private readonly entries: LRUCache<string, Entry> | null;
+  private readonly byTag = new Map<string, Set<string>>();
+  /** Bumped on every change applied; a render records it when it starts. */
+  private generation = 0;
+  /** The generation each recently changed tag changed at. */
+  private readonly changedAt = new Map<string, number>();
+  /** Renders that started before this generation are not kept (recent tags were forgotten, or all was dropped). */
+  private floor = 0;
+  /** Whether the last reading of the change feed succeeded: answers are served and kept only then. */
+  private live = true;
+  private turnCheck: Promise<boolean> | null = null;
+  private readonly nextTurn = () => {
+    this.turnCheck = null;
+  };
+  private readonly feed: FeedReader | null = null;
+  /** Lookups answered from memory, and renders (for tests and /metrics). */
+  hits = 0;
+  misses = 0;
+
+  /** `maxMb` 0: never cache. */
+  constructor(db: Db, maxMb: number) {
+    super();
+    this.entries =
+      maxMb > 0
+        ? new LRUCache<string, Entry>({
+            maxSize: maxMb * 1024 * 1024,
+            sizeCalculation: (entry, key) => key.length + ENTRY_OVERHEAD + sizeOf(entry.value) + entry.tags.length * 40,
+            dispose: (entry, key) => this.unindex(key, entry),
+          })
+        : null;
+    if (this.entries) this.feed = db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
+  }
+
+  /** Whether answers are served from memory now: enabled, and the change feed was read last time. */
+  get caching(): boolean {
+    return this.entries !== null && this.live;
+  }
+
+  get size(): number {
+    return this.entries?.size ?? 0;
+  }
+
+  get bytes(): number {
+    return this.entries?.calculatedSize ?? 0;
+  }
+
+  /**
+   * The value kept under `key`, or what `render` makes of it (kept when nothing it read changed
+   * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept.
+   */
+  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>): Promise<T> {
+    if (!this.entries) return render(new Set());
+    const usable = await this.fresh();
+    if (usable) {
+      const hit = this.entries.get(key);
+      if (hit && hit.catalogue === catalogueVersion) {
+        this.hits++;
+        return hit.value as T;
+      }
+    }
+    this.misses++;
+    const started = this.generation;
+    const tags: AnswerTags = new Set();
+    const value = await render(tags);
+    if (usable && this.live && this.unchangedSince(started, tags)) {
+      const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
+      this.entries.set(key, entry);
+      // A value larger than the whole cache is refused by the LRU: index only what it kept.
+      if (this.entries.peek(key) === entry) for (const tag of entry.tags) this.index(tag, key);
+    }
+    return value;
+  }
+
+  private unchangedSince(started: number, tags: AnswerTags): boolean {
+    if (started < this.floor) return false;
+    for (const tag of tags) if ((this.changedAt.get(tag) ?? -1) > started) return false;
+    return true;
+  }
+
+  /** Once per turn of the event loop: apply the changes committed so far; whether memory may answer. */
+  private fresh(): Promise<boolean> {
+    if (this.turnCheck) return this.turnCheck;
+    setImmediate(this.nextTurn);
+    this.turnCheck = this.readFeed();
+    return this.turnCheck;
+  }
+
+  private async readFeed(): Promise<boolean> {
+    try {
+      const tags = await this.feed!.read();
+      if (tags === 'all') this.clear();
+      else this.drop(tags);
+    } catch {
+      // Not knowing what changed, serve nothing from memory until a reading succeeds; that reading
+      // starts where the last good one ended, so nothing committed meanwhile is missed.
+      if (this.live) {
+        this.live = false;
+        this.emit('down');
+      }
+      return false;
+    }
+    if (!this.live) {
+      this.live = true;
+      this.emit('live');
+    }
+    return true;
+  }
+
+  /** Drops every answer carrying one of `tags` (`*`: all). */
+  drop(tags: readonly string[]): void {
+    if (tags.length === 0) return;
+    this.generation++;
+    if (tags.includes('*')) {
+      this.clear();
+      return;
+    }
+    if (this.changedAt.size + tags.length > RECENT_TAGS_MAX) {
+      this.changedAt.clear();
+      this.floor = this.generation;
+    }
+    for (const tag of tags) {
+      this.changedAt.set(tag, this.generation);
+      const keys = this.byTag.get(tag);
+      if (!keys) continue;
+      this.byTag.delete(tag);
+      for (const key of keys) this.entries?.delete(key);
+    }
+    this.emit('invalidated', tags);
+  }
+
+  /** Drops everything. */
+  clear(): void {
+    this.generation++;
+    this.floor = this.generation;
+    this.changedAt.clear();
+    this.byTag.clear();
+    this.entries?.clear();
+    this.emit('invalidated', ['*']);
+  }
+
+  private index(tag: string, key: string): void {
+    const keys = this.byTag.get(tag);
+    if (keys) keys.add(key);
+    else this.byTag.set(tag, new Set([key]));
+  }
+
+  private unindex(key: string, entry: Entry): void {
+    for (const tag of entry.tags) {
+      const keys = this.byTag.get(tag);
+      if (!keys) continue;
+      keys.delete(key);
+      if (keys.size === 0) this.byTag.delete(tag);
+    }
+  }
+
+  close(): void {
+    this.entries?.clear();
+  }
+}
+
+/** Roughly what a value holds in memory: a string's characters, or its JSON's for anything else. */
+function sizeOf(value: unknown): number {
+  return typeof value === 'string' ? value.length : JSON.stringify(value)?.length ?? 0;
+}

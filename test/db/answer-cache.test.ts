@@ -1,0 +1,336 @@
+// The answer cache (services/answer-cache.ts): a read warms it, and any change to what fed an
+// answer, made by another process (the idsvc CLI) or another connection (raw SQL), is seen by the
+// very next read, without waiting; it stays within its size, never hands one reader's answer to
+// another, and leaves the HTTP caching headers as they were. Both databases.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { after, before, describe, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { findUserByUserId } from '../../src/repositories/users.js';
+import { AnswerCache } from '../../src/services/answer-cache.js';
+import { setCentralIdentity } from '../../src/services/central.js';
+import { PG_URL, postForm, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
+
+let t: TestApp;
+type Partner = Awaited<ReturnType<TestApp['partner']>>;
+const LIMITS = { RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_KEY_UNPROVEN: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000' };
+
+before(async () => {
+  t = await startTestApp(LIMITS);
+});
+after(() => t.close());
+
+/** Runs SQL on a connection of its own to the test's database: another process, as far as the server knows. */
+async function elsewhere(sqlText: string, ...params: (string | number)[]): Promise<void> {
+  if (TEST_DB === 'postgres') {
+    const c = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${t.cliEnv.DATABASE_SCHEMA}` });
+    await c.connect();
+    try {
+      let n = 0;
+      await c.query(sqlText.replace(/\?/g, () => `$${++n}`), params);
+    } finally {
+      await c.end();
+    }
+  } else {
+    const c = new SQLite(t.cliEnv.DATABASE_URL!.slice('sqlite:'.length));
+    try {
+      c.prepare(sqlText).run(...params);
+    } finally {
+      c.close();
+    }
+  }
+}
+
+let people = 0;
+/** A person with an entry of their own on gitlab, linked to a partner of their own that pushed github. */
+async function person(): Promise<{ uid: string; userId: number; subjectId: number; partner: Partner }> {
+  const uid = `person_${++people}`;
+  const email = `${uid}@example.org`;
+  const u = await t.user({ email, userId: uid });
+  const partner = await t.partner({ name: `Partner of ${uid}` });
+  const user = (await findUserByUserId(t.ctx.db.kysely, uid))!;
+  const gitlab = (await t.ctx.catalogue.get()).byId.get('gitlab')!;
+  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, gitlab, `${uid}-gl`, { partnerId: null }, t.clock.now()));
+  await partner.client.updateService(uid, 'github', `${uid}-gh`);
+  await partner.client.syncUser(uid, { email, password: u.password });
+  const subject = await t.ctx.db.kysely.selectFrom('subjects').select('id').where('user_ref', '=', u.id).executeTakeFirstOrThrow();
+  return { uid, userId: u.id, subjectId: subject.id, partner };
+}
+
+type Read = 'public' | 'private' | 'widget';
+/** One read as a partner's server or a browser makes it: status and body. */
+async function read(kind: Read, partner: Partner, uid: string, format: 'xml' | 'json' = 'xml'): Promise<{ status: number; body: string }> {
+  const q = format === 'json' ? '?format=json' : '';
+  const res =
+    kind === 'public'
+      ? await fetch(`${t.baseUrl}/api/return_services/${partner.apiKey}/${uid}/public${q}`)
+      : kind === 'private'
+        ? await postForm(`${t.baseUrl}/api/return_services/${partner.apiKey}/${uid}${q}`, { api_token: partner.apiToken })
+        : await fetch(`${t.baseUrl}/api/service_collection_widget/${partner.apiKey}/${uid}/FALSE`);
+  return { status: res.status, body: await res.text() };
+}
+
+/** Reads twice, checks the second came from memory, and returns the answer. */
+async function warm(kind: Read, partner: Partner, uid: string): Promise<{ status: number; body: string }> {
+  const first = await read(kind, partner, uid);
+  const hits = t.ctx.answers.hits;
+  const second = await read(kind, partner, uid);
+  assert.equal(t.ctx.answers.hits, hits + 1, 'the second read is answered from memory');
+  assert.deepEqual(second, first);
+  return second;
+}
+
+test('a read warms the cache, and the answer from memory is byte for byte the rendered one', async () => {
+  const p = await person();
+  for (const kind of ['public', 'private', 'widget'] as const) {
+    const misses = t.ctx.answers.misses;
+    const answer = await warm(kind, p.partner, p.uid);
+    assert.equal(answer.status, 200);
+    assert.equal(t.ctx.answers.misses, misses + 1, `${kind}: one render`);
+    assert.match(answer.body, new RegExp(`${p.uid}-gl`));
+  }
+  assert.ok(t.ctx.answers.size >= 3);
+  assert.ok(t.ctx.answers.bytes > 0);
+});
+
+describe('every kind of change to what feeds an answer, made on another connection, is seen by the very next read', () => {
+  interface Case {
+    name: string;
+    read: Read;
+    change(p: Awaited<ReturnType<typeof person>>): Promise<void>;
+    /** What the next answer shows. */
+    expect(answer: { status: number; body: string }, p: Awaited<ReturnType<typeof person>>): void;
+  }
+  const now = Date.UTC(2026, 0, 2);
+  const cases: Case[] = [
+    {
+      name: 'a central entry added',
+      read: 'public',
+      change: (p) => elsewhere('INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)', p.userId, 'twitter', 'added', 'added', now, now),
+      expect: (a) => assert.match(a.body, /<svcId>twitter<\/svcId>/),
+    },
+    {
+      name: 'a central entry changed',
+      read: 'public',
+      change: (p) => elsewhere("UPDATE central_identities SET usr_svc_id = 'renamed' WHERE user_ref = ? AND svc_id = 'gitlab'", p.userId),
+      expect: (a) => assert.match(a.body, /gitlab\.com\/renamed/),
+    },
+    {
+      name: 'a verification result',
+      read: 'public',
+      change: (p) => elsewhere("UPDATE central_identities SET verified = 1, verified_by = 'relme' WHERE user_ref = ? AND svc_id = 'gitlab'", p.userId),
+      expect: (a) => assert.match(a.body, /<verified>TRUE<\/verified>/),
+    },
+    {
+      name: 'a central entry removed',
+      read: 'public',
+      change: (p) => elsewhere("DELETE FROM central_identities WHERE user_ref = ? AND svc_id = 'gitlab'", p.userId),
+      expect: (a) => assert.doesNotMatch(a.body, /gitlab/),
+    },
+    {
+      name: 'an opt-out',
+      read: 'public',
+      change: (p) => elsewhere('UPDATE users SET opted_in = 0, consented = 0 WHERE id = ?', p.userId),
+      expect: (a) => assert.equal(a.status, 404),
+    },
+    {
+      name: 'the proof of address withdrawn',
+      read: 'public',
+      change: (p) => elsewhere('UPDATE users SET email_proven_at = NULL WHERE id = ?', p.userId),
+      expect: (a) => assert.equal(a.status, 404),
+    },
+    {
+      name: 'the pro flag (usrSvcId shown to partners)',
+      read: 'private',
+      change: (p) => elsewhere('UPDATE users SET pro = 1 WHERE id = ?', p.userId),
+      expect: (a, p) => assert.match(a.body, new RegExp(`<usrSvcId>${p.uid}-gl</usrSvcId>`)),
+    },
+    {
+      name: 'a partner push',
+      read: 'private',
+      change: (p) => elsewhere('INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', p.partner.id, p.subjectId, 'twitter', 'pushed', now, now),
+      expect: (a) => assert.match(a.body, /<usrSvcId>pushed<\/usrSvcId>/),
+    },
+    {
+      name: 'a partner push changed',
+      read: 'private',
+      // Newer than the central entry it flowed into, so it wins the merge.
+      change: (p) => elsewhere("UPDATE partner_identities SET usr_svc_id = 'changed', updated_at = ? WHERE partner_id = ? AND svc_id = 'github'", now + 1000, p.partner.id),
+      expect: (a) => assert.match(a.body, /<usrSvcId>changed<\/usrSvcId>/),
+    },
+    {
+      name: 'a link ended',
+      read: 'private',
+      change: (p) => elsewhere('DELETE FROM links WHERE partner_id = ? AND user_ref = ?', p.partner.id, p.userId),
+      expect: (a) => assert.doesNotMatch(a.body, /gitlab/),
+    },
+    {
+      name: 'the partner row (made trusted)',
+      read: 'private',
+      change: (p) => elsewhere('UPDATE partners SET trusted = 1 WHERE id = ?', p.partner.id),
+      expect: (a, p) => assert.match(a.body, new RegExp(`<usrSvcId>${p.uid}-gl</usrSvcId>`)),
+    },
+    {
+      name: 'the widget data (a central entry added)',
+      read: 'widget',
+      change: (p) => elsewhere('INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)', p.userId, 'twitter', 'added', 'added', now, now),
+      expect: (a) => assert.match(a.body, /"svcId":"twitter"/),
+    },
+    {
+      name: 'the widget data (an opt-out)',
+      read: 'widget',
+      change: (p) => elsewhere('UPDATE users SET opted_in = 0, consented = 0 WHERE id = ?', p.userId),
+      expect: (a, p) => assert.doesNotMatch(a.body, new RegExp(`${p.uid}-gl`)),
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const p = await person();
+      const before = await warm(c.read, p.partner, p.uid);
+      await c.change(p);
+      const next = await read(c.read, p.partner, p.uid);
+      assert.notDeepEqual(next, before, 'the very next read sees the change');
+      c.expect(next, p);
+    });
+  }
+});
+
+describe('a change by another process, the idsvc CLI, is seen by the very next read', () => {
+  test('user set --opt-out hides the user at once', async () => {
+    const p = await person();
+    assert.equal((await warm('public', p.partner, p.uid)).status, 200);
+    assert.equal((await warm('private', p.partner, p.uid)).status, 200);
+    const r = await runCli(t, ['user', 'set', p.uid, '--opt-out']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await read('public', p.partner, p.uid)).status, 404);
+    // The partner still sees its own push, but nothing of the central repository.
+    const own = await read('private', p.partner, p.uid);
+    assert.equal(own.status, 200);
+    assert.doesNotMatch(own.body, /gitlab/);
+  });
+
+  test('user delete answers not_found at once', async () => {
+    const p = await person();
+    await warm('public', p.partner, p.uid);
+    const r = await runCli(t, ['user', 'delete', p.uid]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await read('public', p.partner, p.uid)).status, 404);
+  });
+
+  test('partner set --trusted shows usrSvcId at once', async () => {
+    const p = await person();
+    assert.doesNotMatch((await warm('private', p.partner, p.uid)).body, new RegExp(`<usrSvcId>${p.uid}-gl<`));
+    const r = await runCli(t, ['partner', 'set', p.partner.apiKey, '--trusted', 'on']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match((await read('private', p.partner, p.uid)).body, new RegExp(`<usrSvcId>${p.uid}-gl<`));
+  });
+
+  test('catalogue disable removes the service from answers at once', async () => {
+    const p = await person();
+    await warm('public', p.partner, p.uid);
+    const r = await runCli(t, ['catalogue', 'disable', 'gitlab']);
+    assert.equal(r.code, 0, r.stderr);
+    try {
+      assert.doesNotMatch((await read('public', p.partner, p.uid)).body, /gitlab/);
+    } finally {
+      assert.equal((await runCli(t, ['catalogue', 'disable', 'gitlab', '--enable'])).code, 0);
+    }
+  });
+});
+
+test('the cache never hands a private answer to a public reader, nor one partner\'s answer to another', async () => {
+  const p = await person();
+  const stranger = await t.partner({ name: 'Stranger' });
+  const mine = await warm('private', p.partner, p.uid);
+  assert.match(mine.body, new RegExp(`<usrSvcId>${p.uid}-gh</usrSvcId>`));
+  // The same key without the token, the same person: the public view, without a single usrSvcId.
+  for (const format of ['xml', 'json'] as const) {
+    const pub = await read('public', p.partner, p.uid, format);
+    assert.equal(pub.status, 200);
+    assert.doesNotMatch(pub.body, /usrSvcId/);
+  }
+  const unsignedWidget = await read('widget', p.partner, p.uid);
+  assert.doesNotMatch(unsignedWidget.body, /"usrSvcId":"/);
+  // Another partner's private view: not linked, nothing pushed, so only the central entries and no usrSvcId.
+  const theirs = await read('private', stranger, p.uid);
+  assert.equal(theirs.status, 200);
+  assert.doesNotMatch(theirs.body, /usrSvcId/);
+  // And XML and JSON are kept apart.
+  const json = await read('private', p.partner, p.uid, 'json');
+  assert.equal(JSON.parse(json.body).services.length, 2);
+});
+
+test('ETag and 304 are as before: service_details keeps its ETag, return_services has none', async () => {
+  const p = await person();
+  const url = `${t.baseUrl}/api/service_details/${p.partner.apiKey}/gitlab`;
+  const first = await fetch(url);
+  const etag = first.headers.get('etag');
+  assert.ok(etag);
+  assert.equal((await fetch(url, { headers: { 'if-none-match': etag } })).status, 304);
+  await warm('public', p.partner, p.uid);
+  const cached = await fetch(`${t.baseUrl}/api/return_services/${p.partner.apiKey}/${p.uid}/public`, { headers: { 'if-none-match': '"anything"' } });
+  assert.equal(cached.status, 200);
+  assert.equal(cached.headers.get('etag'), null);
+  assert.equal(cached.headers.get('content-type'), 'application/xml; charset=utf-8');
+});
+
+test('it stays within its size: older answers are evicted and rendered again', async () => {
+  const cache = new AnswerCache(t.ctx.db, 1);
+  try {
+    const big = 'x'.repeat(200_000);
+    let renders = 0;
+    const render = async () => {
+      renders++;
+      return big;
+    };
+    for (let i = 0; i < 10; i++) await cache.get(`k${i}`, 'v', render);
+    assert.equal(renders, 10);
+    assert.ok(cache.bytes <= 1024 * 1024, `${cache.bytes} bytes kept`);
+    assert.ok(cache.size < 10 && cache.size >= 4, `${cache.size} answers kept`);
+    await cache.get('k9', 'v', render);
+    assert.equal(renders, 10, 'the newest is still there');
+    await cache.get('k0', 'v', render);
+    assert.equal(renders, 11, 'the oldest was evicted');
+  } finally {
+    cache.close();
+  }
+});
+
+test('ANSWER_CACHE_MB=0 turns it off', async () => {
+  const other = await startTestApp({ ...t.cliEnv, ...LIMITS, ANSWER_CACHE_MB: '0' });
+  try {
+    const p = await person();
+    for (let i = 0; i < 2; i++) assert.equal((await fetch(`${other.baseUrl}/api/return_services/${p.partner.apiKey}/${p.uid}/public`)).status, 200);
+    assert.equal(other.ctx.answers.hits, 0);
+    assert.equal(other.ctx.answers.caching, false);
+  } finally {
+    await other.close();
+  }
+});
+
+test('while the change feed cannot be read nothing is served from memory, and nothing committed meanwhile is missed', async () => {
+  const p = await person();
+  await warm('public', p.partner, p.uid);
+  const down = once(t.ctx.answers, 'down');
+  // PostgreSQL's triggers name the feed table when they run, so there its other table goes away.
+  const table = TEST_DB === 'postgres' ? 'answer_changes_horizon' : 'answer_changes';
+  await elsewhere(`ALTER TABLE ${table} RENAME TO feed_away`);
+  try {
+    await read('public', p.partner, p.uid);
+    await down;
+    assert.equal(t.ctx.answers.caching, false);
+    const hits = t.ctx.answers.hits;
+    assert.equal((await read('public', p.partner, p.uid)).status, 200);
+    assert.equal(t.ctx.answers.hits, hits, 'no answer from memory while changes could go unheard');
+    // A change while the feed cannot be read.
+    await elsewhere('UPDATE users SET opted_in = 0, consented = 0 WHERE id = ?', p.userId);
+  } finally {
+    await elsewhere(`ALTER TABLE feed_away RENAME TO ${table}`);
+  }
+  const live = once(t.ctx.answers, 'live');
+  assert.equal((await read('public', p.partner, p.uid)).status, 404);
+  await live;
+  assert.equal(t.ctx.answers.caching, true);
+});
