@@ -1,4 +1,5 @@
 // Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
+import { deleteDiscoveryData } from '../repositories/discovery.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
@@ -65,6 +66,7 @@ export async function eraseAccount(tx: Transaction<Database>, user: UserRow, now
   await tx.deleteFrom('central_identities').where('user_ref', '=', user.id).execute();
   await tx.deleteFrom('sessions').where('user_ref', '=', user.id).execute();
   await tx.deleteFrom('verification_attempts').where('user_ref', '=', user.id).execute();
+  await deleteDiscoveryData(tx, user.id);
   await keepSubjectOfDeletedAccount(tx, user, now);
   await tx.deleteFrom('users').where('id', '=', user.id).execute();
 }
