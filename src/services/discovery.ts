@@ -147,6 +147,8 @@ export async function addDiscovered(ctx: AppContext, user: UserRow, runId: numbe
   const now = ctx.clock.now();
   const fresh = run.finishedAt !== null && now - run.finishedAt <= PROOF_FRESH_MS;
   const wanted = new Set(pageIds);
+  // A user has one entry per service: of two ticked profiles on one service, the first is added.
+  const servicesDone = new Set<string>();
   let added = 0;
   await db.transaction().execute(async (tx) => {
     for (const page of pages) {
@@ -156,7 +158,8 @@ export async function addDiscovered(ctx: AppContext, user: UserRow, runId: numbe
       }
       if (!wanted.has(page.id) || page.kind !== 'identity' || page.svcId === null || page.usrSvcId === null) continue;
       const svc = snap.byId.get(page.svcId);
-      if (!svc) continue;
+      if (!svc || servicesDone.has(svc.svcId)) continue;
+      servicesDone.add(svc.svcId);
       const { row } = await setCentralIdentity(tx, user, svc, page.usrSvcId, { partnerId: null }, now);
       added++;
       if (!page.linksBack || !fresh || row.verified === 1) continue;

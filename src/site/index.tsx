@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import type { ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
 import { registerAccountRoutes } from './routes/account.js';
+import { registerDiscoveryRoutes } from './routes/discovery.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
 import { registerEmailChangeRoutes } from './routes/email-change.js';
@@ -44,6 +45,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     registerEmailChangeRoutes(site, ctx);
     registerRecoveryRoutes(site, ctx);
     registerAccountRoutes(site, ctx);
+    registerDiscoveryRoutes(site, ctx);
   });
 }
 

@@ -18,6 +18,7 @@ import { passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
+import { discoveryView } from '../../services/discovery.js';
 import { verifyIdentity } from '../../verification/verify.js';
 import { loadAccountData } from '../account-data.js';
 import { buildExport } from '../export.js';
@@ -40,6 +41,8 @@ const NOTICES: Record<string, string> = {
   password_changed: 'Your password is changed. Your other sessions have ended.',
   email_sent: 'Check the new inbox: we sent a link there. Follow it within 24 hours to switch; until then your address stays as it is. If that address already has an account, the message says so instead.',
   email_changed: 'Your e-mail address is changed. Your other sessions have ended.',
+  discovered: 'The identities you ticked are added.',
+  discovered_none: 'Nothing was added: tick the identities you want first.',
 };
 
 /** Wrong current passwords on the change form, per account: a stolen session cannot guess for long. */
@@ -52,12 +55,14 @@ const WARNINGS: Record<string, string> = {
 /** "Verify now" fetches a page chosen by the user: a few a minute is plenty for a person. */
 const VERIFY_NOW_PER_MINUTE = 10;
 
-type Extra = Omit<AccountPageProps, 'data' | 'csrf'>;
+type Extra = Omit<AccountPageProps, 'data' | 'csrf' | 'discovery'> & { discoverError?: string; discoverUrl?: string };
 
-async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, extra: Extra, status = 200) {
+export async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
   const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
-  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...extra} />, status);
+  const { discoverError, discoverUrl, ...props } = extra;
+  const discovery = { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl };
+  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} discovery={discovery} {...props} />, status);
 }
 
 const svcIdField = Type.String({ maxLength: 64 });
