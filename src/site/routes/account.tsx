@@ -19,6 +19,7 @@ import { removeCentralIdentity, setCentralIdentity } from '../../services/centra
 import { validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
 import { discoveryView } from '../../services/discovery.js';
+import { recogniseProfileUrl } from '../../services/profile-urls.js';
 import { verifyIdentity } from '../../verification/verify.js';
 import { loadAccountData } from '../account-data.js';
 import { buildExport } from '../export.js';
@@ -42,13 +43,14 @@ const NOTICES: Record<string, string> = {
   email_sent: 'Check the new inbox: we sent a link there. Follow it within 24 hours to switch; until then your address stays as it is. If that address already has an account, the message says so instead.',
   email_changed: 'Your e-mail address is changed. Your other sessions have ended.',
   discovered: 'The identities you ticked are added.',
-  discovered_none: 'Nothing was added: tick the identities you want first.',
+  discovery_done: 'The search is done: tick what to add under “Find my identities”.',
 };
 
 /** Wrong current passwords on the change form, per account: a stolen session cannot guess for long. */
 const PASSWORD_CHANGE_FAILURES = { limit: 5, windowSeconds: 15 * 60 };
 
 const WARNINGS: Record<string, string> = {
+  discovered_none: 'Nothing was added: tick the identities you want first.',
   resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
 };
 
@@ -175,19 +177,37 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     return seeOther(reply, '/account?msg=profile#profile');
   });
 
-  app.post('/account/identities', { config: SITE, schema: formSchema({ svc_id: svcIdField, usr_svc_id: Type.String({ maxLength: 1024 }) }) }, async (request, reply) => {
+  app.post(
+    '/account/identities',
+    { config: SITE, schema: formSchema({ svc_id: Type.Optional(svcIdField), usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })), profile_url: optionalText(2048), recognise: checkbox }) },
+    async (request, reply) => {
     const user = requireUser(request, reply);
     if (!user) return reply;
-    const b = bodyOf<{ svc_id: string; usr_svc_id: string }>(request);
-    b.svc_id = normaliseSvcId(b.svc_id);
-    const existing = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', b.svc_id).executeTakeFirst();
-    const changing = existing ? b.svc_id : undefined;
-    const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: b.svc_id, usrSvcId: b.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
-    const svc = (await ctx.catalogue.get()).byId.get(b.svc_id);
-    if (!svc) return fail(b.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
+    const b = bodyOf<{ svc_id?: string; usr_svc_id?: string; profile_url?: string; recognise?: string }>(request);
+    const profileUrl = (b.profile_url ?? '').trim();
+    // A pasted profile URL fills the form in; the user checks it and adds (issue 18 part 1).
+    if (profileUrl !== '' && (b.recognise === '1' || !b.svc_id)) {
+      const found = await recogniseProfileUrl(ctx, profileUrl);
+      if (found.kind === 'match') {
+        const recognised = `That is ${found.usrSvcId} on ${found.svc.svcName}. Check the service and name below, then press “Add identity”.`;
+        return accountPage(ctx, request, reply, user, { identityForm: { svcId: found.svc.svcId, usrSvcId: found.usrSvcId, profileUrl, recognised } });
+      }
+      const error =
+        found.kind === 'ambiguous'
+          ? `That address fits several services (${found.candidates.map((c) => c.svcId).join(', ')}). Choose the service yourself.`
+          : 'We know no service with profile addresses like that. Choose the service and type your name there.';
+      return accountPage(ctx, request, reply, user, { identityForm: { profileUrl, error } }, 400);
+    }
+    const form = { svc_id: b.svc_id ?? '', usr_svc_id: b.usr_svc_id ?? '' };
+    form.svc_id = normaliseSvcId(form.svc_id);
+    const existing = await db.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', form.svc_id).executeTakeFirst();
+    const changing = existing ? form.svc_id : undefined;
+    const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: form.svc_id, usrSvcId: form.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
+    const svc = (await ctx.catalogue.get()).byId.get(form.svc_id);
+    if (!svc) return fail(form.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
     let usrSvcId: string;
     try {
-      usrSvcId = validateUsrSvcId(b.usr_svc_id);
+      usrSvcId = validateUsrSvcId(form.usr_svc_id);
     } catch (e) {
       if (e instanceof ApiError) return fail(`Your name on ${svc.svcName} ${e.message.replace(/^usrSvcId /, '')}.`);
       throw e;
@@ -198,7 +218,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): vo
     }
     await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
-  });
+    },
+  );
 
   app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = requireUser(request, reply);
