@@ -141,7 +141,7 @@ export async function discoveryView(ctx: AppContext, user: UserRow): Promise<Dis
 export async function addDiscovered(ctx: AppContext, user: UserRow, runId: number, pageIds: number[]): Promise<number> {
   const db = ctx.db.kysely;
   const run = await findRun(db, user.id, runId);
-  if (!run || run.status !== 'done') return 0;
+  if (run?.status !== 'done') return 0;
   const snap = await ctx.catalogue.get();
   const pages = await pagesOf(db, run.id);
   const now = ctx.clock.now();
