@@ -211,3 +211,11 @@ export async function recordWalkProof(db: Q, identity: { id: number; userRef: nu
   await db.insertInto('verification_attempts').values({ identity_id: identity.id, user_ref: identity.userRef, svc_id: identity.svcId, url, outcome: 'verified', detail, attempted_at: now }).execute();
   return row;
 }
+
+/** Every run of the user with its pages, oldest first, for the data export. */
+export async function runsWithPagesOf(db: Q, userRef: number): Promise<(DiscoveryRun & { pages: DiscoveryPage[] })[]> {
+  const rows = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).orderBy('id').execute();
+  const runs = [];
+  for (const r of rows) runs.push({ ...toRun(r), pages: await pagesOf(db, r.id) });
+  return runs;
+}

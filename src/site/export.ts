@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import type { UserRow } from '../db/schema.js';
 import { parsePublicFields, PROFILE_FIELDS } from '../domain/profile.js';
 import { profilePageUrl } from '../verification/verify.js';
+import { runsWithPagesOf, verifiedPagesOf } from '../repositories/discovery.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -77,5 +78,14 @@ export async function buildExport(ctx: AppContext, user: UserRow) {
     verificationAttempts: attempts.map((a) => ({ svcId: a.svc_id, url: a.url, outcome: a.outcome, detail: a.detail, attemptedAt: iso(a.attempted_at) })),
     partnerEntries: partnerEntries.map((e) => ({ partner: e.name, svcId: e.svc_id, usrSvcId: e.usr_svc_id, updatedAt: iso(e.updated_at) })),
     sessions: sessions.map((s) => ({ startedAt: iso(s.created_at), expiresAt: iso(s.expires_at) })),
+    provenPages: await verifiedPagesOf(db, user.id),
+    discoveryRuns: (await runsWithPagesOf(db, user.id)).map((r) => ({
+      startUrl: r.startUrl,
+      status: r.status,
+      pagesFetched: r.pagesFetched,
+      startedAt: iso(r.createdAt),
+      finishedAt: iso(r.finishedAt),
+      pages: r.pages.map((p) => ({ url: p.url, finalUrl: p.finalUrl, depth: p.depth, outcome: p.outcome, detail: p.detail, kind: p.kind, svcId: p.svcId, usrSvcId: p.usrSvcId, linksBack: p.linksBack, at: iso(p.fetchedAt) })),
+    })),
   };
 }
