@@ -136,9 +136,10 @@ test('the walk proposes what it finds and proves what links back, directly or th
   const again = await verifyIdentity(t.ctx, bob.id);
   assert.equal(again?.outcome, 'verified');
   assert.match(again!.detail, /a page already proven yours/);
-  // The user's export holds the run, every page it read, and the homepage proven theirs.
+  // The user's export holds the run, every page it read, and the homepages proven theirs: the start
+  // (links to /u/), loop-a (links to the start) and loop-b (links to loop-a).
   const exported = JSON.parse((await me.submit('/account/export')).body) as { provenPages: string[]; discoveryRuns: { startUrl: string; pages: { url: string }[] }[] };
-  assert.deepEqual(exported.provenPages, [home]);
+  assert.deepEqual(exported.provenPages, [home, `${web.origin}/w-loop-a`, `${web.origin}/w-loop-b`]);
   assert.equal(exported.discoveryRuns[0]?.startUrl, home);
   assert.equal(exported.discoveryRuns[0]?.pages.length, pages.length);
   // And a page linking to a stranger's page proves nothing.
