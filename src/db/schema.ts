@@ -237,6 +237,45 @@ export interface Database {
   service_popularity: ServicePopularityTable;
   mail_queue: MailQueueTable;
   email_tokens: EmailTokensTable;
+  discovery_runs: DiscoveryRunsTable;
+  discovery_pages: DiscoveryPagesTable;
+  verified_pages: VerifiedPagesTable;
+}
+
+export interface DiscoveryRunsTable {
+  id: Generated<number>;
+  user_ref: number;
+  start_url: string;
+  status: string; // 'queued' | 'running' | 'done'
+  pages_fetched: Generated<number>;
+  stopped_by: string | null; // 'page_limit' | 'time_limit'
+  lease_until: Millis | null;
+  created_at: Millis;
+  finished_at: Millis | null;
+}
+
+export interface DiscoveryPagesTable {
+  id: Generated<number>;
+  run_id: number;
+  user_ref: number;
+  url: string;
+  final_url: string | null;
+  depth: number;
+  via_url: string | null;
+  fetched: Bool;
+  outcome: string; // 'fetched' | 'unreachable' | 'not_fetched'
+  detail: string;
+  kind: string | null; // 'identity' | 'ambiguous' | 'homepage'
+  svc_id: string | null;
+  usr_svc_id: string | null;
+  links_back: Generated<Bool>;
+  fetched_at: Millis;
+}
+
+export interface VerifiedPagesTable {
+  user_ref: number;
+  url: string;
+  verified_at: Millis;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

@@ -7,6 +7,7 @@ import { reverifyDue, REVERIFY_EVERY_MS } from './reverify.js';
 import { sweepSite, SITE_SWEEP_EVERY_MS } from './site-sweep.js';
 import { webhookJob } from './webhooks.js';
 import { mailJob } from './mail.js';
+import { discoveryJob } from './discovery.js';
 
 export interface Jobs {
   stop(): Promise<void>;
@@ -19,6 +20,7 @@ export const JOBS: Job[] = [
   { name: 'site-sweep', everyMs: SITE_SWEEP_EVERY_MS, run: (ctx) => sweepSite(ctx) },
   webhookJob,
   mailJob,
+  discoveryJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jobs {

@@ -218,11 +218,11 @@ export async function findCentralIdentityAsChecked(tx: Transaction<Database>, id
 }
 
 /** What a rel="me" check of one entry needs: the identifier and its owner's userId. */
-export async function identityToCheck(db: Q, id: number): Promise<{ id: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
+export async function identityToCheck(db: Q, id: number): Promise<{ id: number; user_ref: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
   return db
     .selectFrom('central_identities as c')
     .innerJoin('users as u', 'u.id', 'c.user_ref')
-    .select(['c.id', 'c.svc_id', 'c.usr_svc_id', 'u.user_id'])
+    .select(['c.id', 'c.user_ref', 'c.svc_id', 'c.usr_svc_id', 'u.user_id'])
     .where('c.id', '=', id)
     .executeTakeFirst();
 }

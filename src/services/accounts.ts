@@ -1,4 +1,5 @@
 // Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
+import { deleteDiscoveryData } from '../repositories/discovery.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
@@ -69,6 +70,7 @@ export async function eraseAccount(tx: Transaction<Database>, user: User, now: n
   await deleteCentralIdentitiesOfUser(tx, user.id);
   await endOtherSessions(tx, user.id, null);
   await deleteAttemptsOfUser(tx, user.id);
+  await deleteDiscoveryData(tx, user.id);
   await keepSubjectOfDeletedAccount(tx, user, now);
   await deleteUser(tx, user.id);
 }

@@ -10,6 +10,7 @@ import { sessionTimesOfUser } from '../repositories/sessions.js';
 import { attemptsOfUser } from '../repositories/verification-attempts.js';
 import { profilePageUrl } from '../verification/verify.js';
 import type { User } from '../repositories/users.js';
+import { runsWithPagesOf, verifiedPagesOf } from '../repositories/discovery.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -62,5 +63,14 @@ export async function buildExport(ctx: AppContext, user: User) {
     verificationAttempts: attempts.map((a) => ({ svcId: a.svc_id, url: a.url, outcome: a.outcome, detail: a.detail, attemptedAt: iso(a.attempted_at) })),
     partnerEntries: partnerEntries.map((e) => ({ partner: e.partner_name, svcId: e.svc_id, usrSvcId: e.usr_svc_id, updatedAt: iso(e.updated_at) })),
     sessions: sessions.map((s) => ({ startedAt: iso(s.created_at), expiresAt: iso(s.expires_at) })),
+    provenPages: await verifiedPagesOf(db, user.id),
+    discoveryRuns: (await runsWithPagesOf(db, user.id)).map((r) => ({
+      startUrl: r.startUrl,
+      status: r.status,
+      pagesFetched: r.pagesFetched,
+      startedAt: iso(r.createdAt),
+      finishedAt: iso(r.finishedAt),
+      pages: r.pages.map((p) => ({ url: p.url, finalUrl: p.finalUrl, depth: p.depth, outcome: p.outcome, detail: p.detail, kind: p.kind, svcId: p.svcId, usrSvcId: p.usrSvcId, linksBack: p.linksBack, at: iso(p.fetchedAt) })),
+    })),
   };
 }

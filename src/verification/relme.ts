@@ -98,6 +98,8 @@ export interface RelMeResult {
 
 export interface CheckRelMeOptions {
   allowPrivate: boolean;
+  /** Normalised URLs of other pages proven to be the user's: a link to one proves the page too. */
+  alsoAccepted?: readonly string[];
   /** Swaps the fetcher, e.g. for tests; defaults to safeFetch. */
   fetchImpl?: typeof safeFetch;
 }
@@ -153,6 +155,11 @@ export async function checkRelMe(
   const wanted = normaliseProfileUrl(profileUrl);
   if (links.some((l) => normaliseProfileUrl(l) === wanted)) {
     return { outcome: 'verified', status: res.status, detail: `rel="me" link to ${profileUrl} found` };
+  }
+  const alsoAccepted = new Set(opts.alsoAccepted ?? []);
+  const viaPage = links.find((l) => alsoAccepted.has(normaliseProfileUrl(l)));
+  if (viaPage !== undefined) {
+    return { outcome: 'verified', status: res.status, detail: `rel="me" link to ${viaPage}, a page already proven yours, found` };
   }
   const shown = links.slice(0, 3).join(', ');
   const more = links.length > 3 ? ` and ${links.length - 3} more` : '';

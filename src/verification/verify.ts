@@ -6,8 +6,9 @@ import { buildProfileUrl } from '../catalogue/profile-url.js';
 import { claimDueIdentities as claimDue, findCentralIdentityAsChecked, identityToCheck, recordCheck } from '../repositories/central-identities.js';
 import { findUserByRef } from '../repositories/users.js';
 import { insertVerificationAttempt } from '../repositories/verification-attempts.js';
+import { identitiesOfUser, verifiedPagesOf } from '../repositories/discovery.js';
 import { announce, identityData } from '../services/central.js';
-import { checkRelMe, type RelMeOutcome } from './relme.js';
+import { checkRelMe, normaliseProfileUrl, type RelMeOutcome } from './relme.js';
 
 /** Every entry is checked again this long after its last check. */
 export const RECHECK_AFTER_MS = 24 * 3600 * 1000;
@@ -24,6 +25,22 @@ export function profilePageUrl(ctx: AppContext, userId: string): string {
 }
 
 /**
+ * Normalised URLs already proven to be the user's besides the profile page: their verified
+ * identities (but `exceptIdentityId`, the one being checked) and the pages "Find my identities"
+ * proved. A rel="me" link to any of them proves a page too (transitive rel="me", issue 18).
+ */
+export async function userProvenUrls(ctx: AppContext, userRef: number, exceptIdentityId?: number): Promise<string[]> {
+  const snap = await ctx.catalogue.get();
+  const urls: string[] = [];
+  for (const r of await identitiesOfUser(ctx.db.kysely, userRef)) {
+    const svc = snap.byId.get(r.svcId);
+    const url = svc && r.verified && r.id !== exceptIdentityId ? buildProfileUrl(svc, r.usrSvcId) : '';
+    if (url) urls.push(normaliseProfileUrl(url));
+  }
+  return [...urls, ...(await verifiedPagesOf(ctx.db.kysely, userRef))];
+}
+
+/**
  * Checks one central entry now and records the outcome. Returns null when the entry no longer
  * exists, or its service is disabled. When the identifier changed while the check ran, the result
  * is not recorded: it was about an address the entry no longer has.
@@ -36,7 +53,7 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
   if (!svc) return null;
   const url = buildProfileUrl(svc, row.usr_svc_id);
   const check = url
-    ? await checkRelMe(url, profilePageUrl(ctx, row.user_id), { allowPrivate: ctx.config.fetchAllowPrivate })
+    ? await checkRelMe(url, profilePageUrl(ctx, row.user_id), { allowPrivate: ctx.config.fetchAllowPrivate, alsoAccepted: await userProvenUrls(ctx, row.user_ref, row.id) })
     : { outcome: 'unreachable' as const, detail: `this identifier does not give an address on ${svc.svcName} that can be checked` };
   const now = ctx.clock.now();
   return db.transaction().execute(async (tx) => {

@@ -489,6 +489,26 @@ describe('widget in Chromium', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('a pasted profile URL picks the service and fills in the name; Add confirms it (issue 18)', async () => {
+    const { page, errors } = await openPage(widgetScript(config()));
+    await rendered(page);
+    const w = widget(page);
+    await w.getByRole('button', { name: 'Add an identity' }).click();
+    const paste = w.getByRole('textbox', { name: 'Or paste the address of your profile' });
+    await paste.fill('https://www.gitlab.com/Alice-GL/?tab=projects');
+    await w.getByText('That is Alice-GL on GitLab. Check it, then press Add.').waitFor();
+    assert.equal(await w.getByRole('combobox', { name: 'Service' }).inputValue(), 'GitLab');
+    assert.equal(await w.getByRole('textbox', { name: 'Your username on GitLab' }).inputValue(), 'Alice-GL');
+    assert.deepEqual(await page.evaluate(() => window.calls), [], 'nothing is reported before the user confirms');
+    await w.getByRole('button', { name: 'Add', exact: true }).click();
+    assert.deepEqual(await callsOnce(page), [['alice', 'gitlab', 'GitLab', 'Alice-GL', 'https://gitlab.com/Alice-GL']]);
+
+    await w.getByRole('button', { name: 'Add an identity' }).click();
+    await w.getByRole('textbox', { name: 'Or paste the address of your profile' }).fill('https://nowhere.example/alice');
+    await w.getByText('No service we know has addresses like that. Choose the service instead.').waitFor();
+    assert.deepEqual(errors, []);
+  });
+
   test('the picker: Escape closes it, then clears it, then closes the form', async () => {
     const { page } = await openPage(widgetScript(config()));
     await rendered(page);

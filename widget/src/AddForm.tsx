@@ -1,5 +1,6 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Strings } from './i18n.js';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { matchProfileUrl } from '../../src/catalogue/match-profile-url.js';
+import { fmt, type Strings } from './i18n.js';
 import { IdentifierField } from './IdentifierField.js';
 import { identifierProblem, profileUrl } from './identity.js';
 import { Picker } from './Picker.js';
@@ -23,6 +24,29 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
   const pickerRef = useRef<HTMLInputElement>(null);
   const identRef = useRef<HTMLInputElement>(null);
   const noServiceId = `${idp}nosvc`;
+  const [pasted, setPasted] = useState('');
+  const [pasteNote, setPasteNote] = useState('');
+
+  // A pasted profile URL picks the service and fills in the name; the user still presses Add.
+  // Read once the catalogue is there (pasting asks for it, like focusing the picker does).
+  useEffect(() => {
+    if (pasted.trim() === '') return setPasteNote('');
+    if (catalogue.status !== 'ready') {
+      if (catalogue.status === 'idle') onRetry();
+      return;
+    }
+    const found = matchProfileUrl(catalogue.entries, pasted);
+    if (found.kind === 'match') {
+      const picked = catalogue.entries.find((e) => e.svcId === found.svcId);
+      if (!picked) return;
+      setEntry(picked);
+      setValue(found.usrSvcId);
+      setShowErrors(false);
+      setPasteNote(fmt(t.pasteFound, { id: found.usrSvcId, name: picked.svcName }));
+    } else {
+      setPasteNote(found.kind === 'ambiguous' ? t.pasteAmbiguous : t.pasteUnknown);
+    }
+  }, [pasted, catalogue]);
 
   useLayoutEffect(() => {
     (entry ? identRef : pickerRef).current?.focus();
@@ -46,6 +70,21 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
       onSubmit={submit}
       onKeyDown={(e) => e.key === 'Escape' && onCancel()}
     >
+      <label for={`${idp}paste`}>{t.pasteUrl}</label>
+      <input
+        id={`${idp}paste`}
+        type="url"
+        class="input"
+        value={pasted}
+        placeholder="https://"
+        autoComplete="off"
+        spellcheck={false}
+        aria-describedby={`${idp}pastenote`}
+        onInput={(e) => setPasted((e.target as HTMLInputElement).value)}
+      />
+      <p id={`${idp}pastenote`} class="hint" aria-live="polite">
+        {pasteNote}
+      </p>
       <Picker
         id={`${idp}svc`}
         t={t}

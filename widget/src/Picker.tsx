@@ -34,6 +34,11 @@ export function Picker({ id, t, catalogue, onRetry, added, selected, onPick, inp
   const optionId = (i: number) => `${id}-o${i}`;
   const shown = open && matches.length > 0;
 
+  // A service picked from outside (a pasted profile URL) shows in the box like one picked here.
+  useEffect(() => {
+    if (selected) setQuery(selected.svcName);
+  }, [selected]);
+
   useEffect(() => {
     // Keep the active option visible without scrolling the page around the widget.
     const list = listRef.current;

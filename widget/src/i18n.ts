@@ -41,6 +41,10 @@ const en = {
   syncFailedGeneric: 'Sync failed.',
   syncUnavailable: 'Sync is not available on this page.',
   syncMissing: 'Enter your e-mail address and password.',
+  pasteUrl: 'Or paste the address of your profile',
+  pasteFound: 'That is {id} on {name}. Check it, then press Add.',
+  pasteUnknown: 'No service we know has addresses like that. Choose the service instead.',
+  pasteAmbiguous: 'That address fits several services. Choose the service instead.',
 };
 
 export type Strings = typeof en;
@@ -88,6 +92,10 @@ const de: Strings = {
   syncFailedGeneric: 'Synchronisierung fehlgeschlagen.',
   syncUnavailable: 'Die Synchronisierung ist auf dieser Seite nicht verfügbar.',
   syncMissing: 'Bitte geben Sie E-Mail-Adresse und Passwort ein.',
+  pasteUrl: 'Oder die Adresse Ihres Profils einfügen',
+  pasteFound: 'Das ist {id} bei {name}. Prüfen Sie es und klicken Sie auf Hinzufügen.',
+  pasteUnknown: 'Kein bekannter Dienst hat solche Adressen. Wählen Sie den Dienst aus der Liste.',
+  pasteAmbiguous: 'Diese Adresse passt zu mehreren Diensten. Wählen Sie den Dienst aus der Liste.',
 };
 
 const fr: Strings = {
@@ -133,6 +141,10 @@ const fr: Strings = {
   syncFailedGeneric: 'Échec de la synchronisation.',
   syncUnavailable: 'La synchronisation n’est pas disponible sur cette page.',
   syncMissing: 'Saisissez votre adresse e-mail et votre mot de passe.',
+  pasteUrl: 'Ou collez l’adresse de votre profil',
+  pasteFound: 'C’est {id} sur {name}. Vérifiez, puis cliquez sur Ajouter.',
+  pasteUnknown: 'Aucun service connu n’a de telles adresses. Choisissez le service dans la liste.',
+  pasteAmbiguous: 'Cette adresse correspond à plusieurs services. Choisissez le service dans la liste.',
 };
 
 const es: Strings = {
@@ -178,6 +190,10 @@ const es: Strings = {
   syncFailedGeneric: 'Error al sincronizar.',
   syncUnavailable: 'La sincronización no está disponible en esta página.',
   syncMissing: 'Escribe tu correo electrónico y tu contraseña.',
+  pasteUrl: 'O pega la dirección de tu perfil',
+  pasteFound: 'Es {id} en {name}. Compruébalo y pulsa Añadir.',
+  pasteUnknown: 'Ningún servicio conocido tiene direcciones así. Elige el servicio en la lista.',
+  pasteAmbiguous: 'Esa dirección encaja con varios servicios. Elige el servicio en la lista.',
 };
 
 const catalogues: Record<string, Strings> = { en, de, fr, es };

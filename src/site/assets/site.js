@@ -121,6 +121,65 @@
     if (select.value) update();
   }
 
+  // --- A pasted profile URL fills in the service and the name (the user still presses "Add").
+  var pasted = document.querySelector('input[data-recognise]');
+  var said = document.querySelector('[data-recognised]');
+  if (pasted && said && select && idInput) {
+    var timer = null;
+    var asked = '';
+    var recognise = function () {
+      var url = pasted.value.trim();
+      if (url === '' || url === asked) return;
+      asked = url;
+      fetch(pasted.dataset.recognise + '?url=' + encodeURIComponent(url), { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        .then(function (res) {
+          return res.ok ? res.json() : null;
+        })
+        .then(function (found) {
+          if (!found || url !== pasted.value.trim()) return;
+          if (found.kind === 'match') {
+            select.value = found.svcId;
+            idInput.value = found.usrSvcId;
+            select.dispatchEvent(new Event('change'));
+            said.textContent = 'That is ' + found.usrSvcId + ' on ' + found.svcName + '. Check the service and name below, then press “Add identity”.';
+          } else if (found.kind === 'ambiguous') {
+            said.textContent = 'That address fits several services (' + found.candidates.map(function (c) { return c.svcId; }).join(', ') + '). Choose the service yourself.';
+          } else {
+            said.textContent = 'We know no service with profile addresses like that. Choose the service and type your name there.';
+          }
+        })
+        .catch(function () {});
+    };
+    pasted.addEventListener('input', function () {
+      clearTimeout(timer);
+      timer = setTimeout(recognise, 250);
+    });
+  }
+
+  // --- "Find my identities": show the walk's progress, and its results when it is done.
+  var poll = document.querySelector('[data-discovery-poll]');
+  if (poll) {
+    var pagesOut = poll.querySelector('[data-discovery-pages]');
+    var tick = function () {
+      fetch(poll.dataset.discoveryPoll, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        .then(function (res) {
+          return res.ok ? res.json() : null;
+        })
+        .then(function (state) {
+          if (state && pagesOut) pagesOut.textContent = String(state.pagesFetched);
+          if (state && state.status !== 'queued' && state.status !== 'running') {
+            window.location.assign('/account?msg=discovery_done#discover');
+            return;
+          }
+          setTimeout(tick, 1000);
+        })
+        .catch(function () {
+          setTimeout(tick, 3000);
+        });
+    };
+    setTimeout(tick, 1000);
+  }
+
   // --- Filter the long service list as the user types.
   document.querySelectorAll('input[data-filter-for]').forEach(function (filter) {
     var target = document.getElementById(filter.dataset.filterFor);

@@ -18,8 +18,11 @@ import { passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../services/central.js';
 import { InvalidUsrSvcIdError, validateUsrSvcId } from '../../services/partner-data.js';
 import { endLinkByUser } from '../../services/user-links.js';
+import { discoveryView } from '../../services/discovery.js';
+import { recogniseProfileUrl } from '../../services/profile-urls.js';
 import { verifyIdentity } from '../../verification/verify.js';
 import { loadAccountData } from '../account-data.js';
+import { registerDiscoveryRoutes } from './discovery.js';
 import { buildExport } from '../export.js';
 import { bodyOf, checkbox, formSchema, optionalText, SITE, seeOther, sendPage } from '../http.js';
 import { cookieNames, cookieOptions } from '../security.js';
@@ -40,24 +43,29 @@ const NOTICES: Record<string, string> = {
   password_changed: 'Your password is changed. Your other sessions have ended.',
   email_sent: 'Check the new inbox: we sent a link there. Follow it within 24 hours to switch; until then your address stays as it is. If that address already has an account, the message says so instead.',
   email_changed: 'Your e-mail address is changed. Your other sessions have ended.',
+  discovered: 'The identities you ticked are added.',
+  discovery_done: 'The search is done: tick what to add under “Find my identities”.',
 };
 
 /** Wrong current passwords on the change form, per account: a stolen session cannot guess for long. */
 const PASSWORD_CHANGE_FAILURES = { limit: 5, windowSeconds: 15 * 60 };
 
 const WARNINGS: Record<string, string> = {
+  discovered_none: 'Nothing was added: tick the identities you want first.',
   resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
 };
 
 /** "Verify now" fetches a page chosen by the user: a few a minute is plenty for a person. */
 const VERIFY_NOW_PER_MINUTE = 10;
 
-type Extra = Omit<AccountPageProps, 'data' | 'csrf'>;
+type Extra = Omit<AccountPageProps, 'data' | 'csrf' | 'discovery'> & { discoverError?: string; discoverUrl?: string };
 
-async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: Extra, status = 200) {
+export async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
   const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
-  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...extra} />, status);
+  const { discoverError, discoverUrl, ...props } = extra;
+  const discovery = { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl };
+  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} discovery={discovery} {...props} />, status);
 }
 
 const svcIdField = Type.String({ maxLength: 64 });
@@ -100,6 +108,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
       request.user = user;
     });
     registerAccountRoutes(app, ctx);
+    registerDiscoveryRoutes(app, ctx);
   };
 }
 
@@ -186,17 +195,35 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
     return seeOther(reply, '/account?msg=profile#profile');
   });
 
-  app.post('/account/identities', { config: SITE, schema: formSchema({ svc_id: svcIdField, usr_svc_id: Type.String({ maxLength: 1024 }) }) }, async (request, reply) => {
+  app.post(
+    '/account/identities',
+    { config: SITE, schema: formSchema({ svc_id: Type.Optional(svcIdField), usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })), profile_url: optionalText(2048), recognise: checkbox }) },
+    async (request, reply) => {
     const user = request.user;
-    const b = bodyOf<{ svc_id: string; usr_svc_id: string }>(request);
-    b.svc_id = normaliseSvcId(b.svc_id);
-    const changing = (await centralIdentityIdOf(db, user.id, b.svc_id)) !== undefined ? b.svc_id : undefined;
-    const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: b.svc_id, usrSvcId: b.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
-    const svc = (await ctx.catalogue.get()).byId.get(b.svc_id);
-    if (!svc) return fail(b.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
+    const b = bodyOf<{ svc_id?: string; usr_svc_id?: string; profile_url?: string; recognise?: string }>(request);
+    const profileUrl = (b.profile_url ?? '').trim();
+    // A pasted profile URL fills the form in; the user checks it and adds (issue 18 part 1).
+    if (profileUrl !== '' && (b.recognise === '1' || !b.svc_id)) {
+      const found = await recogniseProfileUrl(ctx, profileUrl);
+      if (found.kind === 'match') {
+        const recognised = `That is ${found.usrSvcId} on ${found.svc.svcName}. Check the service and name below, then press “Add identity”.`;
+        return accountPage(ctx, request, reply, user, { identityForm: { svcId: found.svc.svcId, usrSvcId: found.usrSvcId, profileUrl, recognised } });
+      }
+      const error =
+        found.kind === 'ambiguous'
+          ? `That address fits several services (${found.candidates.map((c) => c.svcId).join(', ')}). Choose the service yourself.`
+          : 'We know no service with profile addresses like that. Choose the service and type your name there.';
+      return accountPage(ctx, request, reply, user, { identityForm: { profileUrl, error } }, 400);
+    }
+    const form = { svc_id: b.svc_id ?? '', usr_svc_id: b.usr_svc_id ?? '' };
+    form.svc_id = normaliseSvcId(form.svc_id);
+    const changing = (await centralIdentityIdOf(db, user.id, form.svc_id)) !== undefined ? form.svc_id : undefined;
+    const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: form.svc_id, usrSvcId: form.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
+    const svc = (await ctx.catalogue.get()).byId.get(form.svc_id);
+    if (!svc) return fail(form.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
     let usrSvcId: string;
     try {
-      usrSvcId = validateUsrSvcId(b.usr_svc_id);
+      usrSvcId = validateUsrSvcId(form.usr_svc_id);
     } catch (e) {
       if (e instanceof InvalidUsrSvcIdError) return fail(`Your name on ${svc.svcName} ${e.rule}.`);
       throw e;
@@ -207,7 +234,8 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
     }
     await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
-  });
+    },
+  );
 
   app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = request.user;

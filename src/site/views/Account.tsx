@@ -1,6 +1,7 @@
 import type { AccountData } from '../account-data.js';
 import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './AccountIdentities.js';
 import { ConfirmAddressSection, DataSection, EmailSection, type EmailFormState, LinksSection, PasswordSection, ProfileSection, VisibilitySection } from './AccountSections.js';
+import { DiscoverySection, type DiscoverySectionProps } from './AccountDiscovery.js';
 import { Layout, Notice } from './Layout.js';
 
 export interface AccountPageProps {
@@ -17,6 +18,7 @@ export interface AccountPageProps {
   emailForm?: EmailFormState;
   /** A notice that reports a refusal rather than a success. */
   warning?: string | undefined;
+  discovery?: Omit<DiscoverySectionProps, 'csrf'>;
 }
 
 export function AccountPage(p: AccountPageProps) {
@@ -29,6 +31,7 @@ export function AccountPage(p: AccountPageProps) {
         </h1>
         <nav aria-label="Sections of this page" class="section-nav">
           <a href="#identities">Identities</a>
+          <a href="#discover">Find my identities</a>
           <a href="#profile">Profile</a>
           <a href="#links">Connected sites</a>
           <a href="#data">Your data</a>
@@ -39,6 +42,7 @@ export function AccountPage(p: AccountPageProps) {
       {p.unprovenUntil !== undefined ? <ConfirmAddressSection data={data} csrf={csrf} expiresAt={p.unprovenUntil} /> : null}
       <VisibilitySection data={data} csrf={csrf} />
       <IdentitiesSection data={data} csrf={csrf} form={p.identityForm ?? {}} checked={p.checked} />
+      {p.discovery ? <DiscoverySection csrf={csrf} {...p.discovery} /> : null}
       <AttemptsSection data={data} />
       <ProfileSection data={data} csrf={csrf} error={p.profileError} />
       <LinksSection data={data} csrf={csrf} />

@@ -12,15 +12,19 @@ export interface IdentityFormState {
   error?: string;
   /** The entry whose change form failed, or undefined for the add form. */
   changing?: string;
+  /** A pasted profile URL, and what it was read as (the user confirms by adding). */
+  profileUrl?: string;
+  recognised?: string;
 }
 
-function ServiceOptions({ list, withData }: { list: readonly CatalogueEntry[]; withData: boolean }) {
+function ServiceOptions({ list, withData, selected }: { list: readonly CatalogueEntry[]; withData: boolean; selected?: string | undefined }) {
   return (
     <>
       {list.map((s) => (
         <option
           key={s.svcId}
           value={s.svcId}
+          selected={withData && s.svcId === selected}
           {...(withData
             ? {
                 'data-left': s.svcLeftURL,
@@ -156,6 +160,29 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
             {form.error}
           </p>
         ) : null}
+        <div class="field">
+          <label for="profile_url">Paste the address of your profile</label>
+          <div class="input-row">
+            <input
+              id="profile_url"
+              name="profile_url"
+              type="url"
+              maxLength={2048}
+              spellcheck={false}
+              autocomplete="off"
+              placeholder="https://github.com/you"
+              value={adding ? form.profileUrl : ''}
+              data-recognise="/account/identities/recognise"
+              aria-describedby="recognised"
+            />
+            <button type="submit" name="recognise" value="1" class="button small secondary">
+              Fill in
+            </button>
+          </div>
+          <p class="hint" id="recognised" aria-live="polite" data-recognised>
+            {adding && form.recognised ? form.recognised : 'or choose the service and type your name there:'}
+          </p>
+        </div>
         <div class="grid-2">
           <div class="field">
             <label for="svc_id">Service</label>
@@ -166,7 +193,7 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
                 <ServiceOptions list={data.popular} withData={false} />
               </optgroup>
               <optgroup label="All services, A–Z">
-                <ServiceOptions list={data.services} withData />
+                <ServiceOptions list={data.services} withData selected={adding ? form.svcId : undefined} />
               </optgroup>
             </select>
           </div>

@@ -1,0 +1,184 @@
+// Reads the catalogue's URL templates backwards (issue 18 part 1): a pasted profile URL names a
+// service and the identifier on it, or nothing. Kept free of Node imports so the widget bundles the
+// same code and fills in exactly what the server would.
+//
+// What is ignored when comparing a URL with a template, so that the addresses people copy from a
+// browser still match:
+// - the scheme (http or https), the host's case, a default port;
+// - one leading `www.`, `m.` or `mobile.` on the service's host (its desktop and mobile addresses);
+// - trailing slashes, the fragment, and the query string (except, for a template whose identifier
+//   sits in the query, that one parameter);
+// - the case of the template's literal path (`/Users/` and `/users/` are one page on nearly every
+//   site); the identifier keeps the case it was given, except in a host name, where case means nothing.
+// `@user` forms: a template ending in `@` (`https://medium.com/@{}`) reads `https://medium.com/@neil`
+// as `neil`, and any `https://{instance}/@{user}` that no more specific template claims is read as
+// the Mastodon handle `user@instance`.
+//
+// When several templates match, the most specific wins: the one with the most literal characters
+// (host and path around the identifier); a builder such as Mastodon's, which matches any host, is
+// the least specific. When the most specific match is shared by two services (two catalogue entries
+// with the same template), the answer is `ambiguous` with both, never a guess.
+import { buildProfileUrl, type ProfileUrlTemplate } from './profile-url.js';
+
+export interface ReverseTemplateEntry extends ProfileUrlTemplate {
+  svcId: string;
+}
+
+export interface ProfileUrlCandidate {
+  svcId: string;
+  usrSvcId: string;
+}
+
+export type ProfileUrlMatch =
+  | { kind: 'match'; svcId: string; usrSvcId: string }
+  | { kind: 'ambiguous'; candidates: ProfileUrlCandidate[] }
+  | { kind: 'none' };
+
+/** Longest input read; a profile URL is far shorter, and anything longer is not worth parsing. */
+const MAX_INPUT_LENGTH = 2048;
+const PLACEHOLDER = 'idsvcplaceholder0';
+const HOST_VARIANTS = /^(?:www|m|mobile)\./;
+/** Subdomains that name a service's own pages, never a user's. */
+const NOT_A_USER_LABEL = new Set(['www', 'm', 'mobile']);
+
+interface CompiledTemplate {
+  entry: ReverseTemplateEntry;
+  position: 'path' | 'host' | 'query';
+  /** path and query: the host without its www./m. variant; host: the suffix after the identifier, e.g. `.blogspot.com`. */
+  host: string;
+  /** Lower-cased literal path before and after the identifier (path position), or the whole path. */
+  before: string;
+  after: string;
+  /** query position: the parameter that carries the identifier. */
+  param: string;
+  specificity: number;
+}
+
+const compiledLists = new WeakMap<readonly ReverseTemplateEntry[], CompiledTemplate[]>();
+
+function compileAll(entries: readonly ReverseTemplateEntry[]): CompiledTemplate[] {
+  const known = compiledLists.get(entries);
+  if (known) return known;
+  const compiled: CompiledTemplate[] = [];
+  for (const entry of entries) {
+    const c = compile(entry);
+    if (c) compiled.push(c);
+  }
+  compiledLists.set(entries, compiled);
+  return compiled;
+}
+
+function trimSlashes(path: string): string {
+  return path.replace(/\/+$/, '');
+}
+
+function compile(entry: ReverseTemplateEntry): CompiledTemplate | null {
+  if (entry.urlBuilder !== null || entry.svcLeftURL === '') return null;
+  let url: URL;
+  try {
+    url = new URL(`${entry.svcLeftURL}${PLACEHOLDER}${entry.svcRightURL}`);
+  } catch {
+    return null;
+  }
+  const base = { entry, before: '', after: '', param: '' };
+  if (url.hostname.includes(PLACEHOLDER)) {
+    const [label, ...rest] = url.hostname.split('.');
+    if (label !== PLACEHOLDER || rest.length === 0) return null;
+    const suffix = `.${rest.join('.')}`;
+    const path = trimSlashes(url.pathname).toLowerCase();
+    return { ...base, position: 'host', host: suffix, before: path, specificity: suffix.length + path.length };
+  }
+  const host = url.host.replace(HOST_VARIANTS, '');
+  const at = url.pathname.indexOf(PLACEHOLDER);
+  if (at >= 0) {
+    const before = url.pathname.slice(0, at).toLowerCase();
+    const after = trimSlashes(url.pathname.slice(at + PLACEHOLDER.length)).toLowerCase();
+    return { ...base, position: 'path', host, before, after, specificity: host.length + before.length + after.length };
+  }
+  for (const [name, value] of url.searchParams) {
+    if (value !== PLACEHOLDER) continue;
+    const path = trimSlashes(url.pathname).toLowerCase();
+    return { ...base, position: 'query', host, before: path, param: name, specificity: host.length + path.length + name.length };
+  }
+  return null;
+}
+
+function parseInput(input: string): URL | null {
+  const text = input.trim();
+  if (text === '' || text.length > MAX_INPUT_LENGTH) return null;
+  // People paste `github.com/neil` as often as the full address.
+  const withScheme = /^[a-z][a-z0-9+.-]*:/i.test(text) && !/^[^/:]+:\d/.test(text) ? text : `https://${text}`;
+  try {
+    const url = new URL(withScheme);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+function decode(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+function readIdentifier(t: CompiledTemplate, url: URL): string | null {
+  const path = trimSlashes(url.pathname);
+  if (t.position === 'host') {
+    const host = url.hostname;
+    if (!host.endsWith(t.host) || path.toLowerCase() !== t.before) return null;
+    const label = host.slice(0, -t.host.length);
+    return label === '' || NOT_A_USER_LABEL.has(label) ? null : label;
+  }
+  if (url.host.replace(HOST_VARIANTS, '') !== t.host) return null;
+  if (t.position === 'query') {
+    if (path.toLowerCase() !== t.before) return null;
+    const value = url.searchParams.get(t.param);
+    return value === null || value.trim() === '' ? null : value;
+  }
+  const lower = path.toLowerCase();
+  if (lower.length <= t.before.length + t.after.length || !lower.startsWith(t.before) || !lower.endsWith(t.after)) return null;
+  const middle = path.slice(t.before.length, path.length - t.after.length);
+  if (middle.includes('/')) return null;
+  return decode(middle);
+}
+
+// Mastodon and the rest of the Fediverse put profiles at https://{instance}/@{user}.
+const FEDIVERSE_PROFILE = /^\/@([A-Za-z0-9_]+)$/;
+
+function readFediverseHandle(url: URL): string | null {
+  const m = FEDIVERSE_PROFILE.exec(trimSlashes(url.pathname));
+  return m ? `${m[1]}@${url.hostname}` : null;
+}
+
+/**
+ * Which catalogue service and identifier a profile URL names. `entries` should be the enabled
+ * catalogue; compiled templates are cached per array, so pass the same array while it is current.
+ */
+export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input: string): ProfileUrlMatch {
+  const url = parseInput(input);
+  if (!url) return { kind: 'none' };
+  let best: { specificity: number; candidates: ProfileUrlCandidate[] } = { specificity: -1, candidates: [] };
+  for (const t of compileAll(entries)) {
+    if (t.specificity < best.specificity) continue;
+    const usrSvcId = readIdentifier(t, url);
+    // An identifier that does not build an address again is not one the service could have issued.
+    if (usrSvcId === null || buildProfileUrl(t.entry, usrSvcId) === '') continue;
+    const candidate = { svcId: t.entry.svcId, usrSvcId };
+    if (t.specificity > best.specificity) best = { specificity: t.specificity, candidates: [candidate] };
+    else best.candidates.push(candidate);
+  }
+  if (best.candidates.length === 0) {
+    const handle = readFediverseHandle(url);
+    const builder = handle ? entries.find((e) => e.urlBuilder === 'mastodon') : undefined;
+    if (handle && builder && buildProfileUrl(builder, handle) !== '') return { kind: 'match', svcId: builder.svcId, usrSvcId: handle };
+    return { kind: 'none' };
+  }
+  if (best.candidates.length === 1) {
+    const [only] = best.candidates as [ProfileUrlCandidate];
+    return { kind: 'match', svcId: only.svcId, usrSvcId: only.usrSvcId };
+  }
+  return { kind: 'ambiguous', candidates: best.candidates };
+}

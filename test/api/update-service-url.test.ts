@@ -1,0 +1,66 @@
+// Issue 18 part 1: update_service takes a profile URL in the body instead of the svcId path segment,
+// answering as with the svcId; a URL that fits no service, or several, is refused and says why.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { postForm, startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+let P: Awaited<ReturnType<TestApp['partner']>>;
+before(async () => {
+  t = await startTestApp();
+  P = await t.partner();
+});
+after(() => t.close());
+
+const person = 'url.person@example.org';
+const call = (fields: Record<string, string>, path = '') =>
+  postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}${path}`, { api_token: P.apiToken, ...fields }, { accept: 'application/json' });
+
+test('a profile URL names the service and identifier, answered as with the svcId', async () => {
+  const res = await call({ url: 'https://www.github.com/Alice-Url/?tab=repositories' });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { service: { svcId: 'github', usrSvcId: 'Alice-Url' } });
+  const xml = await postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}/`, { api_token: P.apiToken, url: 'news.ycombinator.com/user?id=pg' });
+  assert.equal(xml.status, 200);
+  assert.match(await xml.text(), /<service><svcId>hackernews<\/svcId><usrSvcId>pg<\/usrSvcId><\/service>/);
+  const services = await P.client.returnServices(person);
+  assert.deepEqual(
+    services.map((s) => [s.svcId, s.usrSvcId, s.url]),
+    [
+      ['github', 'Alice-Url', 'https://www.github.com/Alice-Url'],
+      ['hackernews', 'pg', 'https://news.ycombinator.com/user?id=pg'],
+    ],
+  );
+});
+
+test('a URL that fits no service is not_found; one that fits several says which', async () => {
+  const none = await call({ url: 'https://unknown.example/someone' });
+  assert.equal(none.status, 404);
+  assert.deepEqual(await none.json(), { error: { code: 'not_found', message: 'Service Not Found' } });
+  const ambiguous = await call({ url: 'https://chaos.social/@bob' });
+  assert.equal(ambiguous.status, 400);
+  const body = (await ambiguous.json()) as { error: { code: string; message: string } };
+  assert.equal(body.error.code, 'invalid_request');
+  assert.match(body.error.message, /chaos, chaossocial/);
+});
+
+test('url and svcId are one or the other; the token is still required', async () => {
+  const both = await call({ url: 'https://github.com/alice' }, '/github');
+  assert.equal(both.status, 400);
+  const withId = await call({ url: 'https://github.com/alice', usrSvcId: 'bob' });
+  assert.equal(withId.status, 400);
+  const neither = await call({});
+  assert.equal(neither.status, 400);
+  assert.match(((await neither.json()) as { error: { message: string } }).error.message, /svcId is missing/);
+  const noToken = await postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}`, { url: 'https://github.com/alice' });
+  assert.equal(noToken.status, 401);
+  // Nothing changed by any refused call.
+  assert.deepEqual((await P.client.returnServices(person)).map((s) => s.usrSvcId), ['Alice-Url', 'pg']);
+});
+
+test('the OpenAPI document describes the url form', async () => {
+  const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, { post?: { requestBody?: unknown } }> };
+  const op = doc.paths['/api/update_service/{api_key}/{user_identifier}'];
+  assert.ok(op?.post, 'the path without svcId is documented');
+  assert.match(JSON.stringify(op.post.requestBody), /"url"/);
+});
