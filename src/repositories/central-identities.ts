@@ -17,3 +17,15 @@ export interface VerifiedMark {
 export async function setVerifiedMark(db: Q, id: number, mark: VerifiedMark): Promise<CentralIdentityRow> {
   return db.updateTable('central_identities').set(mark).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
+
+export interface CentralIdentity {
+  svcId: string;
+  usrSvcId: string;
+  verified: boolean;
+}
+
+/** A user's whole central repository, disabled services included (the caller's catalogue drops those). */
+export async function listCentralIdentities(db: Q, userRef: number): Promise<CentralIdentity[]> {
+  const rows = await db.selectFrom('central_identities').select(['svc_id', 'usr_svc_id', 'verified']).where('user_ref', '=', userRef).execute();
+  return rows.map((r) => ({ svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1 }));
+}
