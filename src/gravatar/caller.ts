@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { PartnerRow } from '../db/schema.js';
-import { ApiError, errors } from '../domain/errors.js';
+import { type ApiError, errors } from '../domain/errors.js';
 import { requestOrigin } from '../http/request-info.js';
 import { allowedOrigins, findPartnerByToken } from '../repositories/partners.js';
 import type { LimitState } from '../services/rate-limits.js';

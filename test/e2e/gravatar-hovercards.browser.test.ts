@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import type { ProfileData } from '@gravatar-com/hovercards';
 import type { Browser, Route } from 'playwright-core';
 import { emailHashes } from '../../src/domain/identifiers.js';
 import { findCentralIdentity, setVerifiedMark } from '../../src/repositories/central-identities.js';
@@ -109,9 +110,15 @@ test("Gravatar's hovercards library renders an idsvc user's card, verified accou
   const avatar = card.locator('img.gravatar-hovercard__avatar');
   assert.equal(await avatar.getAttribute('src'), `${t.baseUrl}/avatar/${sha('alice@example.org')}?s=256`);
   await page.waitForFunction((img: any) => img.complete && img.naturalWidth > 0, await avatar.elementHandle());
-  const profiles = await page.evaluate(() => window.fetched);
+  // What the library made of idsvc's answer, in its own terms.
+  const profiles: ProfileData[] = await page.evaluate(() => window.fetched);
   assert.equal(profiles.length, 1);
-  assert.equal(profiles[0].hash, sha('alice@example.org'));
+  assert.equal(profiles[0]?.hash, sha('alice@example.org'));
+  assert.equal(profiles[0]?.displayName, 'Alice Example');
+  assert.deepEqual(
+    profiles[0]?.verifiedAccounts?.map((a) => a.type),
+    ['github', 'gitlab'],
+  );
   assert.deepEqual(o.errors, []);
 });
 
