@@ -19,6 +19,7 @@ import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
 import { logDependencyChanges } from './ops/dependency-log.js';
 import { registerSite, siteErrorRenderer } from './site/index.js';
+import { registerGravatar } from './gravatar/routes.js';
 import { renderWidgetErrorScript } from './widget/boot-script.js';
 import { registerWidget } from './widget/routes.js';
 
@@ -132,6 +133,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   logDependencyChanges(app, ctx);
   registerApi(app, ctx);
   registerWidget(app, ctx);
+  registerGravatar(app, ctx);
   await registerSite(app, ctx);
   return app;
 }

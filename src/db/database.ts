@@ -15,6 +15,7 @@ import { visibilityAnnouncedMigration } from './migrations/008-visibility-announ
 import { discoverableOffMigration } from './migrations/006-discoverable-off.js';
 import { mailOwnershipMigration } from './migrations/007-mail-ownership.js';
 import { webhookSecretRotationMigration } from './migrations/009-webhook-secret-rotation.js';
+import { partnerTokenLookupMigration } from './migrations/010-partner-token-lookup.js';
 import { discoveryMigration } from './migrations/011-discovery.js';
 import { answerCacheFeedMigration } from './migrations/012-answer-cache-feed.js';
 import { createPgPool } from './pg-pool.js';
@@ -144,6 +145,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '007-mail-ownership': mailOwnershipMigration(dialect),
     '008-visibility-announced': visibilityAnnouncedMigration(),
     '009-webhook-secret-rotation': webhookSecretRotationMigration(),
+    '010-partner-token-lookup': partnerTokenLookupMigration(),
     '011-discovery': discoveryMigration(dialect),
     '012-answer-cache-feed': answerCacheFeedMigration(dialect),
   };

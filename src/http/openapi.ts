@@ -23,9 +23,15 @@ export async function registerOpenApi(app: FastifyInstance, countRequest: CountR
       tags: [
         { name: 'partner API', description: 'Version 1 operations under /api/' },
         { name: 'webhooks', description: "Events idsvc POSTs to a partner's webhook endpoint (Standard Webhooks)" },
+        { name: 'Gravatar-compatible', description: "Gravatar's REST API v3 profile and its avatars, for clients written for api.gravatar.com (docs/gravatar-compatibility.md)" },
       ],
+      components: {
+        securitySchemes: { partnerApiToken: { type: 'http', scheme: 'bearer', description: "A partner's api_token, on the Gravatar-compatible routes only." } },
+      },
       webhooks: openApiWebhooks(),
     },
+    // A schema added with an $id is an OpenAPI component of that name, not `def-N`.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' }, staticCSP: true });
   app.get('/api/openapi.json', { schema: { hide: true }, config: { kind: 'ops' } }, async (request, reply) => {

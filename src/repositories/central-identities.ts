@@ -259,3 +259,15 @@ export async function claimDueIdentities(db: Kysely<Database>, now: number, stal
   }
   return claimed;
 }
+
+export interface ListedIdentity {
+  svcId: string;
+  usrSvcId: string;
+  verified: boolean;
+}
+
+/** A user's whole central repository, disabled services included (the caller's catalogue drops those). */
+export async function listCentralIdentities(db: Q, userRef: number): Promise<ListedIdentity[]> {
+  const rows = await db.selectFrom('central_identities').select(['svc_id', 'usr_svc_id', 'verified']).where('user_ref', '=', userRef).execute();
+  return rows.map((r) => ({ svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1 }));
+}

@@ -139,6 +139,20 @@ export function tokenMatches(partner: Partner, token: string, now: number): bool
   );
 }
 
+/**
+ * The partner whose api_token this is, the current one or the previous one within its grace
+ * period: the Bearer token of the Gravatar-compatible API names no api_key (indexes: migration 010).
+ */
+export async function findPartnerByToken(db: Kysely<Database>, token: string, now: number): Promise<Partner | undefined> {
+  const digest = sha256(token);
+  const rows = await db
+    .selectFrom('partners')
+    .selectAll()
+    .where((eb) => eb.or([eb('token_hash', '=', digest), eb('previous_token_hash', '=', digest)]))
+    .execute();
+  return rows.map(toPartner).find((p) => tokenMatches(p, token, now));
+}
+
 export async function rotatePartnerToken(
   db: Kysely<Database>,
   partnerId: number,
