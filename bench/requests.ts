@@ -9,8 +9,9 @@
 // private view), 10 % update_service.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Scenario } from './args.js';
-import type { Dataset, PartnerKeys } from './dataset.js';
+import { DATA_DIR, type Dataset, type PartnerKeys } from './dataset.js';
 import { rankToUser, seededRandom, ZipfSampler } from './random.js';
 import { widgetSignature } from '../src/widget/signature.js';
 
@@ -45,7 +46,8 @@ export const MIX = [
 ] as const;
 
 const md5Of = (src: RequestSource, user: number) => src.ids.toString('latin1', (user - 1) * 33, (user - 1) * 33 + 32);
-const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+/** The widget's HMAC key: the hex SHA-256 of the partner's api_token (src/widget/signature.ts). */
+const signingKeyOf = (partner: PartnerKeys) => createHash('sha256').update(partner.apiToken).digest('hex');
 
 export function operation(kind: string, src: RequestSource, partner: PartnerKeys, md5: string, pick: () => number): BenchRequest {
   const token = `api_token=${partner.apiToken}`;
@@ -63,12 +65,22 @@ export function operation(kind: string, src: RequestSource, partner: PartnerKeys
       return { method: 'POST', path: `/api/update_service/${partner.apiKey}/${md5}/${service()}/b${Math.floor(pick() * 1e9)}`, body: token };
     case 'widget': {
       const exp = String(src.widgetExpiry);
-      const sig = widgetSignature(sha256Hex(partner.apiToken), partner.apiKey, md5, exp);
+      const sig = widgetSignature(signingKeyOf(partner), partner.apiKey, md5, exp);
       return { method: 'GET', path: `/api/service_collection_widget/${partner.apiKey}/${md5}/TRUE?exp=${exp}&sig=${sig}`, body: null };
     }
     default:
       throw new Error(`unknown operation ${kind}`);
   }
+}
+
+/** The mixed scenario's operation for a uniform draw in [0, 1). */
+function mixKind(uniform: number): string {
+  let upTo = 0;
+  for (const [kind, share] of MIX) {
+    upTo += share;
+    if (uniform < upTo) return kind;
+  }
+  return MIX[MIX.length - 1]![0];
 }
 
 /** `size` requests of `scenario`, the same for the same seed. */
@@ -78,9 +90,7 @@ export function buildPool(scenario: Scenario, src: RequestSource, seed: number, 
   if (scenario === 'mixed') {
     const zipf = new ZipfSampler(src.users, 1);
     for (let i = 0; i < size; i++) {
-      const u = pick();
-      let at = 0;
-      const kind = MIX.find(([, share]) => u < (at += share))?.[0] ?? 'update_service';
+      const kind = mixKind(pick());
       const partner = src.partners[Math.floor(pick() * src.partners.length)]!;
       pool.push(operation(kind, src, partner, md5Of(src, rankToUser(zipf.rank(pick()), src.users)), pick));
     }
@@ -99,8 +109,6 @@ export function writePoolFile(file: string, pool: BenchRequest[]): void {
 // `node --import tsx bench/requests.ts pool DATASET SCENARIO SEED FILE` writes a pool (bench/ab.sh).
 if (process.argv[1] === import.meta.filename && process.argv[2] === 'pool') {
   const [, , , name, scenario, seed, file] = process.argv;
-  const { DATA_DIR } = await import('./dataset.js');
-  const path = await import('node:path');
   const meta = JSON.parse(fs.readFileSync(path.join(DATA_DIR, `${name}.meta.json`), 'utf8')) as Dataset;
   writePoolFile(file ?? 'pool.tsv', buildPool(scenario as Scenario, requestSource(meta, Math.floor(Date.now() / 1000) + 7200), Number(seed ?? 1), 100_000));
 }

@@ -20,7 +20,8 @@ export function dueBy(startMs: number, ratePerSecond: number, nowMs: number, tot
 /** Nearest-rank percentile of sorted values: the smallest value at or above p % of them. */
 export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return Number.NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
+  // Less a hair, so that 99.9 % of 1,000 is rank 999 and not 1,000 through floating-point error.
+  const rank = Math.ceil((p * sorted.length) / 100 - 1e-9);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
 }
 
