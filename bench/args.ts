@@ -96,6 +96,8 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
         if (share > 1.5) throw new Error(`--open-rates are percentages of the highest rate (up to 150), not ${p}`);
         return share;
       });
+  const seed = Number(a.seed);
+  if (!Number.isInteger(seed)) throw new Error(`--seed must be a whole number, not ${a.seed}`);
   const serviceEnv = Object.fromEntries(
     a.env.map((kv) => {
       const at = kv.indexOf('=');
@@ -122,7 +124,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
     workers: positive('workers', a.workers, true),
     ceilings: !a['no-ceilings'],
     host: !a['no-ceilings'] && !a['no-host'],
-    seed: Number.isInteger(Number(a.seed)) ? Number(a.seed) : (() => { throw new Error(`--seed must be a whole number, not ${a.seed}`); })(),
+    seed,
     quick: a.quick,
     cpuProfDir: a['cpu-prof'] ?? null,
     serviceDir: a['service-dir'] ?? null,

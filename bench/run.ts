@@ -5,14 +5,14 @@
 // scenario finds the highest rate each sustains (closed loop, wrk) and measures the latency of the
 // service, the work ceiling and the host reference at fixed shares of the service's highest rate
 // (open loop, bench/open-loop.ts). Prints two tables and writes the JSON under bench/data/results/.
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { parseBenchArgs, type BenchSettings, type Scenario } from './args.js';
-import { DATA_DIR, ensureDataset, workingCopy, type Backend } from './dataset.js';
+import { DATA_DIR, ensureDataset, workingCopy, type Backend, type Dataset } from './dataset.js';
 import { checkWorkCeiling, closedLoop, HAS_WORK_CEILING, openLoop, samples } from './measure.js';
 import { compiledEntry, log, placement, rssAnonMb, startCeiling, startHost, startService, stop, type Placement, type Server } from './processes.js';
 import { defaultResultFile, plainTable, ratio, report, writeResult, type BenchResult, type OpenLoopRow, type Run } from './report.js';
-import { requestSource } from './requests.js';
-import { spawnSync } from 'node:child_process';
+import { requestSource, type RequestSource } from './requests.js';
 
 async function benchBackend(backend: Backend, entry: string, settings: BenchSettings, where: Placement): Promise<Run[]> {
   // The run writes (update_service) to a copy, so every run starts from the same data.
@@ -44,8 +44,8 @@ async function benchBackend(backend: Backend, entry: string, settings: BenchSett
 async function benchScenario(
   scenario: Scenario,
   s: { service: Server; bytes: Server | null; work: Server | null; host: Server | null },
-  ds: Awaited<ReturnType<typeof workingCopy>>,
-  src: ReturnType<typeof requestSource>,
+  ds: Dataset,
+  src: RequestSource,
   settings: BenchSettings,
   where: Placement,
 ): Promise<Run> {
