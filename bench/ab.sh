@@ -62,22 +62,28 @@ done
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU of a process, in clock ticks
 TICK=$(getconf CLK_TCK)
-ARGS_A=("$(meta "$DATA_A" apiKey)" "$(meta "$DATA_A" apiToken)" "$(meta "$DATA_A" idsFile)" "$(meta "$DATA_A" servicesFile)")
-ARGS_B=("$(meta "$DATA_B" apiKey)" "$(meta "$DATA_B" apiToken)" "$(meta "$DATA_B" idsFile)" "$(meta "$DATA_B" servicesFile)")
-rps() { # PORT PID SECONDS KEY TOKEN IDS SERVICES -> "requests/s/requests-per-CPU-second"
+# The requests each side replays (bench/requests.ts), drawn from one seed per round so both sides
+# get the same and update_service never repeats a round's writes.
+pools() { # SEED
+  node --import tsx bench/requests.ts pool "$DATA_A" "$SCENARIO" "$1" bench/data/ab/pool-a.tsv
+  node --import tsx bench/requests.ts pool "$DATA_B" "$SCENARIO" "$1" bench/data/ab/pool-b.tsv
+}
+pools 0
+rps() { # PORT PID SECONDS POOL -> "requests/s/requests-per-CPU-second"
   local t0 t1 j
   t0=$(ticks "$2")
-  j=$(taskset -c 1 wrk -t1 -c64 -d"$3"s -s bench/load.lua "http://127.0.0.1:$1" -- "$SCENARIO" "$4" "$5" "$6" "$7" | sed -n 's/^WRK_JSON //p')
+  j=$(taskset -c 1 wrk -t1 -c64 -d"$3"s -s bench/load.lua "http://127.0.0.1:$1" -- "$4" | sed -n 's/^WRK_JSON //p')
   t1=$(ticks "$2")
   node -e 'const [j, t0, t1, tick] = process.argv.slice(1); const r = JSON.parse(j).requests;
     console.log(Math.round(r / (JSON.parse(j).duration_us / 1e6)) + "/" + Math.round(r / ((t1 - t0) / tick)))' "$j" "$t0" "$t1" "$TICK"
 }
 WARMUP=${WARMUP:-3} # seconds of load on each side before the rounds
-rps 18101 $PA "$WARMUP" "${ARGS_A[@]}" >/dev/null; rps 18102 $PB "$WARMUP" "${ARGS_B[@]}" >/dev/null # warm both up
+rps 18101 $PA "$WARMUP" bench/data/ab/pool-a.tsv >/dev/null; rps 18102 $PB "$WARMUP" bench/data/ab/pool-b.tsv >/dev/null # warm both up
 a=(); b=()
-for _ in $(seq 1 "$ROUNDS"); do
-  a+=("$(rps 18101 $PA "$SECONDS_PER_RUN" "${ARGS_A[@]}")")
-  b+=("$(rps 18102 $PB "$SECONDS_PER_RUN" "${ARGS_B[@]}")")
+for round in $(seq 1 "$ROUNDS"); do
+  pools "$round"
+  a+=("$(rps 18101 $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv)")
+  b+=("$(rps 18102 $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv)")
 done
 # Requests per CPU-second of the server is steadier when the host gives time to others (not the
 # process's CPU time); when the host itself runs slower, both figures move alike.

@@ -1,5 +1,6 @@
 // The benchmark's dataset: N opted-in users with 8 central identities each, one subject per user,
-// and the bench partner's repository (two pushes for every 4th user, a link for every 10th). The
+// the bench partner's repository (two pushes for every 4th user, a link for every 10th) and four
+// more partners, each linked to another tenth of the users, for the mixed scenario's traffic. The
 // schema comes from the storage layer (createContext migrates and loads the catalogue); the rows go
 // in with the raw driver in bulk, because one ORM insert per row would take hours at 1 M users.
 // A dataset is reused when its meta file says it was completed. It is never written to after that:
@@ -24,8 +25,13 @@ export interface Dataset {
   databaseUrl: string;
   /** PostgreSQL schema of the dataset (DATABASE_SCHEMA), null on SQLite. */
   schema: string | null;
+  /** Layout of the rows; a dataset of another version is rebuilt. */
+  version: number;
+  /** The bench partner: the single-operation scenarios all use it. */
   apiKey: string;
   apiToken: string;
+  /** Every partner, the bench partner first: the mixed scenario spreads its calls over them. */
+  partners: PartnerKeys[];
   /** One MD5 per user, 33 bytes a line (user i on line i-1): the load generator's random pick. */
   idsFile: string;
   /** Enabled service ids, one a line. */
@@ -33,7 +39,15 @@ export interface Dataset {
   services: string[];
 }
 
+export interface PartnerKeys {
+  apiKey: string;
+  apiToken: string;
+}
+
 export const DATA_DIR = path.join(import.meta.dirname, 'data');
+/** 2: four more partners, linked to users i % 10 = 1…4. */
+const DATASET_VERSION = 2;
+const EXTRA_PARTNERS = 4;
 export const IDENTITIES_PER_USER = 8;
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const PG_DB = 'idsvc_bench';
@@ -69,7 +83,7 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
   const servicesFile = path.join(DATA_DIR, `services-${name}.txt`);
   if (fs.existsSync(metaFile) && fs.existsSync(idsFile)) {
     const meta = JSON.parse(fs.readFileSync(metaFile, 'utf8')) as Dataset;
-    if (meta.users === users) {
+    if (meta.users === users && meta.version === DATASET_VERSION) {
       log(`reusing ${name}`);
       // Migrations added since it was built run on the dataset itself (createContext migrates;
       // a no-op once the dataset is up to date), so its working copies need none.
@@ -97,18 +111,24 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
   const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', DATABASE_TIMEOUT_MS: BULK_TIMEOUT_MS });
   const ctx = await createContext(config);
   const now = Date.now();
-  const { apiKey, apiToken } = await createPartner(ctx.db.kysely, { name: 'Bench partner' }, now);
+  const partners: PartnerKeys[] = [];
+  const partnerIds: number[] = [];
+  for (let p = 0; p <= EXTRA_PARTNERS; p++) {
+    const keys = await createPartner(ctx.db.kysely, { name: p === 0 ? 'Bench partner' : `Bench partner ${p + 1}` }, now);
+    partners.push({ apiKey: keys.apiKey, apiToken: keys.apiToken });
+    partnerIds.push((await ctx.db.kysely.selectFrom('partners').select('id').where('api_key', '=', keys.apiKey).executeTakeFirstOrThrow()).id);
+  }
   const services = (await ctx.db.kysely.selectFrom('services').select('svc_id').where('disabled', '=', 0).orderBy('svc_id').execute()).map((r) => r.svc_id);
-  const partnerId = (await ctx.db.kysely.selectFrom('partners').select('id').where('api_key', '=', apiKey).executeTakeFirstOrThrow()).id;
   if (services.length <= IDENTITIES_PER_USER * 37) throw new Error('the catalogue is too small for the dataset generator');
 
-  if (ctx.db.sqlite) fillSqlite(ctx.db.sqlite, users, services, partnerId, now);
-  else await fillPostgres(ctx.db.pgPool as pg.Pool, users, services, partnerId, now);
+  if (ctx.db.sqlite) fillSqlite(ctx.db.sqlite, users, services, partnerIds, now);
+  else await fillPostgres(ctx.db.pgPool as pg.Pool, users, services, partnerIds, now);
   await ctx.close();
 
   if (!fs.existsSync(idsFile)) writeIdsFile(idsFile, users);
   fs.writeFileSync(servicesFile, `${services.join('\n')}\n`);
-  const meta: Dataset = { backend, users, databaseUrl, schema: null, apiKey, apiToken, idsFile, servicesFile, services };
+  const { apiKey, apiToken } = partners[0]!;
+  const meta: Dataset = { backend, users, version: DATASET_VERSION, databaseUrl, schema: null, apiKey, apiToken, partners, idsFile, servicesFile, services };
   fs.writeFileSync(metaFile, JSON.stringify(meta, null, 2));
   log(`built ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return meta;
@@ -129,7 +149,9 @@ function writeIdsFile(file: string, users: number): void {
 
 type SqliteDb = import('better-sqlite3').Database;
 
-function fillSqlite(db: SqliteDb, users: number, services: string[], partnerId: number, now: number): void {
+/** The bench partner (partnerIds[0]) pushes and links as the header says; partner p > 0 links users with i % 10 = p. */
+function fillSqlite(db: SqliteDb, users: number, services: string[], partnerIds: number[], now: number): void {
+  const partnerId = partnerIds[0]!;
   // Loading only: nothing is acknowledged to anyone until the meta file is written at the end.
   db.pragma('synchronous = OFF');
   db.pragma('cache_size = -1048576');
@@ -162,6 +184,7 @@ function fillSqlite(db: SqliteDb, users: number, services: string[], partnerId: 
       }
       if (i % 4 === 0) for (let k = 0; k < 2; k++) insPushed.run(partnerId, i, services[pushedSvc(i, k, n)], `pushed${i}_${k}`, now - 1000, now - 1000);
       if (i % 10 === 0) insLink.run(partnerId, i, i, m, now);
+      else if (i % 10 < partnerIds.length) insLink.run(partnerIds[i % 10], i, i, m, now);
     }
   });
   const step = 50_000;
@@ -177,7 +200,8 @@ function fillSqlite(db: SqliteDb, users: number, services: string[], partnerId: 
   db.pragma('wal_checkpoint(TRUNCATE)');
 }
 
-async function fillPostgres(pool: pg.Pool, users: number, services: string[], partnerId: number, now: number): Promise<void> {
+async function fillPostgres(pool: pg.Pool, users: number, services: string[], partnerIds: number[], now: number): Promise<void> {
+  const partnerId = partnerIds[0]!;
   const c = await pool.connect();
   try {
     // Generated inside the server: the same rows as the SQLite generator, without shipping 10 M
@@ -217,6 +241,14 @@ async function fillPostgres(pool: pg.Pool, users: number, services: string[], pa
          SELECT $4, i, i, md5('bench' || i || '@example.com'), $3 FROM generate_series($1::bigint, $2::bigint) i WHERE i % 10 = 0`,
         [from, to, now, partnerId],
       );
+      for (const [p, id] of partnerIds.entries()) {
+        if (p === 0) continue;
+        await c.query(
+          `INSERT INTO links (partner_id, subject_id, user_ref, user_identifier, created_at)
+           SELECT $4, i, i, md5('bench' || i || '@example.com'), $3 FROM generate_series($1::bigint, $2::bigint) i WHERE i % 10 = $5`,
+          [from, to, now, id, p],
+        );
+      }
       await c.query('COMMIT');
       log(`postgres: ${to} / ${users} users`);
     }

@@ -1,0 +1,134 @@
+// `npm run bench -- [options]`: the command line, parsed into one settings object that the rest of
+// the benchmark takes as an argument (docs/performance.md lists the options and why each default).
+import { parseArgs } from 'node:util';
+import type { Backend } from './dataset.js';
+
+export const SCENARIOS = ['return_services_public', 'return_services_private', 'service_details_all', 'service_details_one', 'update_service', 'mixed'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface ClosedLoopSettings {
+  /** wrk's connections: enough to keep one core busy whatever the latency. */
+  connections: number;
+  durationS: number;
+  rounds: number;
+  warmupS: number;
+}
+
+export interface OpenLoopSettings {
+  /** Shares of the service's own highest rate to offer, e.g. [0.25, 0.5, 0.75, 0.9]; empty: none. */
+  shares: number[];
+  durationS: number;
+  /** Sent at the rate before recording starts: connections opened, caches and JIT warm. */
+  warmupS: number;
+  /** The generator's connection pool: requests beyond it wait in the client, and that wait counts. */
+  connections: number;
+}
+
+export interface BenchSettings {
+  users: number;
+  backends: Backend[];
+  scenarios: Scenario[];
+  closed: ClosedLoopSettings;
+  open: OpenLoopSettings;
+  workers: number;
+  ceilings: boolean;
+  host: boolean;
+  seed: number;
+  quick: boolean;
+  cpuProfDir: string | null;
+  serviceDir: string | null;
+  /** Where the JSON goes; null: a dated file under bench/data/results/. */
+  out: string | null;
+  serviceEnv: Record<string, string>;
+}
+
+const FULL = { duration: 4, rounds: 3, warmup: 2, openDuration: 4, openWarmup: 1, shares: '25,50,75,90' };
+// A/B checks of one change: one round, one open-loop rate, minutes instead of a quarter of an hour.
+const QUICK = { duration: 3, rounds: 1, warmup: 1, openDuration: 3, openWarmup: 1, shares: '50' };
+
+function positive(name: string, raw: string, integer: boolean): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${integer ? 'whole ' : ''}number, not ${raw}`);
+  return n;
+}
+
+export function parseBenchArgs(argv: string[]): BenchSettings {
+  const { values: a } = parseArgs({
+    args: argv,
+    options: {
+      users: { type: 'string', default: '1000000' },
+      postgres: { type: 'boolean', default: false },
+      'no-sqlite': { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string', default: '64' },
+      'open-rates': { type: 'string' },
+      'open-duration': { type: 'string' },
+      'open-warmup': { type: 'string' },
+      'open-connections': { type: 'string', default: '64' },
+      'no-open': { type: 'boolean', default: false },
+      scenarios: { type: 'string', default: SCENARIOS.join(',') },
+      workers: { type: 'string', default: '1' },
+      'no-ceilings': { type: 'boolean', default: false },
+      'no-host': { type: 'boolean', default: false },
+      seed: { type: 'string', default: '1' },
+      'cpu-prof': { type: 'string' },
+      'service-dir': { type: 'string' },
+      out: { type: 'string' },
+      env: { type: 'string', multiple: true, default: [] },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const d = a.quick ? QUICK : FULL;
+  const users = positive('users', a.users, true);
+  if (users < 100) throw new Error('--users must be a whole number ≥ 100');
+  const backends: Backend[] = [...(a['no-sqlite'] ? [] : (['sqlite'] as const)), ...(a.postgres ? (['postgres'] as const) : [])];
+  if (backends.length === 0) throw new Error('nothing to run: --no-sqlite without --postgres');
+  const scenarios = a.scenarios.split(',').map((s) => s.trim()) as Scenario[];
+  for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; one of ${SCENARIOS.join(', ')}`);
+  const shares = a['no-open']
+    ? []
+    : (a['open-rates'] ?? d.shares).split(',').map((p) => {
+        const share = positive('open-rates', p.trim(), false) / 100;
+        if (share > 1.5) throw new Error(`--open-rates are percentages of the highest rate (up to 150), not ${p}`);
+        return share;
+      });
+  const seed = Number(a.seed);
+  if (!Number.isInteger(seed)) throw new Error(`--seed must be a whole number, not ${a.seed}`);
+  const serviceEnv = Object.fromEntries(
+    a.env.map((kv) => {
+      const at = kv.indexOf('=');
+      if (at < 1) throw new Error(`--env wants KEY=VALUE, not ${kv}`);
+      return [kv.slice(0, at), kv.slice(at + 1)];
+    }),
+  );
+  return {
+    users,
+    backends,
+    scenarios,
+    closed: {
+      connections: positive('connections', a.connections, true),
+      durationS: positive('duration', a.duration ?? String(d.duration), false),
+      rounds: positive('rounds', a.rounds ?? String(d.rounds), true),
+      warmupS: a.warmup === '0' ? 0 : positive('warmup', a.warmup ?? String(d.warmup), false),
+    },
+    open: {
+      shares,
+      durationS: positive('open-duration', a['open-duration'] ?? String(d.openDuration), false),
+      warmupS: a['open-warmup'] === '0' ? 0 : positive('open-warmup', a['open-warmup'] ?? String(d.openWarmup), false),
+      connections: positive('open-connections', a['open-connections'], true),
+    },
+    workers: positive('workers', a.workers, true),
+    ceilings: !a['no-ceilings'],
+    host: !a['no-ceilings'] && !a['no-host'],
+    seed,
+    quick: a.quick,
+    cpuProfDir: a['cpu-prof'] ?? null,
+    serviceDir: a['service-dir'] ?? null,
+    out: a.out ?? null,
+    serviceEnv,
+  };
+}

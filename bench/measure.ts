@@ -1,0 +1,169 @@
+// Measurement: the highest rate each server sustains (closed loop, wrk) and the latency of each at
+// fixed arrival rates (open loop, bench/open-loop.ts), both from the load core.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BenchSettings, Scenario } from './args.js';
+import type { Sample } from './ceiling-server.js';
+import { DATA_DIR, type Dataset } from './dataset.js';
+import type { OpenLoopJob, OpenLoopResult, OpenLoopSettings } from './open-loop.js';
+import { cpuSeconds, log, pinned, ROOT, request, writeBytes, type Placement, type Server } from './processes.js';
+import { buildPool, operation, writePoolFile, type RequestSource } from './requests.js';
+import { median } from './stats.js';
+
+/** Scenarios whose least work differs from replaying bytes; service_details is a cached body. */
+export const HAS_WORK_CEILING: ReadonlySet<Scenario> = new Set(['return_services_public', 'return_services_private', 'update_service', 'mixed']);
+
+const md5Of = (src: RequestSource, user: number) => src.ids.toString('latin1', (user - 1) * 33, (user - 1) * 33 + 32);
+
+/**
+ * One answer of each kind from the real service: what the bytes ceiling and the host reference
+ * replay. User 1 has its 8 central entries; user 4 also has two of the bench partner's pushes.
+ */
+export async function samples(base: string, src: RequestSource): Promise<Record<string, Sample>> {
+  const partner = src.partners[0]!;
+  const fixed = () => 0;
+  const kinds = ['return_services_public', 'return_services_private', 'service_details_all', 'service_details_one', 'update_service', 'widget'];
+  const out: Record<string, Sample> = {};
+  for (const kind of kinds) {
+    const r = operation(kind, src, partner, md5Of(src, kind === 'return_services_private' || kind === 'widget' ? 4 : 1), fixed);
+    const s = await request(`${base}${r.path}`, r.method, r.body ?? undefined);
+    if (s.status !== 200) throw new Error(`sample ${kind}: HTTP ${s.status}: ${s.body.slice(0, 300)}`);
+    out[kind] = s;
+  }
+  return out;
+}
+
+/** The work ceiling must give the same answers as the service, or the ratio means nothing. */
+export async function checkWorkCeiling(service: string, work: string, src: RequestSource): Promise<void> {
+  for (const i of [1, 4, 10, 11, 20, 40, Math.floor(src.users / 2), src.users]) {
+    for (const partner of src.partners) {
+      for (const kind of ['return_services_public', 'return_services_private']) {
+        const r = operation(kind, src, partner, md5Of(src, i), () => 0);
+        const a = await request(`${service}${r.path}`, r.method, r.body ?? undefined);
+        const c = await request(`${work}${r.path}`, r.method, r.body ?? undefined);
+        if (a.body !== c.body) log(`WARNING: work ceiling differs from the service for user ${i} ${kind}:\n  service: ${a.body.slice(0, 400)}\n  ceiling: ${c.body.slice(0, 400)}`);
+      }
+    }
+  }
+}
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  non_2xx: number;
+  socket_errors: number;
+}
+
+function wrk(base: string, poolFile: string, seconds: number, connections: number, where: Placement): Promise<WrkResult> {
+  const [cmd, argv] = pinned(where.loadCpus, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', path.join(import.meta.dirname, 'load.lua'), base, '--', poolFile]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('WRK_JSON '));
+      if (code !== 0 || !line) reject(new Error(`wrk failed (${code}): ${out}`));
+      else resolve(JSON.parse(line.slice('WRK_JSON '.length)) as WrkResult);
+    });
+  });
+}
+
+export interface ClosedLoopFigures {
+  rps: number;
+  /** Requests per CPU-second of the server process: what the server costs, whatever else runs. */
+  rps_per_cpu: number;
+  non_2xx: number;
+  /** Kilobytes written to storage by the server per request (SQLite: WAL and checkpoints). */
+  disk_kb_per_req: number;
+}
+
+/**
+ * The highest rate each target sustains. The machine is shared and noisy, so the targets are
+ * measured in interleaved rounds (service, bytes ceiling, work ceiling, again…) and each figure is
+ * the median of its rounds: a burst of someone else's work then hits all of them alike. Every wrk
+ * run gets a pool of its own (a new seed), so update_service never repeats a write.
+ */
+export async function closedLoop(targets: Server[], scenario: Scenario, src: RequestSource, settings: BenchSettings, where: Placement): Promise<ClosedLoopFigures[]> {
+  const { connections, durationS, rounds, warmupS } = settings.closed;
+  const poolFile = path.join(DATA_DIR, 'pool.tsv');
+  let draw = 0;
+  const run = async (t: Server, seconds: number) => {
+    writePoolFile(poolFile, buildPool(scenario, src, settings.seed * 1_000_003 + draw++, 100_000));
+    const pid = t.child.pid ?? 0;
+    const cpu0 = cpuSeconds(pid);
+    const written0 = writeBytes(pid);
+    const r = await wrk(t.url, poolFile, seconds, connections, where);
+    const cpu = cpuSeconds(pid) - cpu0;
+    const written = writeBytes(pid) - written0;
+    return {
+      rps: Math.round(r.requests / (r.duration_us / 1e6)),
+      rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
+      non_2xx: r.non_2xx + r.socket_errors,
+      disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
+    };
+  };
+  if (warmupS > 0) for (const t of targets) await run(t, warmupS);
+  const all: ClosedLoopFigures[][] = targets.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, t] of targets.entries()) {
+      const m = await run(t, durationS);
+      log(`closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
+      all[i]!.push(m);
+    }
+  }
+  return all.map((ms) => ({
+    rps: Math.round(median(ms.map((m) => m.rps))),
+    rps_per_cpu: Math.round(median(ms.map((m) => m.rps_per_cpu))),
+    non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
+    disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
+  }));
+}
+
+/**
+ * Each target at each rate, in one generator process on the load core: for every rate the targets
+ * run one after another (service, work ceiling, host reference), so the noise of a minute hits the
+ * three alike. Returns the results in job order: rate-major, then the targets' order.
+ */
+export function openLoop(targets: Server[], rates: number[], scenario: Scenario, ds: Dataset, widgetExpiry: number, settings: BenchSettings, where: Placement): Promise<OpenLoopResult[]> {
+  const jobs: OpenLoopJob[] = [];
+  for (const [k, rate] of rates.entries()) {
+    for (const [j, t] of targets.entries()) jobs.push({ label: t.label, origin: t.url, rate, seed: settings.seed * 7919 + k * 31 + j });
+  }
+  const file = path.join(DATA_DIR, 'open-loop.json');
+  const openSettings: OpenLoopSettings = {
+    scenario,
+    dataset: { users: ds.users, idsFile: ds.idsFile, services: ds.services, partners: ds.partners },
+    widgetExpiry,
+    connections: settings.open.connections,
+    durationS: settings.open.durationS,
+    warmupS: settings.open.warmupS,
+    jobs,
+  };
+  fs.writeFileSync(file, JSON.stringify(openSettings));
+  const [cmd, argv] = pinned(where.loadCpus, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'open-loop.ts'), file]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const results: OpenLoopResult[] = [];
+    let buffered = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      let nl = buffered.indexOf('\n');
+      while (nl >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.startsWith('OPEN_LOOP_JSON ')) {
+          const r = JSON.parse(line.slice('OPEN_LOOP_JSON '.length)) as OpenLoopResult;
+          results.push(r);
+          log(
+            `open   ${r.label.padEnd(15)} ${scenario.padEnd(24)} ${String(r.rate_offered).padStart(7)} req/s offered  p50 ${r.p50_ms} p99 ${r.p99_ms} p99.9 ${r.p999_ms} max ${r.max_ms} ms  (send lag p99 ${r.send_lag_p99_ms} ms)${r.non_2xx + r.errors + r.unfinished ? `  ${r.non_2xx} non-2xx, ${r.errors} errors, ${r.unfinished} unanswered` : ''}`,
+          );
+        }
+        nl = buffered.indexOf('\n');
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 && results.length === jobs.length ? resolve(results) : reject(new Error(`the open-loop generator failed (${code})`))));
+  });
+}

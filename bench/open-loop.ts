@@ -1,0 +1,158 @@
+// The open-loop load generator: sends requests at a constant arrival rate, whatever the server
+// does, and measures each one's latency from the moment it was due (bench/stats.ts, dueAt). A
+// closed loop (wrk) waits for an answer before it sends the next request, so a stalled server
+// receives fewer requests and its stall hides in a few slow samples; here the requests keep coming
+// due, and every one that waits shows its wait.
+//
+// Run by bench/measure.ts as its own process, pinned to the load core:
+//   node --import tsx bench/open-loop.ts SETTINGS.json
+// It runs the jobs of the settings file one after another and prints one OPEN_LOOP_JSON line each.
+//
+// The client is undici's Pool (keep-alive, no pipelining, `connections` sockets) driven through
+// dispatch() with a bare handler: no promise, stream or body object per request. The schedule is
+// polled with setImmediate, which lets each turn of the event loop read its sockets first, then
+// sends whatever came due; on its own core that polling costs nothing anyone else needed. Latencies
+// go into a typed array and the percentiles are exact (no histogram buckets).
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Pool, type Dispatcher } from 'undici';
+import type { Scenario } from './args.js';
+import type { PartnerKeys } from './dataset.js';
+import { buildPool, requestSource, type BenchRequest } from './requests.js';
+import { dueAt, dueBy, summarise, type LatencySummary } from './stats.js';
+
+export interface OpenLoopJob {
+  label: string;
+  origin: string;
+  rate: number;
+  seed: number;
+}
+
+export interface OpenLoopSettings {
+  scenario: Scenario;
+  dataset: { users: number; idsFile: string; services: string[]; partners: PartnerKeys[] };
+  widgetExpiry: number;
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  jobs: OpenLoopJob[];
+}
+
+export interface OpenLoopResult extends LatencySummary {
+  label: string;
+  rate_offered: number;
+  /** Answers a second over the recorded part of the run (near the offered rate unless the server fell behind). */
+  throughput: number;
+  non_2xx: number;
+  errors: number;
+  /** Requests still unanswered 10 s after the schedule ended; counted with the wait they had then. */
+  unfinished: number;
+  /** How late the generator itself sent requests (send time - due time): its own share of the latency. */
+  send_lag_p99_ms: number;
+  send_lag_max_ms: number;
+}
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+export function runJob(job: OpenLoopJob, pool: BenchRequest[], settings: Pick<OpenLoopSettings, 'connections' | 'durationS' | 'warmupS'>): Promise<OpenLoopResult> {
+  const client = new Pool(job.origin, { connections: settings.connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  const total = Math.max(1, Math.round(job.rate * (settings.warmupS + settings.durationS)));
+  const recordFrom = Math.min(total - 1, Math.round(job.rate * settings.warmupS));
+  const recorded = total - recordFrom;
+  const latencies = new Float64Array(recorded);
+  const sendLag = new Float64Array(recorded);
+  const finished = new Uint8Array(recorded);
+  let answered = 0;
+  let non2xx = 0;
+  let errors = 0;
+  let lastAnswerAt = 0;
+  // A little ahead, so the first due request does not wait for the pool's first connection.
+  const start = performance.now() + 20;
+
+  return new Promise((resolve) => {
+    let next = 0;
+    let closed = false;
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(deadline);
+      const now = performance.now();
+      let unfinished = 0;
+      for (let r = 0; r < recorded; r++) {
+        if (finished[r]) continue;
+        unfinished++;
+        latencies[r] = now - dueAt(start, job.rate, recordFrom + r);
+      }
+      const firstRecordedDue = dueAt(start, job.rate, recordFrom);
+      const completedRecorded = recorded - unfinished;
+      const lag = summarise(sendLag.subarray(0, Math.min(recorded, Math.max(0, next - recordFrom))));
+      void client.destroy();
+      resolve({
+        label: job.label,
+        rate_offered: job.rate,
+        ...summarise(latencies),
+        throughput: lastAnswerAt > firstRecordedDue ? Math.round(completedRecorded / ((lastAnswerAt - firstRecordedDue) / 1000)) : 0,
+        non_2xx: non2xx,
+        errors,
+        unfinished,
+        send_lag_p99_ms: lag.p99_ms,
+        send_lag_max_ms: lag.max_ms,
+      });
+    };
+    const deadline = setTimeout(finish, (settings.warmupS + settings.durationS) * 1000 + 10_000);
+
+    const send = (i: number, now: number) => {
+      const req = pool[i % pool.length]!;
+      const due = dueAt(start, job.rate, i);
+      const r = i - recordFrom;
+      if (r >= 0) sendLag[r] = now - due;
+      let status = 0;
+      const done = (failed: boolean) => {
+        const at = performance.now();
+        if (failed) errors++;
+        else if (status < 200 || status > 299) non2xx++;
+        if (r >= 0 && !closed) {
+          latencies[r] = at - due;
+          finished[r] = 1;
+          lastAnswerAt = at;
+        }
+        if (++answered === total) finish();
+      };
+      // The callback form that undici's Client itself takes (its controller form is wrapped into this).
+      const handler: Dispatcher.DispatchHandler = {
+        onConnect: () => {},
+        onHeaders: (statusCode) => {
+          status = statusCode;
+          return true;
+        },
+        onData: () => true,
+        onComplete: () => done(false),
+        onError: () => done(true),
+      };
+      client.dispatch({ method: req.method, path: req.path, body: req.body, headers: req.body === null ? undefined : FORM }, handler);
+    };
+
+    const tick = () => {
+      if (closed) return;
+      const now = performance.now();
+      const due = dueBy(start, job.rate, now, total);
+      while (next < due) send(next++, now);
+      if (next < total) setImmediate(tick);
+    };
+    setImmediate(tick);
+  });
+}
+
+async function main(): Promise<void> {
+  const settings = JSON.parse(fs.readFileSync(process.argv[2] ?? '', 'utf8')) as OpenLoopSettings;
+  const source = requestSource(settings.dataset, settings.widgetExpiry);
+  for (const job of settings.jobs) {
+    // Drawn before the clock starts; a pool holds the whole run up to 200,000 requests, then repeats.
+    const size = Math.min(200_000, Math.max(1, Math.round(job.rate * (settings.warmupS + settings.durationS))));
+    const pool = buildPool(settings.scenario, source, job.seed, size);
+    const result = await runJob(job, pool, settings);
+    process.stdout.write(`OPEN_LOOP_JSON ${JSON.stringify(result)}\n`);
+  }
+}
+
+if (process.argv[1] === import.meta.filename) await main();

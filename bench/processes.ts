@@ -1,0 +1,213 @@
+// The processes of a benchmark run: the service, the ceiling servers and the host reference,
+// where each one runs (CPU pinning), when it is up, and what it costs (/proc).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { BenchSettings } from './args.js';
+import type { CeilingSettings, Sample } from './ceiling-server.js';
+import { DATA_DIR, type Dataset } from './dataset.js';
+import { findNginx, startHostReference } from './host-reference.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+export function log(msg: string): void {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+/** Which cores the servers and the load generators run on. */
+export interface Placement {
+  cores: number;
+  /** The service (all its workers); null: wherever the OS likes (one core only). */
+  serverCpus: string | null;
+  /** wrk and the open-loop generator: never a server's core. */
+  loadCpus: string | null;
+  /** The reference servers are single processes: the service's first core, whatever --workers says. */
+  referenceCpus: string | null;
+}
+
+export function placement(workers: number, cores = os.availableParallelism()): Placement {
+  if (cores < 2) return { cores, serverCpus: null, loadCpus: null, referenceCpus: null };
+  return { cores, serverCpus: workers > 1 ? `0-${Math.min(workers, cores - 1) - 1}` : '0', loadCpus: String(cores - 1), referenceCpus: '0' };
+}
+
+export function pinned(cpus: string | null, cmd: string, argv: string[]): [string, string[]] {
+  return cpus === null ? [cmd, argv] : ['taskset', ['-c', cpus, cmd, ...argv]];
+}
+
+export interface Server {
+  label: string;
+  child: ChildProcess;
+  url: string;
+}
+
+export async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited with ${child.exitCode}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const req = http.get(url, (res) => {
+        res.resume();
+        resolve((res.statusCode ?? 500) < 500);
+      });
+      req.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.pid === undefined) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A process and its children (cluster workers); empty once it has exited. */
+function processTree(pid: number): number[] {
+  const pids = [pid];
+  try {
+    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+      const kids = fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
+      if (kids) pids.push(...kids.split(/\s+/).map(Number));
+    }
+  } catch {
+    return [];
+  }
+  return pids;
+}
+
+/** Sums a number read from each process of the tree; a process that exited meanwhile counts 0. */
+function sumOverTree(pid: number, read: (p: number) => number): number | null {
+  const pids = processTree(pid);
+  if (pids.length === 0) return null;
+  let total = 0;
+  for (const p of pids) {
+    try {
+      total += read(p);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+/** Private memory of a process and its children, from /proc/PID/status: not the SQLite file it maps. */
+export function rssAnonMb(pid: number): number | null {
+  const kb = sumOverTree(pid, (p) => Number(/RssAnon:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0));
+  return kb === null ? null : Math.round(kb / 102.4) / 10;
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU seconds (user + system) used so far by a process and its children. */
+export function cpuSeconds(pid: number): number {
+  const ticks = sumOverTree(pid, (p) => {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  });
+  return (ticks ?? 0) / CLOCK_TICKS;
+}
+
+/** Bytes the process tree has caused to be written to storage (/proc/PID/io): the WAL, on SQLite. */
+export function writeBytes(pid: number): number {
+  return sumOverTree(pid, (p) => Number(/^write_bytes:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/io`, 'utf8'))?.[1] ?? 0)) ?? 0;
+}
+
+/** The service, compiled once into bench/data/dist so it runs as in production (no tsx loader). */
+export function compiledEntry(serviceDir: string | null): string {
+  const dir = path.resolve(serviceDir ?? ROOT);
+  const out = dir === ROOT ? path.join(DATA_DIR, 'dist') : path.join(dir, 'bench-dist');
+  log(`compiling the service in ${dir} (tsc -p tsconfig.build.json)…`);
+  const r = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out, '--sourceMap', 'false'], { cwd: dir, encoding: 'utf8' });
+  const entry = path.join(out, 'src', 'cli', 'main.js');
+  // tsc emits even when another file in the tree has a type error; only a missing output is fatal.
+  if (r.status !== 0) log(`tsc reported errors (output used anyway):\n${r.stdout.split('\n').slice(0, 10).join('\n')}`);
+  if (!fs.existsSync(entry)) throw new Error('compilation produced no dist/src/cli/main.js');
+  // The compiled service serves the widget's bundle from public/widget/ and, unlike a tsx checkout,
+  // cannot build it on first use (the mixed scenario calls the widget).
+  if (!fs.existsSync(path.join(dir, 'public', 'widget', 'manifest.json'))) {
+    log('building the widget bundle (scripts/build-widget.ts)…');
+    const w = spawnSync(process.execPath, ['--import', 'tsx', path.join('scripts', 'build-widget.ts')], { cwd: dir, encoding: 'utf8' });
+    if (w.status !== 0) throw new Error(`the widget bundle did not build:\n${w.stderr}`);
+  }
+  return entry;
+}
+
+export async function startService(entry: string, ds: Dataset, port: number, settings: BenchSettings, where: Placement): Promise<Server> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: ds.databaseUrl,
+    ...(ds.schema ? { DATABASE_SCHEMA: ds.schema } : {}),
+    // The benchmark is one client hammering a few api_keys from one address: the default limits
+    // (6,000 a minute per key, 600 per address) would answer 429 within a second.
+    RATE_LIMIT_PER_KEY: '100000000',
+    RATE_LIMIT_PER_KEY_UNPROVEN: '100000000',
+    RATE_LIMIT_PER_ADDRESS: '100000000',
+    // The re-verification job would fetch 8 M profile pages from the internet.
+    BACKGROUND_JOBS: '0',
+    ...settings.serviceEnv,
+  };
+  const nodeArgs = [...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : []), entry, 'serve', '--workers', String(settings.workers)];
+  const [cmd, argv] = pinned(where.serverCpus, process.execPath, nodeArgs);
+  const child = spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/readyz`, child);
+  return { label: `idsvc/${ds.backend}`, child, url };
+}
+
+export async function startCeiling(settings: CeilingSettings, where: Placement): Promise<Server> {
+  const [cmd, argv] = pinned(where.referenceCpus, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'ceiling-server.ts')]);
+  // Settings go through a file: the samples are larger than an environment variable may be.
+  const file = path.join(DATA_DIR, `ceiling-${settings.mode}.json`);
+  fs.writeFileSync(file, JSON.stringify(settings));
+  const child = spawn(cmd, argv, { cwd: ROOT, env: { ...process.env, BENCH_CEILING_FILE: file }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${settings.port}`;
+  await waitForHttp(`${url}/`, child);
+  return { label: `${settings.mode} ceiling`, child, url };
+}
+
+/** The host reference (bench/host-reference.ts), or null when nginx is not installed. */
+export async function startHost(samples: Record<string, Sample>, where: Placement): Promise<Server | null> {
+  const nginx = findNginx();
+  if (nginx === null) {
+    log('nginx is not installed: no host reference, so no check of the load generator (apt-get install -y nginx-light)');
+    return null;
+  }
+  const port = 18083;
+  const child = startHostReference(nginx, path.join(DATA_DIR, 'nginx'), port, samples, (cmd, argv) => pinned(where.referenceCpus, cmd, argv));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/`, child);
+  return { label: 'host (nginx)', child, url };
+}
+
+export function request(url: string, method: 'GET' | 'POST', body?: string): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers: body === undefined ? {} : { 'Content-Type': 'application/x-www-form-urlencoded' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k) || v === undefined) continue;
+          headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        }
+        resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

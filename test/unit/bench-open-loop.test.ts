@@ -1,0 +1,58 @@
+// The open-loop generator (bench/open-loop.ts) against a local server: it sends exactly the
+// schedule, and a server that stalls shows as latency on every request that came due meanwhile,
+// not on one (no coordinated omission). The assertions are lower bounds set by the schedule itself,
+// so a slow machine can only make them hold by a wider margin.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runJob } from '../../bench/open-loop.js';
+
+async function withServer(stallFirstMs: number, body: (origin: string, received: () => number) => Promise<void>): Promise<void> {
+  let received = 0;
+  const server = http.createServer((req, res) => {
+    const n = ++received;
+    req.resume();
+    req.on('end', () => {
+      if (n === 1 && stallFirstMs > 0) setTimeout(() => res.end('late'), stallFirstMs);
+      else res.end(req.method === 'POST' ? 'posted' : 'ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, () => received);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const pool = [
+  { method: 'GET' as const, path: '/a', body: null },
+  { method: 'POST' as const, path: '/b', body: 'api_token=x' },
+];
+
+test('open loop: sends rate × duration requests and records every one after the warm-up', async () => {
+  await withServer(0, async (origin, received) => {
+    const r = await runJob({ label: 'local', origin, rate: 200, seed: 1 }, pool, { connections: 4, durationS: 0.5, warmupS: 0.1 });
+    assert.equal(received(), 120, 'every request of the schedule, warm-up included, reached the server');
+    assert.equal(r.count, 100, 'only the 0.5 s after the warm-up are recorded');
+    assert.equal(r.errors + r.non_2xx + r.unfinished, 0);
+    assert.equal(r.rate_offered, 200);
+    assert.ok(r.p50_ms > 0 && r.p50_ms <= r.p99_ms && r.p99_ms <= r.p999_ms && r.p999_ms <= r.max_ms);
+  });
+});
+
+test('open loop: a stalled server delays every request due during the stall, measured from its due time', async () => {
+  // One connection, 200 requests a second, the first answer held 400 ms: the requests due in the
+  // first 300 ms (61 of them) cannot be answered before 400 ms, so each waited at least 100 ms.
+  // A closed-loop client timing from the send would have recorded one slow request.
+  await withServer(400, async (origin) => {
+    const r = await runJob({ label: 'stalled', origin, rate: 200, seed: 1 }, pool, { connections: 1, durationS: 0.6, warmupS: 0 });
+    assert.equal(r.count, 120);
+    assert.equal(r.errors + r.non_2xx + r.unfinished, 0);
+    assert.ok(r.max_ms >= 400, `the held request waited its 400 ms: ${r.max_ms}`);
+    // 61 of 120 requests waited ≥ 100 ms, so the median did too.
+    assert.ok(r.p50_ms >= 100, `median ${r.p50_ms} ms: the stall shows on half the requests`);
+  });
+});
