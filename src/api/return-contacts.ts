@@ -4,10 +4,11 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiOperation } from '../http/api-route.js';
+import { listAnswer } from '../http/api-schemas.js';
 import { list, type Fields } from '../http/document.js';
 import { findPerson, findUserByIdentifier } from '../repositories/people.js';
 import { bySvcName, centralEntries, findLink, isVisible } from '../services/partner-data.js';
-import { userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
+import { userIdentifierOf, userServiceFields } from './shared.js';
 
 export const MAX_CONTACTS = 1000;
 
@@ -34,7 +35,8 @@ export const returnContacts: ApiOperation = {
   paths: ['/api/return_contacts/:api_key/:user_identifier'],
   body: { contacts: Type.Optional(Type.String({ maxLength: 65536 })) },
   tokenRequired: true,
-  response: Type.Object({ contacts: Type.Array(Type.Object({ identifier: Type.String(), userId: Type.String(), services: Type.Array(userServiceSchema) })) }),
+  answer: listAnswer('contacts', 'Contact'),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN', contacts: 'bob@example.org,carol@example.org' } },
   async handler(call) {
     const db = call.ctx.db.kysely;
     const person = await findPerson(db, userIdentifierOf(call));

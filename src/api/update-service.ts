@@ -2,6 +2,7 @@
 // in the central repository).
 import { Type } from '@sinclair/typebox';
 import type { ApiOperation } from '../http/api-route.js';
+import { objectAnswer } from '../http/api-schemas.js';
 import { pushIdentity, validateUsrSvcId } from '../services/partner-data.js';
 import { serviceOf, userIdentifierOf } from './shared.js';
 
@@ -13,7 +14,8 @@ export const updateService: ApiOperation = {
   paths: ['/api/update_service/:api_key/:user_identifier/:svcId', '/api/update_service/:api_key/:user_identifier/:svcId/:usrSvcId'],
   body: { usrSvcId: Type.Optional(Type.String({ maxLength: 1024, description: 'The identifier on the service; blank removes.' })) },
   tokenRequired: true,
-  response: Type.Object({ service: Type.Object({ svcId: Type.String(), usrSvcId: Type.String() }) }),
+  answer: objectAnswer('service', 'PushedService'),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice', svcId: 'github' }, body: { api_token: '$API_TOKEN', usrSvcId: 'alice-codes' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const svc = await serviceOf(call.ctx, call.params.svcId);
