@@ -125,8 +125,8 @@ async function conforms(operationId: string, res: Response, what: string): Promi
     assert.ok(validate(value), `${label}: header ${name}=${value} ${ajv.errorsText(validate.errors)}`);
   }
   const media = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
-  let kinds = seen.get(operationId);
-  if (!kinds) seen.set(operationId, (kinds = new Set()));
+  const kinds = seen.get(operationId) ?? new Set<string>();
+  seen.set(operationId, kinds);
   kinds.add(`${res.status} ${media || '-'}`);
   if (!declared.content) {
     assert.equal(body, '', `${label}: a body where the document declares none`);
@@ -226,7 +226,7 @@ test('every operation\'s refusals conform to the document, XML and JSON', async 
   const elsewhere = await t.partner({ name: 'Listed origins', origins: ['https://partner.example'] });
   for (const c of calls()) {
     const id = c.id === 'service_details' ? 'service_details_2' : c.id;
-    const fields = 'body' in c ? c.body : {};
+    const fields: Record<string, string> = ('body' in c && c.body) || {};
     await both(id, api(c.path.replace(P.apiKey, UNKNOWN_KEY)), form(fields), 401, 'unknown api_key');
     await both(id, api(c.path), form({ ...fields, api_token: P.apiToken, no_such_field: 'x' }), 400, 'unknown body field');
     await both(id, api(c.path), form({ ...fields, api_token: 'wrong' }), 401, 'wrong api_token');
