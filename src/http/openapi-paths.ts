@@ -18,13 +18,14 @@ export const COMPONENT_HEADERS: Record<string, Json> = {
     schema: { type: 'string' },
   },
   ApiVersion: { required: true, description: 'The API version of this answer: `1`.', schema: { type: 'string', const: '1' } },
+  // Not required: refusals by the HTTP parser itself (headers too large, not HTTP) come before any count.
   RateLimitLimit: {
-    required: true,
+    required: false,
     description: 'Requests allowed a minute by the tightest limit that counted this request: per api_key (with or without proof, two budgets), or per client address without the api_token.',
     schema: { type: 'string', pattern: '^[0-9]+$' },
   },
-  RateLimitRemaining: { required: true, description: 'Requests left in the current minute under that limit.', schema: { type: 'string', pattern: '^[0-9]+$' } },
-  RateLimitReset: { required: true, description: 'Seconds until that limit\'s window starts again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  RateLimitRemaining: { required: false, description: 'Requests left in the current minute under that limit.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  RateLimitReset: { required: false, description: 'Seconds until that limit\'s window starts again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
   RetryAfter: { required: true, description: 'Seconds until a retry may succeed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
 };
 
@@ -42,7 +43,7 @@ const RETRY_HEADERS = { ...ANSWER_HEADERS, 'Retry-After': headerRef('RetryAfter'
 const ERRORS: Record<string, { description: string; retry?: boolean }> = {
   '400': {
     description:
-      '`invalid_request`: a field the operation does not know or a value it refuses, a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is neither a form nor a JSON object. `credentials_in_query`: `api_token`, `password` or `email_address` in the URL (send them in the POST body).',
+      '`invalid_request`: a field the operation does not know or a value it refuses, a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is neither a form nor a JSON object. `credentials_in_query`: `api_token`, `password` or `email_address` in the URL (send them in the POST body). Refusals by the HTTP parser itself (headers too large, not HTTP) carry a fresh X-Request-Id and no RateLimit-* headers.',
   },
   '401': { description: '`invalid_api_key`: no partner has this key. `invalid_api_token`: a wrong api_token, or none where the operation (or the private view) needs it. `invalid_credentials`: a wrong e-mail address or password (sync_user, unsync_user).' },
   '403': { description: '`forbidden`: the partner is suspended, the request comes from an origin the partner did not list, or the user has not linked this partner (or has not confirmed their address yet).' },

@@ -125,6 +125,8 @@ async function conforms(operationId: string, res: Response, what: string): Promi
     const validate = compile(header.schema as Json);
     assert.ok(validate(value), `${label}: header ${name}=${value} ${ajv.errorsText(validate.errors)}`);
   }
+  // Every answer this test provokes was counted against the limits (the HTTP parser's refusals are not).
+  for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) assert.ok(res.headers.has(name), `${label}: ${name}`);
   const media = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
   const kinds = seen.get(operationId) ?? new Set<string>();
   seen.set(operationId, kinds);
