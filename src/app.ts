@@ -93,7 +93,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.server.on('connect', (req, socket: Duplex) => protocolErrors.connect(req, socket, app.log));
 
   await app.register(formbody);
-  await registerOpenApi(app, countRequest);
+  await registerOpenApi(app, ctx.config.baseUrl, countRequest);
 
   // The hooks run on every request, so they take a callback rather than being async: no promise
   // and no extra microtask turn per hook.

@@ -4,13 +4,14 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiOperation } from '../http/api-route.js';
+import { listAnswer } from '../http/api-schemas.js';
 import { list, type Fields } from '../http/document.js';
 import { onReader } from '../db/prepared.js';
 import { findLink } from '../repositories/links.js';
 import { findUserByIdentifier, lookupPerson } from '../repositories/people.js';
 import { accountRefById } from '../repositories/users.js';
 import { bySvcName, centralEntries, isVisible } from '../services/partner-data.js';
-import { userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
+import { userIdentifierOf, userServiceFields } from './shared.js';
 
 export const MAX_CONTACTS = 1000;
 
@@ -37,7 +38,8 @@ export const returnContacts: ApiOperation = {
   paths: ['/api/return_contacts/:api_key/:user_identifier'],
   body: { contacts: Type.Optional(Type.String({ maxLength: 65536 })) },
   tokenRequired: true,
-  response: Type.Object({ contacts: Type.Array(Type.Object({ identifier: Type.String(), userId: Type.String(), services: Type.Array(userServiceSchema) })) }),
+  answer: listAnswer('contacts', 'Contact'),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN', contacts: 'bob@example.org,carol@example.org' } },
   async handler(call) {
     const q = onReader(call.ctx.db);
     const person = await lookupPerson(q, userIdentifierOf(call));

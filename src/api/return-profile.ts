@@ -1,9 +1,9 @@
 // SPEC §4.7: an opted-in user's profile: userId and url always, then the filled-in fields the user
 // made public, or (private view, linked partner) all filled-in fields.
-import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
-import { PROFILE_FIELDS, profileFields } from '../domain/profile.js';
+import { profileFields } from '../domain/profile.js';
 import type { ApiOperation } from '../http/api-route.js';
+import { objectAnswer } from '../http/api-schemas.js';
 import type { Fields } from '../http/document.js';
 import { onReader } from '../db/prepared.js';
 import { findLink } from '../repositories/links.js';
@@ -20,13 +20,8 @@ export const returnProfile: ApiOperation = {
   paths: ['/api/return_profile/:api_key/:user_identifier', '/api/return_profile/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
-  response: Type.Object({
-    profile: Type.Object({
-      userId: Type.String(),
-      url: Type.String(),
-      ...Object.fromEntries(PROFILE_FIELDS.map(([f]) => [f, Type.Optional(Type.String())])),
-    }),
-  }),
+  answer: objectAnswer('profile', 'Profile'),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, query: { profile_type: 'public' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const type = profileTypeOf(call);

@@ -1,9 +1,9 @@
 // SPEC §4.1: the identities of a person, in the public view or the partner's private view.
-import { Type } from '@sinclair/typebox';
 import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
 import { cachedView } from './cached-views.js';
-import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFields, userServiceSchema } from './shared.js';
+import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFields } from './shared.js';
 
 export const returnServices: ApiOperation = {
   operationId: 'return_services',
@@ -13,7 +13,8 @@ export const returnServices: ApiOperation = {
   paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
-  response: Type.Object({ services: Type.Array(userServiceSchema) }),
+  answer: listAnswer('services', 'UserService'),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const view = profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };

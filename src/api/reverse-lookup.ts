@@ -1,6 +1,6 @@
 // SPEC §4.8: who claims this identity (opted-in, discoverable users), verified claims first.
-import { Type } from '@sinclair/typebox';
 import type { ApiOperation } from '../http/api-route.js';
+import { listAnswer } from '../http/api-schemas.js';
 import { list } from '../http/document.js';
 import { claimantsOf } from '../repositories/central-identities.js';
 import { normaliseUsrSvcId } from '../services/central.js';
@@ -14,7 +14,8 @@ export const reverseLookup: ApiOperation = {
     'Case-insensitive; one leading `@` is ignored. Only opted-in users who chose to be discoverable (a consent of its own, off until the user turns it on); verified claims first.',
   paths: ['/api/reverse_lookup/:api_key/:svcId/:usrSvcId'],
   tokenRequired: false,
-  response: Type.Object({ users: Type.Array(Type.Object({ userId: Type.String(), url: Type.String(), verified: Type.String() })) }),
+  answer: listAnswer('users', 'ClaimingUser'),
+  example: { params: { api_key: '$API_KEY', svcId: 'github', usrSvcId: 'alice-codes' } },
   async handler(call) {
     const svc = await serviceOf(call.ctx, call.params.svcId);
     const norm = normaliseUsrSvcId(call.params.usrSvcId ?? '');

@@ -69,7 +69,9 @@ export const serviceCollectionWidget: ApiOperation = {
     sig: Type.Optional(Type.String({ maxLength: 128, description: 'Signed URLs: the signature (see the description).' })),
   },
   tokenRequired: false,
-  response: Type.Object({}, { description: 'JavaScript (text/javascript)' }),
+  answer: 'javascript',
+  documented: { method: 'GET' },
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice', display_sync: 'FALSE' }, query: { lang: 'de' } },
   kind: 'widget',
   raw: true,
   urlProof(partner, request, nowMs) {

@@ -1,11 +1,11 @@
 // SPEC §4.2: the catalogue, whole, one entry, or ordered and limited. Rendered answers are cached per
 // catalogue version (the hot path is a map lookup) and carry an ETag.
 import { createHash } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { errors } from '../domain/errors.js';
 import { normaliseSvcId } from '../domain/svc-id.js';
 import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { listAnswer } from '../http/api-schemas.js';
 import { CONTENT_TYPE, list, render, type Doc, type Fields } from '../http/document.js';
 import { ORDERS, type Order } from '../services/catalogue-cache.js';
 
@@ -23,12 +23,6 @@ export function serviceFields(e: CatalogueEntry): Fields {
     svcIphoneIcon: e.svcIphoneIcon,
   };
 }
-
-const entrySchema = Type.Object(
-  Object.fromEntries(
-    ['svcId', 'svcName', 'svcURL', 'svcLeftURL', 'svcRightURL', 'svcMobileURL', 'svcIphoneURL', 'svcFavicon', 'svcIcon', 'svcIphoneIcon'].map((f) => [f, Type.String()]),
-  ),
-);
 
 const isOrder = (s: string): s is Order => (ORDERS as readonly string[]).includes(s);
 
@@ -62,7 +56,14 @@ export const serviceDetails: ApiOperation = {
     'All services (default order `alphanumeric`), one service by id, or ordered by `popularity` (opted-in users with the service), `alphanumeric` (by name), or `combined` (the ten most popular, then the rest by name), optionally limited (1–1000).',
   paths: ['/api/service_details/:api_key', '/api/service_details/:api_key/:order_or_svcId', '/api/service_details/:api_key/:order/:limit'],
   tokenRequired: false,
-  response: Type.Object({ services: Type.Array(entrySchema) }),
+  answer: listAnswer('services', 'Service'),
+  // Three URL shapes that ask different questions, so each is listed; GET, as the answers are cacheable.
+  documented: {
+    method: 'GET',
+    paths: ['/api/service_details/:api_key', '/api/service_details/:api_key/:order_or_svcId', '/api/service_details/:api_key/:order/:limit'],
+    summaries: ['The catalogue of supported services', 'One service, or the whole catalogue in an order', 'The first entries of the catalogue in an order'],
+  },
+  example: { params: { api_key: '$API_KEY', order_or_svcId: 'github', order: 'popularity', limit: '10' } },
   raw: true,
   async handler({ ctx, params, request, reply }): Promise<Doc> {
     const req = parseRequest(params);

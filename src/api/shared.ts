@@ -56,15 +56,6 @@ export function userServiceFields(e: ViewEntry): Fields {
     : { svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon };
 }
 
-export const userServiceSchema = Type.Object({
-  svcId: Type.String(),
-  svcName: Type.String(),
-  usrSvcId: Type.Optional(Type.String({ description: 'Only in answers to a proven partner (api_token, or a signed widget URL): a trusted partner, a pro user\'s entry, or the partner\'s own push. Never with the api_key alone.' })),
-  url: Type.String(),
-  verified: Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')]),
-  svcFavicon: Type.String(),
-});
-
 export function profileUrl(ctx: AppContext, userId: string): string {
   return `${ctx.config.baseUrl}/u/${userId}`;
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import type { ApiOperation } from '../http/api-route.js';
+import { textAnswer } from '../http/api-schemas.js';
 import { checkCredentials, linkUser } from '../services/links.js';
 import { userIdentifierOf } from './shared.js';
 
@@ -26,7 +27,8 @@ export const syncUser: ApiOperation = {
   paths: ['/api/sync_user/:api_key/:user_identifier'],
   body: credentialFields,
   tokenRequired: true,
-  response: Type.Object({ result: Type.Literal('true') }),
+  answer: textAnswer('result', Type.Literal('true')),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN', email_address: 'alice@example.org', password: '$PASSWORD' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const email = call.body.email_address ?? '';

@@ -1,6 +1,7 @@
 // SPEC §4.6: end a link. Also answers the seed's POST on the widget path without a third segment.
 import { Type } from '@sinclair/typebox';
 import type { ApiOperation } from '../http/api-route.js';
+import { textAnswer } from '../http/api-schemas.js';
 import { unlinkUser } from '../services/links.js';
 import { userIdentifierOf } from './shared.js';
 import { clientAddress } from './sync-user.js';
@@ -19,7 +20,8 @@ export const unsyncUser: ApiOperation = {
     end_user_ip: Type.Optional(Type.String({ maxLength: 64 })),
   },
   tokenRequired: true,
-  response: Type.Object({ user_identifier: Type.String() }),
+  answer: textAnswer('user_identifier', Type.String({ description: 'The userId of the account that was unlinked.' })),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const { email_address: email, password } = call.body;

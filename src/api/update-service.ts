@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import type { ApiCall, ApiOperation } from '../http/api-route.js';
+import { objectAnswer } from '../http/api-schemas.js';
 import { pushIdentity, validateUsrSvcId } from '../services/partner-data.js';
 import { recogniseProfileUrl } from '../services/profile-urls.js';
 import { serviceOf, userIdentifierOf } from './shared.js';
@@ -34,7 +35,8 @@ export const updateService: ApiOperation = {
     url: Type.Optional(Type.String({ maxLength: 2048, description: 'A profile URL, in place of the svcId path segment (and usrSvcId); only on the path without svcId.' })),
   },
   tokenRequired: true,
-  response: Type.Object({ service: Type.Object({ svcId: Type.String(), usrSvcId: Type.String() }) }),
+  answer: objectAnswer('service', 'PushedService'),
+  example: { params: { api_key: '$API_KEY', user_identifier: 'alice', svcId: 'github' }, body: { api_token: '$API_TOKEN', usrSvcId: 'alice-codes' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const { svc, usrSvcId } = await targetOf(call);

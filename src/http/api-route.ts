@@ -3,6 +3,7 @@
 // SPEC §8, and the answer rendered as XML or JSON. An operation module supplies only its schemas
 // and a handler that returns a Doc.
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import type { Answer } from './api-schemas.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import { allowedOrigins, tokenMatches, type Partner } from '../repositories/partners.js';
@@ -42,8 +43,15 @@ export interface ApiOperation {
   /** Query fields besides `format`. */
   query?: TProperties;
   tokenRequired: boolean;
-  /** The OpenAPI description of a successful answer's shape. */
-  response: TObject;
+  /** What a successful answer holds (the widget answers a script instead). */
+  answer: Answer | 'javascript';
+  /**
+   * How the API description lists the operation: once, under one method and the paths named here
+   * (default POST and the first path); the other method and paths answer alike (docs/spec.md).
+   */
+  documented?: { method?: 'GET' | 'POST'; paths?: string[]; summaries?: string[] };
+  /** A real call for the curl example of the reference page (placeholders like $API_KEY allowed). */
+  example: ApiExample;
   handler(call: ApiCall): Promise<Doc>;
   /** Render something other than XML/JSON (the widget answers JavaScript). */
   raw?: boolean;
@@ -54,6 +62,12 @@ export interface ApiOperation {
    * before the rate limits, because proven and unproven calls draw on separate budgets.
    */
   urlProof?(partner: Partner, request: FastifyRequest, nowMs: number): SignatureCheck;
+}
+
+export interface ApiExample {
+  params: Record<string, string>;
+  query?: Record<string, string>;
+  body?: Record<string, string>;
 }
 
 export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
@@ -70,7 +84,7 @@ const PARAM_DOCS: Record<string, string> = {
   display_sync: '`TRUE` or `FALSE` (any case): show the sync form.',
 };
 
-function paramsSchema(path: string): TObject {
+export function paramsSchema(path: string): TObject {
   const names = [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] as string);
   const props: TProperties = {};
   for (const n of names) props[n] = Type.String({ maxLength: 256, description: PARAM_DOCS[n] ?? n });
@@ -80,10 +94,6 @@ function paramsSchema(path: string): TObject {
 const tokenField = {
   api_token: Type.Optional(Type.String({ maxLength: 256, description: 'The partner\'s secret API token. Body only, never in a URL.' })),
 };
-
-export function errorDocSchema(): TObject {
-  return Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
-}
 
 function setLimitHeaders(reply: FastifyReply, states: LimitState[]): void {
   // Report the tightest of the limits that applied.
@@ -206,17 +216,26 @@ const emptyBodyIsNoFields: preValidationHookHandler = (request, _reply, done) =>
   done();
 };
 
+/** The fields an operation's POST body may carry (form or JSON). */
+export function bodySchema(op: ApiOperation): TObject {
+  return Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
+}
+
+export function querySchema(op: ApiOperation): TObject {
+  return Type.Object(
+    { format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })), ...(op.query ?? {}) },
+    { additionalProperties: false },
+  );
+}
+
 export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
   if (!app.hasRequestDecorator('apiCaller')) app.decorateRequest('apiCaller', null);
   const count: preValidationHookHandler = (request, reply, done) => {
     countCaller(ctx, op, request, reply).then(() => done(), done);
   };
-  const body = Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
-  const query = Type.Object(
-    { format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })), ...(op.query ?? {}) },
-    { additionalProperties: false },
-  );
-  op.paths.forEach((path, i) => {
+  const body = bodySchema(op);
+  const query = querySchema(op);
+  for (const path of op.paths) {
     // GET carries no body (Fastify refuses a body schema on it); POST carries the body fields.
     for (const method of ['GET', 'POST'] as const) {
       if (method === 'GET' && op.postOnlyPaths?.includes(path)) continue;
@@ -226,16 +245,8 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         config: { kind: op.kind ?? 'api' },
         // A POST without a body (or Content-Type) means "no fields", not a malformed body.
         preValidation: method === 'POST' ? [emptyBodyIsNoFields, count] : count,
-        schema: {
-          operationId: `${op.operationId}${i === 0 ? '' : `_${i + 1}`}${method === 'POST' ? '_post' : ''}`,
-          summary: op.summary,
-          ...(op.description ? { description: op.description } : {}),
-          tags: ['partner API'],
-          params: paramsSchema(path),
-          querystring: query,
-          ...(method === 'POST' ? { body } : {}),
-          response: op.raw ? { 503: { description: UNAVAILABLE_DOC } } : responses(op),
-        },
+        // Validation only: the API description is built from the same schemas (openapi-paths.ts).
+        schema: { hide: true, params: paramsSchema(path), querystring: query, ...(method === 'POST' ? { body } : {}) },
         handler: async (request, reply) => {
           const { partner, authenticated, reader, urlProof } = authorise(request, op);
           const doc = await op.handler({
@@ -257,35 +268,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
         },
       });
     }
-  });
-}
-
-const UNAVAILABLE_DOC = '`unavailable`: the database cannot be reached just now; `Retry-After` says when to try again (SPEC §6).';
-/** Headers on every answer under /api, refusals included (issue 14.16). */
-const ANSWER_HEADERS = {
-  'X-Request-Id': { type: 'string', description: 'The request id: the caller\'s own when it sent a valid one (1–64 of `[A-Za-z0-9._-]`), else a fresh UUID.' },
-  'X-Idsvc-Api-Version': { type: 'string', description: 'The API version of this answer: `1`.' },
-  'RateLimit-Limit': { type: 'string', description: 'Requests allowed a minute by the tightest limit that counted this request (per api_key, or per client address without proof).' },
-  'RateLimit-Remaining': { type: 'string', description: 'Requests left in the current minute under that limit.' },
-  'RateLimit-Reset': { type: 'string', description: 'Seconds until that limit\'s window starts again.' },
-};
-
-function responses(op: ApiOperation) {
-  const err = errorDocSchema();
-  return {
-    200: { description: 'Success (XML by default; JSON with `Accept: application/json` or `?format=json`).', headers: ANSWER_HEADERS, content: { 'application/xml': { schema: op.response }, 'application/json': { schema: op.response } } },
-    '4XX': {
-      description:
-        'An error (SPEC §6), in the same format choice. Also for refusals before the operation runs: a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is not a form or a JSON object (400 `invalid_request`); a body over 64 KiB, also on GET (413 `payload_too_large`); too many requests (429 `rate_limited`, with `Retry-After`). Refusals by the HTTP parser itself (headers too large, not HTTP) carry a fresh X-Request-Id and no RateLimit-* headers.',
-      headers: { ...ANSWER_HEADERS, 'Retry-After': { type: 'string', description: 'With 429: seconds until a retry may succeed.' } },
-      content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
-    },
-    503: {
-      description: UNAVAILABLE_DOC,
-      headers: { ...ANSWER_HEADERS, 'Retry-After': { type: 'string', description: 'Seconds to wait before retrying.' } },
-      content: { 'application/xml': { schema: err }, 'application/json': { schema: err } },
-    },
-  };
+  }
 }
 
 export { ApiError };
