@@ -60,8 +60,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await ctx.close();
       app.log.info('database closed');
     })());
+  // Not `once`: under `--workers` a signal can arrive twice (from the terminal's or systemd's process
+  // group and again from the primary), and a second one must not kill a shutdown under way.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) return;
       app.log.info({ signal }, 'shutting down');
       stop().then(
         () => process.exit(0),
