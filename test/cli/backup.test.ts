@@ -8,12 +8,21 @@ import SQLite from 'better-sqlite3';
 import { IdsvcClient } from '@idsvc/client';
 import { PG_URL, TEST_DB } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
-import { serveIdsvc, stopIdsvc, testDatabase, type TestDatabase } from '../helpers/serve.js';
+import { serveIdsvc, stopIdsvc, testDatabase, type ServedIdsvc, type TestDatabase } from '../helpers/serve.js';
 
 const databases: TestDatabase[] = [];
+const servers: ServedIdsvc[] = [];
 after(async () => {
+  for (const s of servers) s.child.kill('SIGKILL');
   for (const d of databases) await d.drop();
 });
+
+/** `idsvc serve`, killed after the tests if a failed assertion left it running. */
+async function serve(...args: Parameters<typeof serveIdsvc>): Promise<ServedIdsvc> {
+  const served = await serveIdsvc(...args);
+  servers.push(served);
+  return served;
+}
 
 test('backup while writes go on through HTTP; the copy restores into a fresh data directory and serves what it held', { skip: TEST_DB !== 'sqlite' && 'SQLite only; PostgreSQL is the next test' }, async () => {
   const db = testDatabase('backup');
@@ -21,7 +30,7 @@ test('backup while writes go on through HTTP; the copy restores into a fresh dat
   const created = await runCli({ cliEnv: db.env }, ['partner', 'create', '--name', 'Backup test', '--json']);
   assert.equal(created.code, 0, created.stderr);
   const keys = JSON.parse(created.stdout) as { api_key: string; api_token: string };
-  const served = await serveIdsvc({ ...db.env, LOG_LEVEL: 'warn' });
+  const served = await serve({ ...db.env, LOG_LEVEL: 'warn' });
   const client = new IdsvcClient({ baseUrl: served.url, apiKey: keys.api_key, apiToken: keys.api_token });
   await client.updateService('before_backup', 'github', 'was-there');
 
@@ -60,7 +69,7 @@ test('backup while writes go on through HTTP; the copy restores into a fresh dat
   const check = new SQLite(restoredFile, { readonly: true });
   assert.deepEqual(check.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
   check.close();
-  const restored = await serveIdsvc({ DATABASE_URL: `sqlite:${restoredFile}`, MAIL_DIR: path.join(restoredDir, 'mail'), LOG_LEVEL: 'warn' });
+  const restored = await serve({ DATABASE_URL: `sqlite:${restoredFile}`, MAIL_DIR: path.join(restoredDir, 'mail'), LOG_LEVEL: 'warn' });
   const restoredClient = new IdsvcClient({ baseUrl: restored.url, apiKey: keys.api_key, apiToken: keys.api_token });
   const services = await restoredClient.returnServices('before_backup');
   assert.deepEqual(

@@ -7,12 +7,21 @@ import path from 'node:path';
 import { IdsvcClient } from '@idsvc/client';
 import { TEST_DB } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
-import { serveIdsvc, stopIdsvc, testDatabase, type TestDatabase } from '../helpers/serve.js';
+import { serveIdsvc, stopIdsvc, testDatabase, type ServedIdsvc, type TestDatabase } from '../helpers/serve.js';
 
 const databases: TestDatabase[] = [];
+const servers: ServedIdsvc[] = [];
 after(async () => {
+  for (const s of servers) s.child.kill('SIGKILL');
   for (const d of databases) await d.drop();
 });
+
+/** `idsvc serve`, killed after the tests if a failed assertion left it running. */
+async function serve(...args: Parameters<typeof serveIdsvc>): Promise<ServedIdsvc> {
+  const served = await serveIdsvc(...args);
+  servers.push(served);
+  return served;
+}
 
 /** Beside the SQLite database; with PostgreSQL in ./data of the directory the server runs in. */
 const keysFileOf = (db: TestDatabase) => path.join(db.sqliteFile ? path.dirname(db.sqliteFile) : path.join(db.dir, 'data'), 'demo-partner.json');
@@ -26,13 +35,13 @@ async function partnerCount(db: TestDatabase): Promise<number> {
 test(`NODE_ENV=production: no demo partner unless --demo asks for one (${TEST_DB})`, async () => {
   const db = testDatabase('demo');
   databases.push(db);
-  const plain = await serveIdsvc({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info' }, [], { cwd: db.dir });
+  const plain = await serve({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info' }, [], { cwd: db.dir });
   assert.equal(await stopIdsvc(plain), 0);
   assert.equal(await partnerCount(db), 0);
   assert.doesNotMatch(plain.stdout(), /demo partner/i);
   assert.equal(fs.existsSync(keysFileOf(db)), false);
 
-  const asked = await serveIdsvc({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info' }, ['--demo'], { cwd: db.dir });
+  const asked = await serve({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info' }, ['--demo'], { cwd: db.dir });
   assert.equal(await stopIdsvc(asked), 0);
   assert.equal(await partnerCount(db), 1);
   assert.ok(fs.existsSync(keysFileOf(db)));
@@ -41,7 +50,7 @@ test(`NODE_ENV=production: no demo partner unless --demo asks for one (${TEST_DB
 test(`outside production a first start creates a demo partner: one log line, the token only in a 0600 file (${TEST_DB})`, async () => {
   const db = testDatabase('demo');
   databases.push(db);
-  const served = await serveIdsvc({ ...db.env, LOG_LEVEL: 'info' }, [], { cwd: db.dir });
+  const served = await serve({ ...db.env, LOG_LEVEL: 'info' }, [], { cwd: db.dir });
   const announced = await served.waitFor(/demo partner was created/);
   const keysFile = keysFileOf(db);
   assert.equal(fs.statSync(keysFile).mode & 0o777, 0o600);
@@ -63,7 +72,7 @@ test(`outside production a first start creates a demo partner: one log line, the
   assert.equal(served.stderr().includes(keys.api_token), false);
 
   // A second start leaves the partners as they are.
-  const again = await serveIdsvc({ ...db.env, LOG_LEVEL: 'info' }, [], { cwd: db.dir });
+  const again = await serve({ ...db.env, LOG_LEVEL: 'info' }, [], { cwd: db.dir });
   assert.equal(await stopIdsvc(again), 0);
   assert.doesNotMatch(again.stdout(), /demo partner/);
   assert.equal(await partnerCount(db), 1);

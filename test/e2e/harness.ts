@@ -42,7 +42,7 @@ export interface Served {
   close(): Promise<void>;
 }
 
-async function serve(server: http.Server): Promise<Served> {
+export async function serve(server: http.Server): Promise<Served> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

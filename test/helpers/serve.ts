@@ -67,7 +67,7 @@ export async function serveIdsvc(env: Record<string, string>, args: string[] = [
   });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
+  const waitFor = (pattern: RegExp, timeoutMs = 180_000) =>
     new Promise<string>((resolve, reject) => {
       const check = () => {
         const line = stdout.split('\n').find((l) => pattern.test(l));
@@ -84,7 +84,11 @@ export async function serveIdsvc(env: Record<string, string>, args: string[] = [
       void exited.then(() => setTimeout(() => watchers.has(check) && (watchers.delete(check), clearTimeout(timer), reject(new Error(`the server exited before printing ${pattern}: ${stderr}`))), 100));
       check();
     });
-  const listening = await waitFor(/idsvc listening on http:\/\//);
+  // Under --workers the primary prints nothing itself; a worker's log line names the address.
+  const listening = await waitFor(/idsvc listening on http:\/\//).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
   const url = /idsvc listening on (http:\/\/[^\s"]+)/.exec(listening)![1]!;
   return { child, url, stdout: () => stdout, stderr: () => stderr, exited, waitFor };
 }

@@ -138,7 +138,7 @@ test(`--workers 2: when the primary is killed outright, no worker is left servin
 
 /** The pids of both workers, from their start-up log lines. */
 async function bothWorkers(served: ServedIdsvc): Promise<number[]> {
-  for (let waited = 0; waited < 60_000; waited += 100) {
+  for (let waited = 0; waited < 180_000; waited += 100) {
     const pids = new Set([...served.stdout().matchAll(/"pid":(\d+)[^\n]*idsvc listening on/g)].map((m) => Number(m[1])));
     if (pids.size === 2) return [...pids];
     await new Promise((r) => setTimeout(r, 100));
