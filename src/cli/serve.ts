@@ -32,7 +32,8 @@ async function createDemoPartner(server: RunningServer, config: Config, demoAske
   // Removed first so that the mode applies: an existing file would keep its own.
   fs.rmSync(keysFile, { force: true });
   fs.writeFileSync(keysFile, `${JSON.stringify({ api_key: created.apiKey, api_token: created.apiToken })}\n`, { mode: 0o600 });
-  server.app.log.info({ apiKey: created.apiKey, keysFile }, `no partner existed, so a demo partner was created; its api_key and api_token are in ${keysFile}`);
+  // warn, so that a server logging only warnings still says it: a partner exists that nobody ordered.
+  server.app.log.warn({ apiKey: created.apiKey, keysFile }, `no partner existed, so a demo partner was created; its api_key and api_token are in ${keysFile}`);
   if (process.stdout.isTTY) {
     process.stdout.write(
       [

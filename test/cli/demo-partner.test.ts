@@ -59,7 +59,7 @@ test(`outside production a first start creates a demo partner: one log line, the
 
   // One line in the log format, naming the file, with the public api_key but not the token.
   const line = JSON.parse(announced) as { level: number; msg: string; apiKey: string; keysFile: string };
-  assert.equal(line.level, 30);
+  assert.equal(line.level, 40);
   assert.equal(line.apiKey, keys.api_key);
   assert.equal(line.keysFile, keysFile);
   for (const l of served.stdout().trim().split('\n').filter((l) => l.startsWith('{'))) assert.doesNotThrow(() => JSON.parse(l), l);
