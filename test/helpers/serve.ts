@@ -81,7 +81,15 @@ export async function serveIdsvc(env: Record<string, string>, args: string[] = [
         reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr}`));
       }, timeoutMs);
       watchers.add(check);
-      void exited.then(() => setTimeout(() => watchers.has(check) && (watchers.delete(check), clearTimeout(timer), reject(new Error(`the server exited before printing ${pattern}: ${stderr}`))), 100));
+      // Output may still be in the pipe when the process exits: look once more, a moment later.
+      void exited.then(() =>
+        setTimeout(() => {
+          if (!watchers.has(check)) return;
+          watchers.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`the server exited before printing ${pattern}: ${stderr}`));
+        }, 100),
+      );
       check();
     });
   // Under --workers the primary prints nothing itself; a worker's log line names the address.
