@@ -11,7 +11,7 @@ import { StartupError } from '../startup-errors.js';
 const EXIT_STARTUP_FAILED = 78;
 
 /** Where a first start leaves the demo partner's keys: beside the SQLite database, or ./data with PostgreSQL. */
-export function demoKeysFile(config: Config): string {
+function demoKeysFile(config: Config): string {
   const sqliteFile = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : ':memory:';
   return path.join(sqliteFile === ':memory:' ? path.resolve('data') : path.dirname(path.resolve(sqliteFile)), 'demo-partner.json');
 }
