@@ -61,6 +61,8 @@ export interface Config {
   /** Where messages are written when no SMTP relay is configured. */
   readonly mailDir: string;
   readonly nodeEnv: string;
+  /** IDSVC_DEMO: a first start creates a demo partner even when NODE_ENV is production (`serve --demo` too). */
+  readonly demo: boolean;
 }
 
 export class ConfigError extends Error {
@@ -244,5 +246,6 @@ export function loadConfig(env: Env = process.env): Config {
     siteName,
     ...mailVars(env, baseUrl, siteName),
     nodeEnv: env.NODE_ENV?.trim() || 'development',
+    demo: boolVar(env, 'IDSVC_DEMO', false),
   });
 }

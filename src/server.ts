@@ -14,6 +14,28 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** How long requests under way may take to finish once shutdown starts; the contract is an exit within 10 s. */
+export const HTTP_GRACE_MS = 8000;
+/** How long a background job under way (a webhook attempt may take 15 s) may hold up shutdown; its leased rows are retried later. */
+const JOBS_GRACE_MS = 5000;
+
+/**
+ * Stops listening and lets requests under way finish. Node closes the connections idle at that
+ * moment, but a keep-alive connection whose request was under way stays open once answered, until
+ * its client or the keep-alive timeout (72 s) ends it: so idle connections are closed as they appear,
+ * and whatever is still open at the grace period's end is cut.
+ */
+async function closeHttp(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => app.server.closeAllConnections(), HTTP_GRACE_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(cut);
+  }
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const ctx = await createContext(config);
   const app = await buildApp(ctx);
@@ -33,15 +55,24 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      await jobs.stop();
-      await app.close();
+      await Promise.all([closeHttp(app), jobs.stop(JOBS_GRACE_MS)]);
       await checkpointer?.stop();
       await ctx.close();
+      app.log.info('database closed');
     })());
+  // Not `once`: under `--workers` a signal can arrive twice (from the terminal's or systemd's process
+  // group and again from the primary), and a second one must not kill a shutdown under way.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) return;
       app.log.info({ signal }, 'shutting down');
-      void stop().then(() => process.exit(0));
+      stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
     });
   }
   return { app, ctx, url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`, stop };

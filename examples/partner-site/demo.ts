@@ -1,5 +1,6 @@
 // `npm run example -- --demo`: an idsvc in this same process, on a fresh SQLite database in a
-// temporary directory, with a partner for the example site and an idsvc account to sync with.
+// temporary directory, with a partner for the example site (its webhook endpoint set to the site's
+// receiver) and an idsvc account to sync with.
 // This file stands in for a real idsvc; it is not part of what a partner copies.
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -18,6 +19,7 @@ export interface DemoIdsvc {
   url: string;
   apiKey: string;
   apiToken: string;
+  webhookSecret: string;
   stop(): Promise<void>;
 }
 
@@ -29,7 +31,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startDemoIdsvc(siteOrigins: string[], port?: number): Promise<DemoIdsvc> {
+export async function startDemoIdsvc(siteOrigins: string[], webhookUrl: string, port?: number): Promise<DemoIdsvc> {
   await buildWidget(); // the current widget source, whatever was built before
   const dir = mkdtempSync(path.join(os.tmpdir(), 'idsvc-example-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -38,13 +40,14 @@ export async function startDemoIdsvc(siteOrigins: string[], port?: number): Prom
     HOST: '127.0.0.1',
     PORT: String(port ?? (await freePort())),
     LOG_LEVEL: 'warn',
-    BACKGROUND_JOBS: '0',
+    // Webhook delivery runs, to the example site on this machine: a real idsvc refuses private addresses.
+    FETCH_ALLOW_PRIVATE: '1',
   });
   const server = await startServer(config);
   const db = server.ctx.db.kysely;
   const now = server.ctx.clock.now();
   // Allowed origins on: the widget renders only on the example site's own pages.
-  const { apiKey, apiToken } = await createPartner(db, { name: 'Example partner site', origins: siteOrigins }, now);
+  const { apiKey, apiToken, partner } = await createPartner(db, { name: 'Example partner site', origins: siteOrigins, webhookUrl }, now);
   await createUser(db, { email: DEMO_ACCOUNT.email, userId: DEMO_ACCOUNT.userId, passwordHash: await hashPassword(DEMO_ACCOUNT.password), optedIn: true, proven: true }, now);
-  return { url: server.url, apiKey, apiToken, stop: server.stop };
+  return { url: server.url, apiKey, apiToken, webhookSecret: partner.webhook_secret ?? '', stop: server.stop };
 }

@@ -6,12 +6,14 @@
 //   GET  /two-widgets            the same person's identities in two places on one page
 //   POST /idsvc/service-change   from service_change_callback_idsvc → update_service
 //   POST /idsvc/sync             from init_sync_user_idsvc → sync_user → handle_sync_results_idsvc
+//   POST /idsvc/webhooks         idsvc's signed events (webhooks.ts), shown on GET /events
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
+import { webhookReceiver } from './webhooks.js';
 
 export interface PartnerSiteOptions {
   /** Where idsvc runs, e.g. https://id.example.org */
@@ -20,12 +22,15 @@ export interface PartnerSiteOptions {
   apiToken: string;
   /** The signed-in person. A real site takes this from its own session. */
   user: { name: string; email: string };
+  /** The secret idsvc signs this partner's webhook events with (`whsec_…`, from the operator). Read on each event. */
+  webhookSecret?: string;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const STATIC: Record<string, { type: string; body: Buffer }> = {
   '/partner.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(here, 'public', 'partner.js')) },
   '/partner.css': { type: 'text/css; charset=utf-8', body: readFileSync(path.join(here, 'public', 'partner.css')) },
+  '/events.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(here, 'public', 'events.js')) },
 };
 
 /** idsvc accepts several shapes of user_identifier; the SHA-256 of the e-mail address keeps it out of pages. */
@@ -36,7 +41,7 @@ export function userIdentifierOf(email: string): string {
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
-function page(title: string, body: string): string {
+function page(title: string, body: string, script = '/partner.js'): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -44,10 +49,10 @@ function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · Example partner</title>
 <link rel="stylesheet" href="/partner.css">
-<script src="/partner.js"></script>
+<script src="${script}"></script>
 </head>
 <body>
-<header><strong>Example partner</strong> <nav><a href="/">Profile</a> <a href="/two-widgets">Two widgets</a></nav></header>
+<header><strong>Example partner</strong> <nav><a href="/">Profile</a> <a href="/two-widgets">Two widgets</a> <a href="/events">Webhook events</a></nav></header>
 <main>
 ${body}
 <h2>Activity</h2>
@@ -62,6 +67,7 @@ export function createPartnerSite(options: PartnerSiteOptions): http.Server {
   const client = new IdsvcClient({ baseUrl: options.idsvcUrl, apiKey: options.apiKey, apiToken: options.apiToken });
   const idsvcOrigin = new URL(options.idsvcUrl).origin;
   const me = { ...options.user, userIdentifier: userIdentifierOf(options.user.email) };
+  const webhooks = webhookReceiver(() => options.webhookSecret);
 
   /** A <script> tag for the widget, signed so it shows what this site pushed (the private view). */
   const widgetTag = async (displaySync: boolean, lang: string | null) => {
@@ -88,6 +94,15 @@ ${await widgetTag(true, lang)}
 <section class="card"><h2>Profile card</h2>${await widgetTag(false, lang)}</section>
 <section class="card"><h2>Settings</h2>${await widgetTag(true, lang)}</section>
 </div>`,
+      ),
+    '/events': async () =>
+      page(
+        'Webhook events',
+        `<h1>Webhook events</h1>
+<p>What idsvc has told this site, newest first, as it arrives: each event verified with the webhook secret${options.webhookSecret ? '' : ' (none is set: start the site with IDSVC_WEBHOOK_SECRET)'}.</p>
+<p id="no-events">None yet. <code>idsvc partner test-webhook KEY</code> sends a <code>ping</code>.</p>
+<ol id="events" aria-live="polite"></ol>`,
+        '/events.js',
       ),
   };
 
@@ -119,6 +134,14 @@ ${await widgetTag(true, lang)}
       );
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/idsvc/webhooks') {
+      void webhooks.receive(req, res).catch((err: unknown) => {
+        console.error('example partner site:', err);
+        if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'Internal error' });
+      });
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/events/stream') return webhooks.stream(req, res);
     const file = STATIC[url.pathname];
     if (req.method === 'GET' && file) {
       res.writeHead(200, { 'Content-Type': file.type, 'X-Content-Type-Options': 'nosniff' });

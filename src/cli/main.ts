@@ -4,6 +4,7 @@ import 'dotenv/config';
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { createPartner } from '../repositories/partners.js';
+import { backupCommand } from './backup-command.js';
 import { catalogueCommands } from './catalogue-commands.js';
 import { mailCommands } from './mail-commands.js';
 import { partnerCommands } from './partner-commands.js';
@@ -14,16 +15,17 @@ import { print } from './output.js';
 const program = new Command('idsvc').description('identity aggregation service').option('--json', 'print JSON instead of text');
 const globals = () => program.opts<GlobalOpts>();
 
-async function serve(opts: { workers?: string }): Promise<void> {
+async function serve(opts: { workers?: string; demo?: boolean }): Promise<void> {
   const config = loadConfig();
   const { runServe } = await import('./serve.js');
-  await runServe(config, opts.workers === undefined ? 1 : Number(opts.workers));
+  await runServe(config, opts.workers === undefined ? 1 : Number(opts.workers), { demo: opts.demo === true });
 }
 
 program
   .command('serve')
   .description('run the HTTP server (migrates the database and loads the catalogue first)')
   .option('--workers <n>', 'processes to run (cluster mode, for several cores)')
+  .option('--demo', 'on a database without partners, create a demo partner even when NODE_ENV is production (IDSVC_DEMO=1 too)')
   .action(serve);
 
 program
@@ -49,6 +51,7 @@ partnerCommands(program, globals);
 userCommands(program, globals);
 catalogueCommands(program, globals);
 mailCommands(program, globals);
+backupCommand(program, globals);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`idsvc: ${err instanceof ConfigError || err instanceof Error ? err.message : String(err)}\n`);

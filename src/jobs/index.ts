@@ -10,7 +10,8 @@ import { mailJob } from './mail.js';
 import { discoveryJob } from './discovery.js';
 
 export interface Jobs {
-  stop(): Promise<void>;
+  /** Starts no more runs and waits for those under way, at most `graceMs` (then they are abandoned: a leased row is retried later). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 type Job = { name: string; everyMs: number; run: (ctx: AppContext, log: FastifyBaseLogger) => Promise<void> };
@@ -50,9 +51,14 @@ export function startBackgroundJobs(ctx: AppContext, log: FastifyBaseLogger): Jo
     timers.push(t);
   }
   return {
-    async stop() {
+    async stop(graceMs = Number.POSITIVE_INFINITY) {
       for (const t of timers) clearInterval(t);
-      await Promise.allSettled([...running]);
+      let timer: NodeJS.Timeout | undefined;
+      const givenUp = new Promise<void>((resolve) => {
+        if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([Promise.allSettled([...running]), givenUp]);
+      clearTimeout(timer);
     },
   };
 }

@@ -45,7 +45,12 @@ export function registerMetricsAccess(app: FastifyInstance, config: Pick<Config,
       app.log.info({ metricsUrl: `http://${METRICS_HOST}:${bound}/metrics` }, 'metrics listening on loopback');
     });
     app.addHook('onClose', async () => {
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      await new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        server.close(() => resolve());
+        // A scraper's keep-alive connection would hold shutdown up to its timeout; a scrape cut short is simply retried.
+        server.closeAllConnections();
+      });
     });
   }
 }

@@ -2,10 +2,9 @@
 // writes into boot scripts work), the example partner site in front of it, a plain page server for
 // pages the example site does not have, and Chromium (Debian's package, driven by playwright-core).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { createPartnerSite } from '../../examples/partner-site/site.js';
 import { buildWidget } from '../../scripts/build-widget.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -14,7 +13,7 @@ import { unusedPort } from '../verification/servers.js';
 // Callbacks passed to page.evaluate run in the page; these names exist there, not in Node.
 declare const window: any;
 
-export const CHROMIUM = '/usr/bin/chromium';
+export { launchChromium } from '../helpers/chromium.js';
 export const ALICE = { name: 'Alice Example', email: 'alice@example.com' } as const;
 
 let built: Promise<unknown> | undefined;
@@ -42,7 +41,7 @@ export interface Served {
   close(): Promise<void>;
 }
 
-async function serve(server: http.Server): Promise<Served> {
+export async function serve(server: http.Server): Promise<Served> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -74,13 +73,6 @@ export async function startPageServer(): Promise<Served & { pages: Map<string, s
   return Object.assign(served, { pages });
 }
 
-export async function launchChromium(): Promise<Browser> {
-  assert.ok(existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM} (Debian package "chromium")`);
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
 
 export interface Opened {
   page: Page;

@@ -15,6 +15,7 @@ import SQLite from 'better-sqlite3';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { projectRoot } from '../../src/paths.js';
 import { PG_URL, TEST_DB } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 
 const WRITERS = 32;
 const WRITING_MS = 1500;
@@ -35,7 +36,7 @@ after(async () => {
   }
 });
 
-/** `idsvc serve` as its own process; resolves with its address and what it printed (the demo partner's keys on a first start). */
+/** `idsvc serve` as its own process; resolves with its address and what it printed. */
 async function serve(): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...dbEnv, PORT: '0', HOST: '127.0.0.1', BACKGROUND_JOBS: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY: '100000000' },
@@ -62,10 +63,10 @@ async function serve(): Promise<{ child: ChildProcessWithoutNullStreams; url: st
 }
 
 test(`kill -9 during ${WRITERS} concurrent writes loses no acknowledged write (${TEST_DB})`, async (t) => {
+  const created = await runCli({ cliEnv: dbEnv }, ['partner', 'create', '--name', 'kill -9', '--json']);
+  assert.equal(created.code, 0, created.stderr);
+  const { api_key: apiKey, api_token: apiToken } = JSON.parse(created.stdout) as { api_key: string; api_token: string };
   const first = await serve();
-  const apiKey = /api_key\s+([a-z0-9]{32})/.exec(first.output)?.[1];
-  const apiToken = /api_token\s+([a-z0-9]{40})/.exec(first.output)?.[1];
-  assert.ok(apiKey && apiToken, 'the first start printed the demo partner');
   const client = new IdsvcClient({ baseUrl: first.url, apiKey, apiToken });
 
   // A fresh process answers its first calls slowly (code compiled on first use): warm it up, so

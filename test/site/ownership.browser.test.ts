@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { sendDueMail } from '../../src/jobs/mail.js';
 import { errorCode, type TestApp } from '../helpers/app.js';
 import { SMTP_PASSWORD, SMTP_USER, startSmtp, type TestSmtp } from '../helpers/smtp.js';
@@ -24,10 +25,7 @@ let page: Page;
 before(async () => {
   smtp = await startSmtp();
   t = await startSiteApp({ SMTP_URL: smtp.url, SMTP_USER, SMTP_PASSWORD, SITE_NAME: 'Dora IDs' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await (await browser.newContext({ viewport: { width: 1000, height: 850 } })).newPage();
   page.on('pageerror', (err) => assert.fail(`script error on the page: ${err.message}`));
 });

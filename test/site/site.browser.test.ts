@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { listOutbox } from '../../src/repositories/outbox.js';
 import type { TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
@@ -31,10 +32,7 @@ before(async () => {
   await addLocalService(t, 'notebook', 'Notebook', remote.origin);
   remote.pages.set('neil', pageWithBacklink(`${t.config.baseUrl}/u/${USER_ID}`));
   remote.pages.set('neil-notes', pageWithoutBacklink);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
   page.on('pageerror', (err) => assert.fail(`script error on the page: ${err.message}`));

@@ -18,6 +18,9 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.equal(c.databaseTimeoutMs, 5000);
   assert.equal(loadConfig({ DATABASE_TIMEOUT_MS: '1500' }).databaseTimeoutMs, 1500);
   assert.ok(Object.isFrozen(c));
+  assert.equal(c.demo, false);
+  assert.equal(loadConfig({ IDSVC_DEMO: '1' }).demo, true);
+  assert.throws(() => loadConfig({ IDSVC_DEMO: 'maybe' }), /IDSVC_DEMO/);
 });
 
 test('mail: .eml files under ./data/mail unless SMTP_URL names a relay; From names the site', () => {

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
 import {
   renderWidgetBootScript,
@@ -22,7 +23,6 @@ import {
 declare const window: any;
 declare const document: any;
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 interface CatalogueItem {
@@ -324,25 +324,12 @@ async function pressTabUntil(page: Page, target: Locator, max = 40): Promise<voi
 }
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM}`);
   [pageServer, pageOrigin] = await listen();
   [serviceServer, svc] = await listen();
   catalogue = buildCatalogue();
   bundleDir = await mkdtemp(path.join(os.tmpdir(), 'idsvc-widget-'));
   manifest = await buildWidget(bundleDir);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
