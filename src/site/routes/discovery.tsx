@@ -54,7 +54,6 @@ export function registerDiscoveryRoutes(app: FastifyInstance, ctx: AppContext): 
   );
 
   app.get('/account/identities/recognise', { config: SITE, schema: { hide: true, querystring: Type.Object({ url: Type.String({ maxLength: 2048 }) }) } }, async (request, reply) => {
-    const user = request.user;
     const found = await recogniseProfileUrl(ctx, (request.query as { url: string }).url);
     reply.header('Cache-Control', 'no-store');
     if (found.kind === 'match') return { kind: 'match', svcId: found.svc.svcId, svcName: found.svc.svcName, usrSvcId: found.usrSvcId };
