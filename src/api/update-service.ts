@@ -36,6 +36,15 @@ export const updateService: ApiOperation = {
   },
   tokenRequired: true,
   answer: objectAnswer('service', 'PushedService'),
+  // The url form names the service differently, so it is listed beside the svcId form.
+  documented: {
+    paths: ['/api/update_service/:api_key/:user_identifier/:svcId', '/api/update_service/:api_key/:user_identifier'],
+    summaries: ["Set or remove a person's identifier on one service", "Set a person's identifier from a profile URL"],
+    bodies: [
+      { api_token: '$API_TOKEN', usrSvcId: 'alice-codes' },
+      { api_token: '$API_TOKEN', url: 'https://github.com/alice-codes' },
+    ],
+  },
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice', svcId: 'github' }, body: { api_token: '$API_TOKEN', usrSvcId: 'alice-codes' } },
   async handler(call) {
     const id = userIdentifierOf(call);

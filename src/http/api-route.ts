@@ -49,7 +49,7 @@ export interface ApiOperation {
    * How the API description lists the operation: once, under one method and the paths named here
    * (default POST and the first path); the other method and paths answer alike (docs/spec.md).
    */
-  documented?: { method?: 'GET' | 'POST'; paths?: string[]; summaries?: string[] };
+  documented?: { method?: 'GET' | 'POST'; paths?: string[]; summaries?: string[]; bodies?: Record<string, string>[] };
   /** A real call for the curl example of the reference page (placeholders like $API_KEY allowed). */
   example: ApiExample;
   handler(call: ApiCall): Promise<Doc>;

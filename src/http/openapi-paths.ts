@@ -88,7 +88,8 @@ export function curlExample(op: ApiOperation, baseUrl: string, documentedPath: s
   const query = new URLSearchParams({ ...(op.answer === 'javascript' ? {} : { format: 'json' }), ...(op.example.query ?? {}) }).toString();
   const lines = [`curl "${baseUrl}${path}${query ? `?${query}` : ''}"`];
   if ((op.documented?.method ?? 'POST') === 'POST') {
-    const body = Object.entries(op.example.body ?? {});
+    const at = op.documented?.paths?.indexOf(documentedPath) ?? -1;
+    const body = Object.entries(op.documented?.bodies?.[at] ?? op.example.body ?? {});
     // --data-urlencode sends a POST with a form body, each value encoded as it must be.
     for (const [name, value] of body) lines.push(`  --data-urlencode "${name}=${value}"`);
     if (body.length === 0) lines.push('  -X POST');

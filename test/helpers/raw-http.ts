@@ -56,8 +56,8 @@ function parseAnswer(bytes: Buffer, headRequest: boolean): Omit<RawAnswer, 'erro
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   const rest = bytes.subarray(end + 4);
-  // The answer to HEAD is the head alone, whatever its Content-Length says.
-  if (headRequest) return { status, headers, body: rest.toString('utf8'), complete: rest.length === 0 };
+  // The answer to HEAD, and a 204 or 304, is the head alone, whatever its Content-Length says (RFC 9112 §6.3).
+  if (headRequest || status === 204 || status === 304) return { status, headers, body: rest.toString('utf8'), complete: rest.length === 0 };
   if (headers['transfer-encoding'] === 'chunked') return { status, headers, ...dechunk(rest) };
   const length = Number(headers['content-length']);
   const complete = Number.isInteger(length) && rest.length === length;

@@ -1,5 +1,5 @@
 // What "a well-formed answer" means for each content type the server sends (issue 20): XML that a
-// strict parser accepts, JSON that parses, a script that compiles, an HTML page with a doctype.
+// strict parser accepts (SVG avatars too), JSON that parses, a script that compiles, an HTML page with a doctype.
 import assert from 'node:assert/strict';
 import vm from 'node:vm';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -10,7 +10,8 @@ export type AnswerKind = 'xml' | 'json' | 'script' | 'html' | 'empty';
 export function kindOf(contentType: string | undefined | null, status: number, body: string): AnswerKind {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (body === '' && (status === 204 || status === 304 || type === '')) return 'empty';
-  if (type === 'application/xml') return 'xml';
+  // The Gravatar-compatible avatars are SVG: XML that a strict parser accepts, too.
+  if (type === 'application/xml' || type === 'image/svg+xml') return 'xml';
   if (type === 'application/json') return 'json';
   if (type === 'text/javascript') return 'script';
   if (type === 'text/html') return 'html';

@@ -180,6 +180,9 @@ test('every operation\'s successes, XML and JSON, conform to the document', asyn
   await both('sync_user', api(`sync_user/${k}/alice`), form({ api_token: token, email_address: 'alice@example.org', password: PASSWORD }), 200, 'link');
   await both('update_service', api(`update_service/${k}/alice/github`), json({ api_token: token, usrSvcId: 'alice-codes' }), 200, 'push');
   await both('update_service', api(`update_service/${k}/alice/gitlab/alice-labs`), form({ api_token: token }), 200, 'push at the alias path');
+  await both('update_service_3', api(`update_service/${k}/alice`), form({ api_token: token, url: 'https://github.com/alice-codes' }), 200, 'push by profile URL');
+  await both('update_service_3', api(`update_service/${k}/alice`), form({ api_token: token, url: 'https://nowhere.example/alice' }), 404, 'a URL no service has');
+  await both('update_service_3', api(`update_service/${k}/alice`), form({ api_token: token }), 400, 'neither svcId nor url');
   await both('return_services', api(`return_services/${k}/alice`), form({ api_token: token }), 200, 'private view');
   await both('return_services', api(`return_services/${k}/alice/public`), { method: 'GET' }, 200, 'public view on GET, alias path');
   await both('return_services', api(`return_services/${k}/nobody/public`), { method: 'GET' }, 404, 'unknown user');
@@ -264,8 +267,10 @@ test('the reference page\'s curl examples work as written', async () => {
   const before = await t.partner({ name: 'Curl partner' });
   const env = { ...process.env, API_KEY: before.apiKey, API_TOKEN: before.apiToken, PASSWORD };
   // The order a partner would follow: link, push, read, unlink.
-  const order = ['sync_user', 'update_service', 'return_services', 'return_profile', 'reverse_lookup', 'return_contacts', 'service_details', 'service_details_2', 'service_details_3', 'service_collection_widget', 'unsync_user'];
-  const documented = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+  const order = ['sync_user', 'update_service', 'update_service_3', 'return_services', 'return_profile', 'reverse_lookup', 'return_contacts', 'service_details', 'service_details_2', 'service_details_3', 'service_collection_widget', 'unsync_user'];
+  const documented = Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith('/api/'))
+    .flatMap(([, item]) => Object.values(item).map((op) => op.operationId));
   assert.deepEqual([...order].sort(), [...documented].sort(), 'every documented operation has its example run');
   for (const id of order) {
     const source = operation(id)['x-codeSamples'][0]!.source.replaceAll(doc.servers[0]!.url, t.baseUrl);
@@ -298,5 +303,5 @@ test('each operation met the answers it documents: 200 in XML and JSON, and its 
   }
   const statuses = new Set([...seen.values()].flatMap((k) => [...k].map((s) => s.split(' ')[0])));
   for (const s of ['200', '304', '400', '401', '403', '404', '413', '429', ...(TEST_DB === 'sqlite' ? ['503'] : [])]) assert.ok(statuses.has(s), `some answer was ${s}`);
-  assert.equal(seen.size, 11, [...seen.keys()].join(', '));
+  assert.equal(seen.size, 12, [...seen.keys()].join(', '));
 });

@@ -52,8 +52,8 @@ test('/docs loads only from this idsvc, reads /api/openapi.json, and lists each 
 
   const entries = await page.$$eval('.opblock-summary', (els) => els.map((e) => `${e.querySelector('.opblock-summary-method')?.textContent} ${e.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`));
   const partnerApi = entries.filter((e) => / \/api\//.test(e));
-  assert.equal(partnerApi.length, 11, partnerApi.join('\n'));
-  assert.equal(new Set(partnerApi.map((e) => e.split('/')[2])).size, 9, 'nine operations, service_details at its three URL shapes');
+  assert.equal(partnerApi.length, 12, partnerApi.join('\n'));
+  assert.equal(new Set(partnerApi.map((e) => e.split('/')[2])).size, 9, 'nine operations, service_details at its three URL shapes, update_service at two');
 
   // Open one operation: its description carries the curl example with a form body.
   await page.click('.opblock-summary-path[data-path="/api/return_services/{api_key}/{user_identifier}"]');

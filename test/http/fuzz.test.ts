@@ -218,6 +218,7 @@ const parameter = (name: string) => (name === 'api_key' ? fc.oneof({ weight: 8, 
 const method = fc.oneof({ weight: 8, arbitrary: fc.constantFrom('GET', 'POST') }, { weight: 1, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') });
 
 test('every API operation, fuzzed: whole answers, no 5xx, well formed, with X-Request-Id', async (tc) => {
+  // The Gravatar-compatible routes are in the document too: fuzzed alike, without the partner API's own headers.
   const templates = [...operations, { path: '/api/service_collection_widget/{api_key}/{user_identifier}', fields: ['api_token', 'email_address', 'password'] }, { path: '/api/{op}', fields: [] }, { path: '/api/{op}/{api_key}', fields: [] }];
   const request = fc.constantFrom(...templates).chain((op) =>
     fc.record({
@@ -241,7 +242,7 @@ test('every API operation, fuzzed: whole answers, no 5xx, well formed, with X-Re
       const { head, body: bytes } = wire(r.method, path + r.query, r.headers, sent);
       const a = await rawRequest(t.baseUrl, head, { body: bytes });
       count(tally, a);
-      assertAnswer(`${r.method} ${path.slice(0, 200)}${r.query.slice(0, 100)}`, r.method, a, true);
+      assertAnswer(`${r.method} ${path.slice(0, 200)}${r.query.slice(0, 100)}`, r.method, a, path.startsWith('/api/'));
     }),
     { numRuns: RUNS, endOnFailure: true, ...SEED },
   );
