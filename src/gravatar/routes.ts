@@ -8,6 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { AppContext } from '../context.js';
 import { ApiError } from '../domain/errors.js';
 import { toApiError } from '../http/errors.js';
+import { type TypedApp, typed } from '../http/typed-app.js';
 import { countAnonymous, gravatarErrorCode, profileReader } from './caller.js';
 import { avatarSize, letterAvatarSvg, neutralAvatarSvg } from './letter-avatar.js';
 import { findVisibleAccount, gravatarProfile, nameOf, parseProfileIdentifier } from './profile.js';
@@ -68,7 +69,7 @@ const RATE_HEADERS = {
 const errorContent = { 'application/json': { schema: Type.Ref(ErrorSchema) } };
 const UNAVAILABLE = { description: 'The database cannot be reached just now (`unavailable`); `Retry-After` says when to retry.', content: errorContent };
 
-function registerProfiles(app: FastifyInstance, ctx: AppContext): void {
+function registerProfiles(app: TypedApp, ctx: AppContext): void {
   const path = '/v3/profiles/:profileIdentifier';
   app.route({
     method: 'GET',
@@ -96,7 +97,7 @@ function registerProfiles(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request, reply) => {
       const partner = await profileReader(ctx, request, reply);
       reply.header('Vary', 'Authorization');
-      const lookup = parseProfileIdentifier((request.params as { profileIdentifier: string }).profileIdentifier);
+      const lookup = parseProfileIdentifier(request.params.profileIdentifier);
       const account = lookup && (await findVisibleAccount(ctx, lookup));
       if (!lookup || !account) throw notFound();
       const profile = await gravatarProfile(ctx, account, lookup, partner !== null);
@@ -110,7 +111,7 @@ function registerProfiles(app: FastifyInstance, ctx: AppContext): void {
   );
 }
 
-function registerAvatars(app: FastifyInstance, ctx: AppContext): void {
+function registerAvatars(app: TypedApp, ctx: AppContext): void {
   app.route({
     method: 'GET',
     url: '/avatar/:avatarId',
@@ -142,8 +143,8 @@ function registerAvatars(app: FastifyInstance, ctx: AppContext): void {
     },
     handler: async (request, reply) => {
       await countAnonymous(ctx, request, reply, 'avatars');
-      const query = request.query as Record<string, string | undefined>;
-      const id = (request.params as { avatarId: string }).avatarId.replace(/\.(jpe?g|png|gif|webp|svg)$/i, '');
+      const query = request.query;
+      const id = request.params.avatarId.replace(/\.(jpe?g|png|gif|webp|svg)$/i, '');
       const lookup = parseProfileIdentifier(id);
       const account = lookup && (await findVisibleAccount(ctx, lookup));
       const size = avatarSize(query.s ?? query.size);
@@ -157,6 +158,6 @@ function registerAvatars(app: FastifyInstance, ctx: AppContext): void {
 
 export function registerGravatar(app: FastifyInstance, ctx: AppContext): void {
   for (const schema of GRAVATAR_SCHEMAS) app.addSchema(schema);
-  registerProfiles(app, ctx);
-  registerAvatars(app, ctx);
+  registerProfiles(typed(app), ctx);
+  registerAvatars(typed(app), ctx);
 }

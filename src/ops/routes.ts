@@ -9,30 +9,9 @@ import { registerMetricsAccess } from './metrics-access.js';
 export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metrics): void {
   const hidden = { hide: true } as const;
   // Correct either way, but slower while 0: on PostgreSQL worth an alert (docs/operations.md).
-  new Gauge({
-    name: 'idsvc_partner_cache_listening',
-    help: '1 while partner rows are served from memory (SQLite: unless PARTNER_CACHE=0; PostgreSQL: while its change feed listens), else 0',
-    registers: [metrics.registry],
-    collect() {
-      this.set(ctx.partners.caching ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'idsvc_answer_cache_listening',
-    help: '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0, and its change feed was read last time), else 0',
-    registers: [metrics.registry],
-    collect() {
-      this.set(ctx.answers.caching ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'idsvc_answer_cache_bytes',
-    help: 'Estimated memory held by the answer cache (bounded by ANSWER_CACHE_MB)',
-    registers: [metrics.registry],
-    collect() {
-      this.set(ctx.answers.bytes);
-    },
-  });
+  gauge(metrics, 'idsvc_partner_cache_listening', '1 while partner rows are served from memory (SQLite: unless PARTNER_CACHE=0; PostgreSQL: while its change feed listens), else 0', () => (ctx.partners.caching ? 1 : 0));
+  gauge(metrics, 'idsvc_answer_cache_listening', '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0, and its change feed was read last time), else 0', () => (ctx.answers.caching ? 1 : 0));
+  gauge(metrics, 'idsvc_answer_cache_bytes', 'Estimated memory held by the answer cache (bounded by ANSWER_CACHE_MB)', () => ctx.answers.bytes);
   new Gauge({
     name: 'idsvc_answer_cache_lookups',
     help: 'Answer cache lookups since start, by outcome (hit: from memory; miss: rendered from the database)',
@@ -54,4 +33,16 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
     return reply.code(database === 'up' ? 200 : 503).send({ status: database === 'up' ? 'ready' : 'unavailable', database, ...redis });
   });
   registerMetricsAccess(app, ctx.config, metrics);
+}
+
+/** A gauge read from the running process each time the metrics are scraped. */
+function gauge(metrics: Metrics, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [metrics.registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }

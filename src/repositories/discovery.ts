@@ -101,15 +101,7 @@ export async function claimRun(db: Q, now: number, leaseMs: number): Promise<Dis
   return undefined;
 }
 
-export interface NewPage {
-  url: string;
-  finalUrl: string | null;
-  depth: number;
-  viaUrl: string | null;
-  fetched: boolean;
-  outcome: PageOutcome;
-  detail: string;
-}
+export type NewPage = Pick<DiscoveryPage, 'url' | 'finalUrl' | 'depth' | 'viaUrl' | 'fetched' | 'outcome' | 'detail'>;
 
 /** Records one fetch (or a page found but not fetched) and counts it towards the run's progress. */
 export async function recordPage(db: Q, run: DiscoveryRun, page: NewPage, now: number): Promise<number> {

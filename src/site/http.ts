@@ -9,8 +9,8 @@ import { renderDocument, type Viewer } from './views/Layout.js';
 export const SITE = { kind: 'site' } as const;
 
 /** The body schema of a site form: its own fields, the CSRF token, nothing else. */
-export function formSchema(props: TProperties) {
-  return { body: Type.Object({ ...props, _csrf: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }), hide: true };
+export function formSchema<P extends TProperties>(props: P) {
+  return { body: Type.Object({ ...props, _csrf: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }), hide: true as const };
 }
 
 export const optionalText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
@@ -30,8 +30,4 @@ export function seeOther(reply: FastifyReply, location: string): FastifyReply {
 export async function viewerOf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | null> {
   const user = request.site.user;
   return user ? { userId: user.user_id, csrf: await csrfToken(ctx, request, reply) } : null;
-}
-
-export function bodyOf<T>(request: FastifyRequest): T {
-  return (request.body ?? {}) as T;
 }

@@ -1,6 +1,6 @@
 // `idsvc backup FILE` (issue 16): on SQLite a consistent copy taken while the server keeps writing,
 // which restores by copying it into place; on PostgreSQL the command says how to use pg_dump.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,25 +8,12 @@ import SQLite from 'better-sqlite3';
 import { IdsvcClient } from '@idsvc/client';
 import { PG_URL, TEST_DB } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
-import { serveIdsvc, stopIdsvc, testDatabase, type ServedIdsvc, type TestDatabase } from '../helpers/serve.js';
+import { servedForThisFile, stopIdsvc } from '../helpers/serve.js';
 
-const databases: TestDatabase[] = [];
-const servers: ServedIdsvc[] = [];
-after(async () => {
-  for (const s of servers) s.child.kill('SIGKILL');
-  for (const d of databases) await d.drop();
-});
-
-/** `idsvc serve`, killed after the tests if a failed assertion left it running. */
-async function serve(...args: Parameters<typeof serveIdsvc>): Promise<ServedIdsvc> {
-  const served = await serveIdsvc(...args);
-  servers.push(served);
-  return served;
-}
+const { database, serve } = servedForThisFile();
 
 test('backup while writes go on through HTTP; the copy restores into a fresh data directory and serves what it held', { skip: TEST_DB !== 'sqlite' && 'SQLite only; PostgreSQL is the next test' }, async () => {
-  const db = testDatabase('backup');
-  databases.push(db);
+  const db = database('backup');
   const created = await runCli({ cliEnv: db.env }, ['partner', 'create', '--name', 'Backup test', '--json']);
   assert.equal(created.code, 0, created.stderr);
   const keys = JSON.parse(created.stdout) as { api_key: string; api_token: string };
@@ -80,8 +67,7 @@ test('backup while writes go on through HTTP; the copy restores into a fresh dat
 });
 
 test('backup on PostgreSQL explains pg_dump and pg_restore, without printing the database URL', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
-  const db = testDatabase('backup');
-  databases.push(db);
+  const db = database('backup');
   const secretUrl = PG_URL.replace('postgres://root@', 'postgres://root:not-a-real-password@');
   const answer = await runCli({ cliEnv: { ...db.env, DATABASE_URL: secretUrl } }, ['backup', path.join(db.dir, 'idsvc.dump')]);
   assert.equal(answer.code, 1);

@@ -1,27 +1,15 @@
 // The demo partner of a first start (issue 16): never on a production database unless asked for,
 // and its api_token never in the log stream: it is in a file only the server's user can read.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { IdsvcClient } from '@idsvc/client';
 import { TEST_DB } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
-import { serveIdsvc, stopIdsvc, testDatabase, type ServedIdsvc, type TestDatabase } from '../helpers/serve.js';
+import { servedForThisFile, stopIdsvc, type TestDatabase } from '../helpers/serve.js';
 
-const databases: TestDatabase[] = [];
-const servers: ServedIdsvc[] = [];
-after(async () => {
-  for (const s of servers) s.child.kill('SIGKILL');
-  for (const d of databases) await d.drop();
-});
-
-/** `idsvc serve`, killed after the tests if a failed assertion left it running. */
-async function serve(...args: Parameters<typeof serveIdsvc>): Promise<ServedIdsvc> {
-  const served = await serveIdsvc(...args);
-  servers.push(served);
-  return served;
-}
+const { database, serve } = servedForThisFile();
 
 /** Beside the SQLite database; with PostgreSQL in ./data of the directory the server runs in. */
 const keysFileOf = (db: TestDatabase) => path.join(db.sqliteFile ? path.dirname(db.sqliteFile) : path.join(db.dir, 'data'), 'demo-partner.json');
@@ -33,8 +21,7 @@ async function partnerCount(db: TestDatabase): Promise<number> {
 }
 
 test(`NODE_ENV=production: no demo partner unless --demo asks for one (${TEST_DB})`, async () => {
-  const db = testDatabase('demo');
-  databases.push(db);
+  const db = database('demo');
   const plain = await serve({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info' }, [], { cwd: db.dir });
   assert.equal(await stopIdsvc(plain), 0);
   assert.equal(await partnerCount(db), 0);
@@ -48,8 +35,7 @@ test(`NODE_ENV=production: no demo partner unless --demo asks for one (${TEST_DB
 });
 
 test(`outside production a first start creates a demo partner: one log line, the token only in a 0600 file (${TEST_DB})`, async () => {
-  const db = testDatabase('demo');
-  databases.push(db);
+  const db = database('demo');
   const served = await serve({ ...db.env, LOG_LEVEL: 'info' }, [], { cwd: db.dir });
   const announced = await served.waitFor(/demo partner was created/);
   const keysFile = keysFileOf(db);

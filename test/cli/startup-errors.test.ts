@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 import { PG_URL, startTestApp, type TestApp } from '../helpers/app.js';
+import { idsvcArgv } from '../helpers/idsvc-command.js';
 
 let t: TestApp;
 let tmp: string;
@@ -33,7 +34,7 @@ interface Run {
  */
 function serve(env: Record<string, string>, options: { args?: string[]; until?: RegExp } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve', ...(options.args ?? [])], {
+    const child = spawn(process.execPath, idsvcArgv(['serve', ...(options.args ?? [])]), {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', ...env },
       cwd: projectRoot,
     });

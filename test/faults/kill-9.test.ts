@@ -16,6 +16,7 @@ import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { projectRoot } from '../../src/paths.js';
 import { PG_URL, TEST_DB } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
+import { idsvcArgv } from '../helpers/idsvc-command.js';
 
 const WRITERS = 32;
 const WRITING_MS = 1500;
@@ -38,7 +39,7 @@ after(async () => {
 
 /** `idsvc serve` as its own process; resolves with its address and what it printed. */
 async function serve(): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
+  const child = spawn(process.execPath, idsvcArgv(['serve']), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...dbEnv, PORT: '0', HOST: '127.0.0.1', BACKGROUND_JOBS: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY: '100000000' },
     cwd: projectRoot,
   });

@@ -1,9 +1,9 @@
-// Runs the real `idsvc` command (through tsx, from the checkout) against a test app's database,
+// Runs the real `idsvc` command (see idsvc-command.ts for how it is started) against a test app's database,
 // with nothing of this process's environment but PATH and HOME, so a test sees what an operator would.
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 import type { TestApp } from './app.js';
+import { idsvcArgv } from './idsvc-command.js';
 
 export interface CliResult {
   code: number;
@@ -13,7 +13,7 @@ export interface CliResult {
 
 export function runCli(t: Pick<TestApp, 'cliEnv'>, args: string[], { stdin = '', env = {} }: { stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args], {
+    const child = spawn(process.execPath, idsvcArgv(args), {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...t.cliEnv, ...env },
       cwd: projectRoot,
     });

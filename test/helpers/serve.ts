@@ -1,13 +1,14 @@
-// Runs the real `idsvc serve` as its own process (through tsx, from the checkout), with nothing of
+// Runs the real `idsvc serve` as its own process (see idsvc-command.ts for how it is started), with nothing of
 // this process's environment but PATH and HOME, on a database of the test's own.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { after } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { projectRoot } from '../../src/paths.js';
 import { PG_URL, TEST_DB } from './app.js';
+import { idsvcArgv } from './idsvc-command.js';
 
 export interface ServedIdsvc {
   child: ChildProcessWithoutNullStreams;
@@ -50,11 +51,8 @@ export function testDatabase(prefix: string): TestDatabase {
   };
 }
 
-/** tsx by its file, so that the server may run in any working directory. */
-const tsxLoader = pathToFileURL(path.join(projectRoot, 'node_modules/tsx/dist/loader.mjs')).href;
-
 export async function serveIdsvc(env: Record<string, string>, args: string[] = [], { cwd = projectRoot }: { cwd?: string } = {}): Promise<ServedIdsvc> {
-  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(projectRoot, 'src/cli/main.ts'), 'serve', ...args], {
+  const child = spawn(process.execPath, idsvcArgv(['serve', ...args]), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
     cwd,
   });
@@ -105,4 +103,29 @@ export async function serveIdsvc(env: Record<string, string>, args: string[] = [
 export async function stopIdsvc(served: ServedIdsvc): Promise<number | null> {
   served.child.kill('SIGTERM');
   return (await served.exited).code;
+}
+
+/**
+ * Databases and servers that belong to one test file: each server is killed and each database
+ * dropped after the file's tests, even when a failed assertion left a server running.
+ */
+export function servedForThisFile(): { database(prefix: string): TestDatabase; serve(...args: Parameters<typeof serveIdsvc>): Promise<ServedIdsvc> } {
+  const databases: TestDatabase[] = [];
+  const servers: ServedIdsvc[] = [];
+  after(async () => {
+    for (const s of servers) s.child.kill('SIGKILL');
+    for (const d of databases) await d.drop();
+  });
+  return {
+    database(prefix) {
+      const db = testDatabase(prefix);
+      databases.push(db);
+      return db;
+    },
+    async serve(...args) {
+      const served = await serveIdsvc(...args);
+      servers.push(served);
+      return served;
+    },
+  };
 }

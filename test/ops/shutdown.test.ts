@@ -2,7 +2,7 @@
 // finished and answered, idle keep-alive clients do not hold the process, it exits 0 within the
 // 10 s the deployment contract promises (a systemd stop, a rolling restart), and the database is
 // closed cleanly. The bound is the contract, not a speed measurement.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -10,15 +10,10 @@ import net from 'node:net';
 import SQLite from 'better-sqlite3';
 import { TEST_DB } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
-import { serveIdsvc, testDatabase, type ServedIdsvc, type TestDatabase } from '../helpers/serve.js';
+import { servedForThisFile, type ServedIdsvc, type TestDatabase } from '../helpers/serve.js';
 
 const CONTRACT_MS = 10_000;
-const databases: TestDatabase[] = [];
-const servers: ServedIdsvc[] = [];
-after(async () => {
-  for (const s of servers) s.child.kill('SIGKILL');
-  for (const d of databases) await d.drop();
-});
+const { database, serve } = servedForThisFile();
 
 async function partnerOn(db: TestDatabase): Promise<{ apiKey: string; apiToken: string }> {
   const created = await runCli({ cliEnv: db.env }, ['partner', 'create', '--name', 'Shutdown test', '--json']);
@@ -68,11 +63,9 @@ async function slowUpdate(served: ServedIdsvc, keys: { apiKey: string; apiToken:
 }
 
 test(`SIGTERM: the request under way is answered, idle keep-alive clients are let go, exit 0 within 10 s, the database closed (${TEST_DB})`, async () => {
-  const db = testDatabase('shutdown');
-  databases.push(db);
+  const db = database('shutdown');
   const keys = await partnerOn(db);
-  const served = await serveIdsvc({ ...db.env, LOG_LEVEL: 'info' });
-  servers.push(served);
+  const served = await serve({ ...db.env, LOG_LEVEL: 'info' });
 
   const idle = await idleKeepAliveSockets(served.url, 3);
   const slow = await slowUpdate(served, keys, 'slow-under-way');
@@ -100,11 +93,9 @@ test(`SIGTERM: the request under way is answered, idle keep-alive clients are le
 });
 
 test(`--workers 2: SIGTERM to the primary stops every worker cleanly, exit 0 within 10 s (${TEST_DB})`, async () => {
-  const db = testDatabase('shutdown');
-  databases.push(db);
+  const db = database('shutdown');
   const keys = await partnerOn(db);
-  const served = await serveIdsvc({ ...db.env, LOG_LEVEL: 'info' }, ['--workers', '2']);
-  servers.push(served);
+  const served = await serve({ ...db.env, LOG_LEVEL: 'info' }, ['--workers', '2']);
   const workerPids = await bothWorkers(served);
 
   const idle = await idleKeepAliveSockets(served.url, 2);
@@ -125,10 +116,8 @@ test(`--workers 2: SIGTERM to the primary stops every worker cleanly, exit 0 wit
 });
 
 test(`--workers 2: when the primary is killed outright, no worker is left serving (${TEST_DB})`, async () => {
-  const db = testDatabase('shutdown');
-  databases.push(db);
-  const served = await serveIdsvc({ ...db.env, LOG_LEVEL: 'info' }, ['--workers', '2']);
-  servers.push(served);
+  const db = database('shutdown');
+  const served = await serve({ ...db.env, LOG_LEVEL: 'info' }, ['--workers', '2']);
   const workerPids = await bothWorkers(served);
   served.child.kill('SIGKILL');
   await served.exited;

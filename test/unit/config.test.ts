@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { projectRoot } from '../../src/paths.js';
+import { idsvcArgv } from '../helpers/idsvc-command.js';
 
 test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   const c = loadConfig({});
@@ -70,7 +71,7 @@ test('every bad value names its variable', () => {
 });
 
 test('start-up with a bad value stops with a message naming the variable', () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
+  const r = spawnSync(process.execPath, idsvcArgv(['serve']), {
     env: { PATH: process.env.PATH ?? '', PORT: 'eighty' },
     cwd: projectRoot,
     encoding: 'utf8',

@@ -24,7 +24,8 @@ import { verifyIdentity } from '../../verification/verify.js';
 import { loadAccountData } from '../account-data.js';
 import { registerDiscoveryRoutes } from './discovery.js';
 import { buildExport } from '../export.js';
-import { bodyOf, checkbox, formSchema, optionalText, SITE, seeOther, sendPage } from '../http.js';
+import { checkbox, formSchema, optionalText, seeOther, sendPage, SITE } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken, endSession } from '../session.js';
 import { AccountPage, type AccountPageProps } from '../views/Account.js';
@@ -112,18 +113,19 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
   };
 }
 
-function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
+function registerAccountRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   const db = ctx.db.kysely;
 
   app.get('/account', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {
     const user = request.user;
-    const q = request.query as { msg?: string; checked?: string };
+    const q = request.query;
     return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
   });
 
   app.post('/account/password', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
     const user = request.user;
-    const b = bodyOf<{ current_password: string; new_password: string }>(request);
+    const b = request.body;
     const fail = (passwordError: string, status: number) => accountPage(ctx, request, reply, user, { passwordError }, status);
     const key = `pwchange:${user.id}`;
     const refused = await currentPasswordRefusal(ctx, reply, user, b.current_password, key);
@@ -139,7 +141,7 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
   // requests (services/email-change.ts). Whether the new address has an account is never said here.
   app.post('/account/email', { config: SITE, schema: formSchema({ current_password: Type.String({ maxLength: 4096 }), new_email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
     const user = request.user;
-    const b = bodyOf<{ current_password: string; new_email: string }>(request);
+    const b = request.body;
     const newEmail = b.new_email.trim();
     const fail = (message: string, status: number) => accountPage(ctx, request, reply, user, { emailForm: { newEmail, error: message } }, status);
     const key = `emailchange:${user.id}`;
@@ -164,14 +166,14 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.post('/account/opt-in', { config: SITE, schema: formSchema({ opt_in: Type.Union([Type.Literal('0'), Type.Literal('1')]) }) }, async (request, reply) => {
     const user = request.user;
-    const on = bodyOf<{ opt_in: string }>(request).opt_in === '1';
+    const on = request.body.opt_in === '1';
     await setOptIn(ctx, user, on);
     return seeOther(reply, `/account?msg=${on ? 'opted_in' : 'opted_out'}`);
   });
 
   app.post('/account/discoverable', { config: SITE, schema: formSchema({ discoverable: checkbox }) }, async (request, reply) => {
     const user = request.user;
-    const on = bodyOf<{ discoverable?: string }>(request).discoverable === '1';
+    const on = request.body.discoverable === '1';
     await setUserFlags(db, user.id, { discoverable: on }, ctx.clock.now());
     return seeOther(reply, `/account?msg=${on ? 'discoverable_on' : 'discoverable_off'}#visibility`);
   });
@@ -179,7 +181,7 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
   const profileProps = Object.fromEntries(PROFILE_FIELDS.flatMap(([f]) => [[f, optionalText(PROFILE_MAX_LENGTH[f])], [`public_${f}`, checkbox]]));
   app.post('/account/profile', { config: SITE, schema: formSchema(profileProps) }, async (request, reply) => {
     const user = request.user;
-    const b = bodyOf<Record<string, string | undefined>>(request);
+    const b = request.body;
     const values: ProfileValues = {};
     const pub: ProfileField[] = [];
     for (const [field] of PROFILE_FIELDS) {
@@ -200,7 +202,7 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
     { config: SITE, schema: formSchema({ svc_id: Type.Optional(svcIdField), usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })), profile_url: optionalText(2048), recognise: checkbox }) },
     async (request, reply) => {
     const user = request.user;
-    const b = bodyOf<{ svc_id?: string; usr_svc_id?: string; profile_url?: string; recognise?: string }>(request);
+    const b = request.body;
     const profileUrl = (b.profile_url ?? '').trim();
     // A pasted profile URL fills the form in; the user checks it and adds (issue 18 part 1).
     if (profileUrl !== '' && (b.recognise === '1' || !b.svc_id)) {
@@ -239,14 +241,14 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = request.user;
-    const svcId = normaliseSvcId(bodyOf<{ svc_id: string }>(request).svc_id);
+    const svcId = normaliseSvcId(request.body.svc_id);
     await db.transaction().execute((tx) => removeCentralIdentity(tx, user, svcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, '/account?msg=identity_removed#identities');
   });
 
   app.post('/account/identities/verify', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = request.user;
-    const svcId = normaliseSvcId(bodyOf<{ svc_id: string }>(request).svc_id);
+    const svcId = normaliseSvcId(request.body.svc_id);
     const identityId = await centralIdentityIdOf(db, user.id, svcId);
     if (identityId === undefined) throw new ApiError('not_found', 'You have no identity on that service.');
     const limit = await ctx.limiter.consume('site-verify', String(user.id), VERIFY_NOW_PER_MINUTE);
@@ -257,7 +259,7 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,15}$' }), remove_added: checkbox }) }, async (request, reply) => {
     const user = request.user;
-    const b = bodyOf<{ partner_id: string; remove_added?: string }>(request);
+    const b = request.body;
     await endLinkByUser(ctx, user, Number(b.partner_id), { removeAdded: b.remove_added === '1' });
     return seeOther(reply, '/account?msg=link_ended#links');
   });
@@ -275,7 +277,7 @@ function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.post('/account/delete', { config: SITE, schema: formSchema({ confirm_user_id: Type.String({ maxLength: 64 }) }) }, async (request, reply) => {
     const user = request.user;
-    if (bodyOf<{ confirm_user_id: string }>(request).confirm_user_id.trim() !== user.user_id) {
+    if (request.body.confirm_user_id.trim() !== user.user_id) {
       return accountPage(ctx, request, reply, user, { deleteError: `Type ${user.user_id} exactly to confirm.` }, 400);
     }
     await deleteAccount(ctx, user);

@@ -1,12 +1,13 @@
 // Sign-up, log-in and log-out (SPEC §12).
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { isValidEmail, isValidUserId, normaliseEmail } from '../../domain/identifiers.js';
 import { burnPasswordCheck, passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { DuplicateUserError, findUserByEmail, findUserByUserId } from '../../repositories/users.js';
 import { signUp } from '../../services/ownership.js';
-import { bodyOf, checkbox, formSchema, SITE, seeOther, sendPage } from '../http.js';
+import { checkbox, formSchema, seeOther, sendPage, SITE } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { deviceFor, issueDeviceCookie, loginBlockedFor, recordLoginFailure, recordLoginSuccess } from '../login-throttle.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken, endSession, startSession } from '../session.js';
@@ -26,17 +27,8 @@ const LOGIN_NOTICES: Record<string, string> = {
   email_changed: 'Your e-mail address is changed. Log in with it (or your userId) and your password.',
 };
 
-interface SignUpBody {
-  email: string;
-  user_id: string;
-  password: string;
-  opt_in?: '1';
-}
-
-interface LogInBody {
-  login: string;
-  password: string;
-}
+const signUpForm = formSchema({ email: Type.String({ maxLength: 320 }), user_id: Type.String({ maxLength: 64 }), password: Type.String({ maxLength: 4096 }), opt_in: checkbox });
+type SignUpBody = Static<typeof signUpForm.body>;
 
 function minutes(seconds: number): string {
   const m = Math.ceil(seconds / 60);
@@ -56,7 +48,8 @@ function signUpProblems(b: SignUpBody): Record<string, string> {
   return errors;
 }
 
-export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerAuthRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   const baseUrl = ctx.config.baseUrl;
 
   app.get('/signup', { config: SITE, schema: { hide: true } }, async (request, reply) => {
@@ -68,10 +61,10 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
     '/signup',
     {
       config: SITE,
-      schema: formSchema({ email: Type.String({ maxLength: 320 }), user_id: Type.String({ maxLength: 64 }), password: Type.String({ maxLength: 4096 }), opt_in: checkbox }),
+      schema: signUpForm,
     },
     async (request, reply) => {
-      const b = bodyOf<SignUpBody>(request);
+      const b = request.body;
       const values: SignUpValues = { email: b.email, user_id: b.user_id, opt_in: b.opt_in === '1' };
       const page = async (errors: Record<string, string>, status: number) =>
         sendPage(reply, <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={values} errors={errors} />, status);
@@ -100,13 +93,13 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
   app.get('/signup/sent', { config: SITE, schema: { hide: true } }, async (_request, reply) => sendPage(reply, <CheckInboxPage />));
 
   app.get('/login', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) => {
-    const msg = (request.query as { msg?: string }).msg;
+    const msg = request.query.msg;
     if (request.site.user) return seeOther(reply, msg === 'confirmed' ? '/account?msg=confirmed' : '/account');
     return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} />);
   });
 
   app.post('/login', { config: SITE, schema: formSchema({ login: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
-    const b = bodyOf<LogInBody>(request);
+    const b = request.body;
     const login = b.login.trim();
     const page = async (errors: Record<string, string>, status: number) =>
       sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} />, status);

@@ -6,7 +6,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { followLink, previewLink } from '../../services/ownership.js';
-import { bodyOf, formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
+import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { csrfToken } from '../session.js';
 import { ConfirmLinkPage, LinkProblemPage } from '../views/Ownership.js';
 
@@ -15,9 +16,10 @@ const USED_OR_EXPIRED = {
   message: 'It was used already, or it is more than 24 hours old. Log in to ask for a new one, or sign up again.',
 };
 
-export function registerConfirmRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerConfirmRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   app.get('/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
-    const token = (request.query as { token?: string }).token ?? '';
+    const token = request.query.token ?? '';
     const preview = await previewLink(ctx, token);
     if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
     const csrf = await csrfToken(ctx, request, reply);
@@ -32,7 +34,7 @@ export function registerConfirmRoutes(app: FastifyInstance, ctx: AppContext): vo
   });
 
   app.post('/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
-    const outcome = await followLink(ctx, bodyOf<{ token: string }>(request).token);
+    const outcome = await followLink(ctx, request.body.token);
     switch (outcome.kind) {
       case 'confirmed':
         return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account?msg=confirmed' : '/login?msg=confirmed');

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { addDiscovered, discoveryView, runDueDiscoveries, startDiscovery } from '../../services/discovery.js';
 import { recogniseProfileUrl } from '../../services/profile-urls.js';
-import { bodyOf, formSchema, SITE, seeOther } from '../http.js';
+import { formSchema, seeOther, SITE } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { accountPage } from './account.js';
 
 const START_REFUSALS = {
@@ -17,10 +18,11 @@ const START_REFUSALS = {
 const pageIdField = Type.String({ pattern: '^[0-9]{1,15}$' });
 
 /** Registered inside the account routes' plugin, whose preHandler sets `request.user`. */
-export function registerDiscoveryRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerDiscoveryRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   app.post('/account/discover', { config: SITE, schema: formSchema({ url: Type.String({ maxLength: 2048 }) }) }, async (request, reply) => {
     const user = request.user;
-    const url = bodyOf<{ url: string }>(request).url;
+    const url = request.body.url;
     const outcome = await startDiscovery(ctx, user, url);
     if (!outcome.started) {
       if (outcome.retryAfterSeconds !== undefined) reply.header('Retry-After', String(outcome.retryAfterSeconds));
@@ -46,7 +48,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, ctx: AppContext): 
     { config: SITE, schema: formSchema({ run_id: pageIdField, page: Type.Optional(Type.Union([pageIdField, Type.Array(pageIdField, { maxItems: 100 })])) }) },
     async (request, reply) => {
       const user = request.user;
-      const b = bodyOf<{ run_id: string; page?: string | string[] }>(request);
+      const b = request.body;
       const pages = b.page === undefined ? [] : Array.isArray(b.page) ? b.page : [b.page];
       const added = await addDiscovered(ctx, user, Number(b.run_id), pages.map(Number));
       return seeOther(reply, `/account?msg=${added > 0 ? 'discovered' : 'discovered_none'}#identities`);
@@ -54,7 +56,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, ctx: AppContext): 
   );
 
   app.get('/account/identities/recognise', { config: SITE, schema: { hide: true, querystring: Type.Object({ url: Type.String({ maxLength: 2048 }) }) } }, async (request, reply) => {
-    const found = await recogniseProfileUrl(ctx, (request.query as { url: string }).url);
+    const found = await recogniseProfileUrl(ctx, request.query.url);
     reply.header('Cache-Control', 'no-store');
     if (found.kind === 'match') return { kind: 'match', svcId: found.svc.svcId, svcName: found.svc.svcName, usrSvcId: found.usrSvcId };
     return found;

@@ -5,7 +5,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { confirmEmailChange, previewEmailChange } from '../../services/email-change.js';
-import { bodyOf, formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
+import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { csrfToken } from '../session.js';
 import { ConfirmEmailChangePage, LinkProblemPage } from '../views/Ownership.js';
 
@@ -14,16 +15,17 @@ const USED_OR_EXPIRED = {
   message: 'It was used already, a newer change was asked for, or it is more than 24 hours old. Log in and ask for the change again.',
 };
 
-export function registerEmailChangeRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerEmailChangeRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   app.get('/email/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
-    const token = (request.query as { token?: string }).token ?? '';
+    const token = request.query.token ?? '';
     const preview = await previewEmailChange(ctx, token);
     if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
     return sendPage(reply, <ConfirmEmailChangePage csrf={await csrfToken(ctx, request, reply)} token={token} userId={preview.userId} newEmail={preview.newEmail} />);
   });
 
   app.post('/email/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
-    const outcome = await confirmEmailChange(ctx, bodyOf<{ token: string }>(request).token, request.site.sessionId);
+    const outcome = await confirmEmailChange(ctx, request.body.token, request.site.sessionId);
     switch (outcome.kind) {
       case 'changed':
         return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account?msg=email_changed#email' : '/login?msg=email_changed');

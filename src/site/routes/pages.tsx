@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../domain/errors.js';
-import { optionalText, SITE, sendPage, viewerOf } from '../http.js';
+import { optionalText, sendPage, SITE, viewerOf } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { findVisibleUser, publicProfileOf } from '../public-profile.js';
 import { countSiteRead } from '../read-limit.js';
 import { HomePage } from '../views/Home.js';
@@ -14,9 +15,10 @@ const HOME_NOTICES: Record<string, string> = {
   deleted: 'Your account is deleted. Everything you kept here is gone, and connected sites have been told. Goodbye!',
 };
 
-export function registerPageRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerPageRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   app.get('/', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40) }) } }, async (request, reply) => {
-    const msg = (request.query as { msg?: string }).msg;
+    const msg = request.query.msg;
     return sendPage(reply, <HomePage viewer={await viewerOf(ctx, request, reply)} notice={msg ? HOME_NOTICES[msg] : undefined} />);
   });
 
@@ -24,7 +26,7 @@ export function registerPageRoutes(app: FastifyInstance, ctx: AppContext): void 
     // Counted before the lookup: a 404 tells a scraper as much as a page does.
     const limit = await countSiteRead(ctx, request, reply);
     if (!limit.allowed) throw new ApiError('rate_limited', `Too many profile pages requested from your network just now. Try again in ${limit.retryAfter} seconds.`, limit.retryAfter);
-    const user = await findVisibleUser(ctx, (request.params as { userId: string }).userId);
+    const user = await findVisibleUser(ctx, request.params.userId);
     // One answer for "no such account" and "not opted in", so the page tells nobody which it is.
     if (!user) throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');
     const p = await publicProfileOf(ctx, user);

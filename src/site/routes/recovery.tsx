@@ -6,7 +6,8 @@ import type { AppContext } from '../../context.js';
 import { isValidEmail } from '../../domain/identifiers.js';
 import { passwordProblem } from '../../domain/passwords.js';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../../services/recovery.js';
-import { bodyOf, formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
+import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
+import { typed } from '../../http/typed-app.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken } from '../session.js';
 import { LinkProblemPage } from '../views/Ownership.js';
@@ -19,11 +20,12 @@ const DEAD_LINK = {
   message: 'It was used already, or it is more than an hour old. Ask for a new one from the log-in page.',
 };
 
-export function registerRecoveryRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerRecoveryRoutes(server: FastifyInstance, ctx: AppContext): void {
+  const app = typed(server);
   app.get('/forgot', { config: SITE, schema: { hide: true } }, async (request, reply) => sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} />));
 
   app.post('/forgot', { config: SITE, schema: formSchema({ email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
-    const email = bodyOf<{ email: string }>(request).email.trim();
+    const email = request.body.email.trim();
     const page = async (errors: Record<string, string>, status: number) =>
       sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} email={email} errors={errors} />, status);
     const limit = await ctx.limiter.consume('site-forgot', request.ip, FORGOT_PER_ADDRESS_PER_MINUTE);
@@ -39,14 +41,14 @@ export function registerRecoveryRoutes(app: FastifyInstance, ctx: AppContext): v
   app.get('/forgot/sent', { config: SITE, schema: { hide: true } }, async (_request, reply) => sendPage(reply, <ForgotSentPage />));
 
   app.get('/reset', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
-    const token = (request.query as { token?: string }).token ?? '';
+    const token = request.query.token ?? '';
     const who = await resetLinkUser(ctx, token);
     if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
     return sendPage(reply, <ResetPage csrf={await csrfToken(ctx, request, reply)} token={token} userId={who.userId} />);
   });
 
   app.post('/reset', { config: SITE, schema: formSchema({ token: mailedTokenField, password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
-    const b = bodyOf<{ token: string; password: string }>(request);
+    const b = request.body;
     const who = await resetLinkUser(ctx, b.token);
     if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
     const problem = passwordProblem(b.password, who);

@@ -1,0 +1,20 @@
+// How the tests start the real `idsvc` command: from the checkout's TypeScript through tsx, or, when
+// TEST_BUILT=1 (set by .ci/run right after `npm run build`), from the compiled dist/ as an operator
+// runs it, which saves tsx's start-up on each of the suite's few hundred spawns.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { projectRoot } from '../../src/paths.js';
+
+const builtEntry = path.join(projectRoot, 'dist/src/cli/main.js');
+/** tsx by its file, so that the command may run in any working directory. */
+const tsxLoader = pathToFileURL(path.join(projectRoot, 'node_modules/tsx/dist/loader.mjs')).href;
+
+/** The arguments to give `process.execPath` to run `idsvc ...args`. */
+export function idsvcArgv(args: string[]): string[] {
+  if (process.env.TEST_BUILT === '1') {
+    if (!fs.existsSync(builtEntry)) throw new Error('TEST_BUILT=1 but dist/ is not built: run `npm run build` first');
+    return [builtEntry, ...args];
+  }
+  return ['--import', tsxLoader, path.join(projectRoot, 'src/cli/main.ts'), ...args];
+}
