@@ -158,6 +158,7 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
 
 export function registerGravatar(app: FastifyInstance, ctx: AppContext): void {
   for (const schema of GRAVATAR_SCHEMAS) app.addSchema(schema);
-  registerProfiles(typed(app), ctx);
-  registerAvatars(typed(app), ctx);
+  const routes = typed(app);
+  registerProfiles(routes, ctx);
+  registerAvatars(routes, ctx);
 }

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import type { ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
 import { accountRoutes } from './routes/account.js';
+import { typed } from '../http/typed-app.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
 import { registerEmailChangeRoutes } from './routes/email-change.js';
@@ -38,11 +39,12 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
       const token = (request.body as Record<string, unknown> | undefined)?._csrf;
       if (!originAllowed(ctx, request) || !(await csrfValid(ctx, request, token))) throw csrfRejected();
     });
-    registerPageRoutes(site, ctx);
-    registerAuthRoutes(site, ctx);
-    registerConfirmRoutes(site, ctx);
-    registerEmailChangeRoutes(site, ctx);
-    registerRecoveryRoutes(site, ctx);
+    const pages = typed(site);
+    registerPageRoutes(pages, ctx);
+    registerAuthRoutes(pages, ctx);
+    registerConfirmRoutes(pages, ctx);
+    registerEmailChangeRoutes(pages, ctx);
+    registerRecoveryRoutes(pages, ctx);
     await site.register(accountRoutes(ctx));
   });
 }

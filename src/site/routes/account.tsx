@@ -1,7 +1,7 @@
 // The account page and its forms: visibility, profile, identities (add / change / remove / verify),
 // links, export and deletion (SPEC §3 rule 7, §9, §10, §12).
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { buildProfileUrl } from '../../catalogue/profile-url.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../domain/errors.js';
@@ -25,7 +25,7 @@ import { loadAccountData } from '../account-data.js';
 import { registerDiscoveryRoutes } from './discovery.js';
 import { buildExport } from '../export.js';
 import { checkbox, formSchema, optionalText, seeOther, sendPage, SITE } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import { type TypedApp, typed } from '../../http/typed-app.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken, endSession } from '../session.js';
 import { AccountPage, type AccountPageProps } from '../views/Account.js';
@@ -108,13 +108,13 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
       if (!user) return seeOther(reply, '/login');
       request.user = user;
     });
-    registerAccountRoutes(app, ctx);
-    registerDiscoveryRoutes(app, ctx);
+    const routes = typed(app);
+    registerAccountRoutes(routes, ctx);
+    registerDiscoveryRoutes(routes, ctx);
   };
 }
 
-function registerAccountRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+function registerAccountRoutes(app: TypedApp, ctx: AppContext): void {
   const db = ctx.db.kysely;
 
   app.get('/account', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {

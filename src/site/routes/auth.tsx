@@ -1,13 +1,12 @@
 // Sign-up, log-in and log-out (SPEC §12).
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { isValidEmail, isValidUserId, normaliseEmail } from '../../domain/identifiers.js';
 import { burnPasswordCheck, passwordProblem, verifyPassword } from '../../domain/passwords.js';
 import { DuplicateUserError, findUserByEmail, findUserByUserId } from '../../repositories/users.js';
 import { signUp } from '../../services/ownership.js';
 import { checkbox, formSchema, seeOther, sendPage, SITE } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import type { TypedApp } from '../../http/typed-app.js';
 import { deviceFor, issueDeviceCookie, loginBlockedFor, recordLoginFailure, recordLoginSuccess } from '../login-throttle.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken, endSession, startSession } from '../session.js';
@@ -48,8 +47,7 @@ function signUpProblems(b: SignUpBody): Record<string, string> {
   return errors;
 }
 
-export function registerAuthRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
   const baseUrl = ctx.config.baseUrl;
 
   app.get('/signup', { config: SITE, schema: { hide: true } }, async (request, reply) => {

@@ -3,11 +3,10 @@
 // The POST proves it. Neither logs in: a link forwarded by someone else must not open their account
 // in your browser; after confirming you log in with your password.
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { followLink, previewLink } from '../../services/ownership.js';
 import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import type { TypedApp } from '../../http/typed-app.js';
 import { csrfToken } from '../session.js';
 import { ConfirmLinkPage, LinkProblemPage } from '../views/Ownership.js';
 
@@ -16,8 +15,7 @@ const USED_OR_EXPIRED = {
   message: 'It was used already, or it is more than 24 hours old. Log in to ask for a new one, or sign up again.',
 };
 
-export function registerConfirmRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+export function registerConfirmRoutes(app: TypedApp, ctx: AppContext): void {
   app.get('/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
     const token = request.query.token ?? '';
     const preview = await previewLink(ctx, token);

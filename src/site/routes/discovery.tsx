@@ -1,12 +1,11 @@
 // "Find my identities" (issue 18 part 2): start a walk, follow its progress, add what it found.
 // And the identities form's helper for pasted profile URLs (part 1).
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { addDiscovered, discoveryView, runDueDiscoveries, startDiscovery } from '../../services/discovery.js';
 import { recogniseProfileUrl } from '../../services/profile-urls.js';
 import { formSchema, seeOther, SITE } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import type { TypedApp } from '../../http/typed-app.js';
 import { accountPage } from './account.js';
 
 const START_REFUSALS = {
@@ -18,8 +17,7 @@ const START_REFUSALS = {
 const pageIdField = Type.String({ pattern: '^[0-9]{1,15}$' });
 
 /** Registered inside the account routes' plugin, whose preHandler sets `request.user`. */
-export function registerDiscoveryRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+export function registerDiscoveryRoutes(app: TypedApp, ctx: AppContext): void {
   app.post('/account/discover', { config: SITE, schema: formSchema({ url: Type.String({ maxLength: 2048 }) }) }, async (request, reply) => {
     const user = request.user;
     const url = request.body.url;

@@ -2,11 +2,10 @@
 // confirmation link, the GET only shows what the link does, with a button (mail scanners open
 // links); the POST makes the switch. Neither logs in.
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { confirmEmailChange, previewEmailChange } from '../../services/email-change.js';
 import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import type { TypedApp } from '../../http/typed-app.js';
 import { csrfToken } from '../session.js';
 import { ConfirmEmailChangePage, LinkProblemPage } from '../views/Ownership.js';
 
@@ -15,8 +14,7 @@ const USED_OR_EXPIRED = {
   message: 'It was used already, a newer change was asked for, or it is more than 24 hours old. Log in and ask for the change again.',
 };
 
-export function registerEmailChangeRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+export function registerEmailChangeRoutes(app: TypedApp, ctx: AppContext): void {
   app.get('/email/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
     const token = request.query.token ?? '';
     const preview = await previewEmailChange(ctx, token);

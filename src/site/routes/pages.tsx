@@ -1,10 +1,9 @@
 // The home page and the public profile page /u/{userId}.
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../domain/errors.js';
 import { optionalText, sendPage, SITE, viewerOf } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import type { TypedApp } from '../../http/typed-app.js';
 import { findVisibleUser, publicProfileOf } from '../public-profile.js';
 import { countSiteRead } from '../read-limit.js';
 import { HomePage } from '../views/Home.js';
@@ -15,8 +14,7 @@ const HOME_NOTICES: Record<string, string> = {
   deleted: 'Your account is deleted. Everything you kept here is gone, and connected sites have been told. Goodbye!',
 };
 
-export function registerPageRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+export function registerPageRoutes(app: TypedApp, ctx: AppContext): void {
   app.get('/', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40) }) } }, async (request, reply) => {
     const msg = request.query.msg;
     return sendPage(reply, <HomePage viewer={await viewerOf(ctx, request, reply)} notice={msg ? HOME_NOTICES[msg] : undefined} />);

@@ -1,13 +1,12 @@
 // "Forgot password" and the reset link (services/recovery.ts). Like sign-up, asking for a link
 // answers the same whether or not the address has an account.
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { isValidEmail } from '../../domain/identifiers.js';
 import { passwordProblem } from '../../domain/passwords.js';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../../services/recovery.js';
 import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
-import { typed } from '../../http/typed-app.js';
+import type { TypedApp } from '../../http/typed-app.js';
 import { cookieNames, cookieOptions } from '../security.js';
 import { csrfToken } from '../session.js';
 import { LinkProblemPage } from '../views/Ownership.js';
@@ -20,8 +19,7 @@ const DEAD_LINK = {
   message: 'It was used already, or it is more than an hour old. Ask for a new one from the log-in page.',
 };
 
-export function registerRecoveryRoutes(server: FastifyInstance, ctx: AppContext): void {
-  const app = typed(server);
+export function registerRecoveryRoutes(app: TypedApp, ctx: AppContext): void {
   app.get('/forgot', { config: SITE, schema: { hide: true } }, async (request, reply) => sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} />));
 
   app.post('/forgot', { config: SITE, schema: formSchema({ email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
