@@ -33,8 +33,11 @@ function pushText(kind: Kind): string {
     ), subject AS (
       SELECT id FROM found UNION ALL SELECT id FROM created
     ), linked AS (
-      SELECT 1 FROM links l WHERE l.partner_id = $2
-        AND (l.subject_id IN (SELECT id FROM subject) OR l.user_ref = (SELECT id FROM acct))
+      -- Two probes by one value each (subject holds one row at most): an OR over a subquery can
+      -- use neither index and reads every link.
+      SELECT 1 FROM links l WHERE l.partner_id = $2 AND l.subject_id = (SELECT id FROM subject)
+      UNION ALL
+      SELECT 1 FROM links l WHERE l.partner_id = $2 AND l.user_ref = (SELECT id FROM acct)
     ), pushed AS (
       INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at)
       SELECT $2, s.id, $3, $4, $5, $5 FROM subject s WHERE NOT EXISTS (SELECT 1 FROM linked)
@@ -44,7 +47,8 @@ function pushText(kind: Kind): string {
     SELECT (SELECT count(*) FROM pushed)::int AS pushed`;
 }
 
-const STATEMENTS: Record<Kind, { name: string; text: string }> = {
+/** The statements by identifier kind (exported for the test that checks their plans). */
+export const PUSH_STATEMENTS: Record<Kind, { name: string; text: string }> = {
   md5: { name: 'idsvc_push_unlinked_md5', text: pushText('md5') },
   sha256: { name: 'idsvc_push_unlinked_sha256', text: pushText('sha256') },
   userId: { name: 'idsvc_push_unlinked_userid', text: pushText('userId') },
@@ -71,7 +75,7 @@ function identifierValue(id: ParsedIdentifier): [Kind, string] | null {
 export async function pushUnlinkedInOneStatement(db: Db, partnerId: number, id: ParsedIdentifier, svcId: string, usrSvcId: string, now: number): Promise<boolean> {
   const kv = identifierValue(id);
   if (!db.pgPool || !kv) return false;
-  const statement = STATEMENTS[kv[0]];
+  const statement = PUSH_STATEMENTS[kv[0]];
   const result = await db.pgPool.query<{ pushed: number }>({ ...statement, values: [kv[1], partnerId, svcId, usrSvcId, now] });
   return (result.rows[0]?.pushed ?? 0) > 0;
 }
