@@ -16,6 +16,11 @@
 //
 // So visibility changes (opt-out, deletion, a link ended) take effect exactly as fast as without
 // the cache. A render that overlaps a change to one of its tags is answered but not kept.
+//
+// An answer is kept the second time it is asked for, not the first (class AskedOnce): reads spread
+// over everyone (a partner syncing its whole user base, a crawler) would otherwise replace the most
+// read answers with ones nobody asks for again, and every replaced answer is old-generation garbage
+// the collector has to trace and sweep.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
@@ -56,6 +61,7 @@ export class AnswerCache extends EventEmitter {
     this.turnCheck = null;
   };
   private readonly feed: FeedReader | null = null;
+  private readonly askedOnce: AskedOnce | null;
   /** Lookups answered from memory, and renders (for tests and /metrics). */
   hits = 0;
   misses = 0;
@@ -71,6 +77,9 @@ export class AnswerCache extends EventEmitter {
             dispose: (entry, key) => this.unindex(key, entry),
           })
         : null;
+    // About one slot per 512 bytes of cache: more slots than answers it can hold, so a key asked for
+    // again while it would still be among them finds its mark.
+    this.askedOnce = maxMb > 0 ? new AskedOnce(Math.min(22, Math.max(10, Math.ceil(Math.log2(maxMb * 2048))))) : null;
     if (this.entries) this.feed = db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
   }
 
@@ -105,7 +114,7 @@ export class AnswerCache extends EventEmitter {
     const started = this.generation;
     const tags: AnswerTags = new Set();
     const value = await render(tags);
-    if (usable && this.live && this.unchangedSince(started, tags)) {
+    if (usable && this.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
@@ -198,6 +207,40 @@ export class AnswerCache extends EventEmitter {
 
   close(): void {
     this.entries?.clear();
+  }
+}
+
+/**
+ * Which keys were asked for recently, as 32-bit fingerprints in a fixed table indexed by a hash of
+ * the key: no allocation per key, and a fixed size whatever the traffic. A key whose slot another
+ * key took meanwhile counts as not asked for (it is kept the next time); two keys with the same slot
+ * and fingerprint (one chance in 2^32) only let an answer in early.
+ */
+class AskedOnce {
+  private readonly slots: Int32Array;
+
+  constructor(bits: number) {
+    this.slots = new Int32Array(1 << bits);
+  }
+
+  /** Whether `key` was asked for since its slot last changed hands; if not, remembers that it was now. */
+  askedBefore(key: string): boolean {
+    // FNV-1a for the slot; a second multiplicative hash for the fingerprint, never 0 (an empty slot).
+    let slotHash = 0x811c9dc5;
+    let print = 0x9747b28c;
+    for (let i = 0; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      slotHash = Math.imul(slotHash ^ c, 0x01000193);
+      print = Math.imul(print ^ c, 0x5bd1e995);
+    }
+    const slot = (slotHash >>> 0) & (this.slots.length - 1);
+    const fingerprint = print | 1;
+    if (this.slots[slot] === fingerprint) {
+      this.slots[slot] = 0;
+      return true;
+    }
+    this.slots[slot] = fingerprint;
+    return false;
   }
 }
 
