@@ -277,51 +277,47 @@ test('ETag and 304 are as before: service_details keeps its ETag, return_service
   assert.equal(cached.headers.get('content-type'), 'application/xml; charset=utf-8');
 });
 
-test('it stays within its size: older answers are evicted and rendered again', async () => {
+/** A 1 MB cache, in which about 5 answers of 200 kB fit, and a render of such answers that counts its calls. */
+async function withSmallCache(fn: (cache: AnswerCache, render: () => Promise<string>, renders: () => number) => Promise<void>): Promise<void> {
   const cache = new AnswerCache(t.ctx.db, 1);
+  const big = 'x'.repeat(200_000);
+  let count = 0;
+  const render = async () => {
+    count++;
+    return big;
+  };
   try {
-    const big = 'x'.repeat(200_000);
-    let renders = 0;
-    const render = async () => {
-      renders++;
-      return big;
-    };
-    for (let i = 0; i < 10; i++) for (let twice = 0; twice < 2; twice++) await cache.get(`k${i}`, 'v', render);
-    assert.equal(renders, 20);
-    assert.ok(cache.bytes <= 1024 * 1024, `${cache.bytes} bytes kept`);
-    assert.ok(cache.size < 10 && cache.size >= 4, `${cache.size} answers kept`);
-    await cache.get('k9', 'v', render);
-    assert.equal(renders, 20, 'the newest is still there');
-    await cache.get('k0', 'v', render);
-    assert.equal(renders, 21, 'the oldest was evicted');
+    await fn(cache, render, () => count);
   } finally {
     cache.close();
   }
-});
+}
 
-test('an answer asked for once is not kept: a sweep over everyone leaves the answers read again in place', async () => {
-  const cache = new AnswerCache(t.ctx.db, 1);
-  try {
-    const big = 'x'.repeat(200_000);
-    let renders = 0;
-    const render = async () => {
-      renders++;
-      return big;
-    };
+test('it stays within its size: older answers are evicted and rendered again', () =>
+  withSmallCache(async (cache, render, renders) => {
+    for (let i = 0; i < 10; i++) for (let twice = 0; twice < 2; twice++) await cache.get(`k${i}`, 'v', render);
+    assert.equal(renders(), 20);
+    assert.ok(cache.bytes <= 1024 * 1024, `${cache.bytes} bytes kept`);
+    assert.ok(cache.size < 10 && cache.size >= 4, `${cache.size} answers kept`);
+    await cache.get('k9', 'v', render);
+    assert.equal(renders(), 20, 'the newest is still there');
+    await cache.get('k0', 'v', render);
+    assert.equal(renders(), 21, 'the oldest was evicted');
+  }));
+
+test('an answer asked for once is not kept: a sweep over everyone leaves the answers read again in place', () =>
+  withSmallCache(async (cache, render, renders) => {
     await cache.get('often', 'v', render);
     assert.equal(cache.size, 0, 'not kept the first time');
     await cache.get('often', 'v', render);
     assert.equal(cache.size, 1, 'kept the second time');
-    // Far more once-only answers than the cache holds (about 5 of this size).
+    // Far more once-only answers than the cache holds.
     for (let i = 0; i < 50; i++) await cache.get(`once${i}`, 'v', render);
     assert.equal(cache.size, 1, 'none of them kept');
-    renders = 0;
+    const before = renders();
     await cache.get('often', 'v', render);
-    assert.equal(renders, 0, 'the answer read again is still answered from memory');
-  } finally {
-    cache.close();
-  }
-});
+    assert.equal(renders(), before, 'the answer read again is still answered from memory');
+  }));
 
 test('ANSWER_CACHE_MB=0 turns it off', async () => {
   const other = await startTestApp({ ...t.cliEnv, ...LIMITS, ANSWER_CACHE_MB: '0' });
