@@ -76,7 +76,7 @@ export const serviceCollectionWidget: ApiOperation = {
   raw: true,
   urlProof(partner, request, nowMs) {
     const params = request.params as Record<string, string | undefined>;
-    const query = request.query as Record<string, string | undefined>;
+    const query = request.query as Record<string, unknown>;
     return checkWidgetSignature(partner, params.user_identifier ?? '', query.exp, query.sig, nowMs);
   },
   async handler(call) {

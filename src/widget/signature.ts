@@ -42,12 +42,14 @@ function signingKeys(partner: Partner, nowMs: number): string[] {
 export function checkWidgetSignature(
   partner: Partner,
   userIdentifier: string,
-  exp: string | undefined,
-  sig: string | undefined,
+  exp: unknown,
+  sig: unknown,
   nowMs: number,
 ): SignatureCheck {
   if (exp === undefined && sig === undefined) return { status: 'unsigned' };
   if (exp === undefined || sig === undefined) return { status: 'invalid', warning: `a signed URL needs both exp and sig; ${FALLBACK}` };
+  // Checked before the query's schema: a field given twice arrives as an array (its 400 follows).
+  if (typeof exp !== 'string' || typeof sig !== 'string') return { status: 'invalid', warning: `exp and sig must each be given once; ${FALLBACK}` };
   const given = sig.trim().toLowerCase();
   if (!EXP.test(exp) || !SIG.test(given)) return { status: 'invalid', warning: `malformed exp or sig; ${FALLBACK}` };
   const givenBytes = Buffer.from(given, 'hex');

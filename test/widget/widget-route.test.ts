@@ -138,6 +138,10 @@ describe('the per-user boot script', () => {
     assert.equal(await widgetError(widgetPath('short', 'wanda'), 401), 'idsvc widget: invalid_api_key: Invalid API key');
     assert.match(await widgetError(widgetPath(P.apiKey, 'not an identifier!'), 400), /^idsvc widget: invalid_request: user_identifier/);
     assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?callback=x'), 400), 'idsvc widget: invalid_request: unknown querystring field "callback"');
+    // The signature is checked before the query's schema; a field given twice is a 400 there, not a crash.
+    for (const query of ['?exp=1&exp=2&sig=ab', '?exp=1&sig=ab&sig=cd']) {
+      assert.match(await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', query), 400), /^idsvc widget: invalid_request: querystring field "(exp|sig)" must be string$/, query);
+    }
     const leaked = await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?api_token=s3cr3tvalue'), 400);
     assert.match(leaked, /^idsvc widget: credentials_in_query: /);
     assert.ok(!leaked.includes('s3cr3tvalue'));
