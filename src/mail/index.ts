@@ -9,9 +9,8 @@
 // the change commits. The mail job (src/jobs/mail.ts) sends it through SMTP_URL, or writes an .eml
 // file under MAIL_DIR when no relay is configured; retries and the failed state are its business.
 // Never log a message's address, body or links.
-import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.js';
-import type { Database } from '../db/schema.js';
+import type { Queryable } from '../db/schema.js';
 import { insertMail } from '../repositories/mail-queue.js';
 import type { MailContent, MailSite } from './templates/compose.js';
 
@@ -26,6 +25,6 @@ export function mailSite(config: Pick<Config, 'siteName' | 'baseUrl'>): MailSite
 }
 
 /** Queues one message; returns its queue id. */
-export function queueMail(db: Kysely<Database> | Transaction<Database>, mail: Mail, now: number): Promise<number> {
+export function queueMail(db: Queryable, mail: Mail, now: number): Promise<number> {
   return insertMail(db, { to: mail.to, kind: mail.kind, subject: mail.subject, text: mail.text, html: mail.html }, now);
 }

@@ -2,6 +2,7 @@
 // leave this module as `Partner`s, with booleans for the 0/1 columns.
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import type { Db } from '../db/database.js';
 import { statement } from '../db/prepared.js';
 import type { Database, PartnerRow } from '../db/schema.js';
@@ -120,6 +121,15 @@ export async function findWebhookTarget(db: Kysely<Database>, partnerId: number)
 export function partnerChangeCounter(conn: SQLite.Database): () => number {
   const read = conn.prepare('SELECT version FROM partner_changes WHERE id = 1').pluck();
   return () => read.get() as number;
+}
+
+/** PostgreSQL: the channel migration 003's trigger notifies on every change to `partners`. */
+export const PARTNER_CHANNEL = 'idsvc_partners';
+
+/** PostgreSQL: subscribes a dedicated connection to partner changes; answers its backend pid. */
+export async function listenToPartnerChanges(client: pg.Client): Promise<number | null> {
+  await client.query(`LISTEN ${PARTNER_CHANNEL}`);
+  return (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? null;
 }
 
 export async function countPartners(db: Kysely<Database>): Promise<number> {

@@ -1,9 +1,8 @@
 // Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
 import { deleteDiscoveryData } from '../repositories/discovery.js';
 import { isDeepStrictEqual } from 'node:util';
-import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { Database } from '../db/schema.js';
+import type { Tx } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { keepSubjectOfDeletedAccount } from '../repositories/people.js';
 import { deleteUser, findUserByRef, setUserFlags, updateProfile, type ProfileValues, type User } from '../repositories/users.js';
@@ -63,7 +62,7 @@ export async function deleteAccount(ctx: AppContext, user: User): Promise<void> 
 }
 
 /** deleteAccount inside the caller's transaction. */
-export async function eraseAccount(tx: Transaction<Database>, user: User, now: number): Promise<void> {
+export async function eraseAccount(tx: Tx, user: User, now: number): Promise<void> {
   const partners = await linkedPartners(tx, user.id);
   await announce(tx, user, 'user.deleted', () => ({}), now, { only: partners });
   await deleteLinksOfUser(tx, user.id);

@@ -1,17 +1,14 @@
 // Changes to a user's central repository, and the announcements they cause (SPEC §9): every change
 // is written to the outbox for each partner linked to the user, except the partner that caused it.
 // While the user is not visible, nothing is written but `user.hidden` and `user.deleted` (issue 14).
-import type { Transaction } from 'kysely';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
-import type { Database } from '../db/schema.js';
+import type { Tx } from '../db/schema.js';
 import { isVisible } from '../domain/visibility.js';
 import { deleteCentralIdentity, findCentralIdentity, insertCentralIdentity, replaceCentralIdentity, type CentralIdentity } from '../repositories/central-identities.js';
 import { linkedPartners, type LinkedPartner } from '../repositories/links.js';
 import { SENT_WHILE_NOT_VISIBLE, writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
 import { markVisibilityAnnounced, visibilityOf, type User } from '../repositories/users.js';
-
-type Tx = Transaction<Database>;
 
 export function normaliseUsrSvcId(usrSvcId: string): string {
   return usrSvcId.trim().toLowerCase().replace(/^@/, '');

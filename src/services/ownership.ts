@@ -7,9 +7,8 @@
 // An unproven account does not keep the address from its owner: a sign-up for an address that an
 // unproven account holds mails a "claim" link, and whoever proves the address first gets it (the
 // unproven account is removed). Unproven accounts are also removed after UNPROVEN_ACCOUNT_DAYS.
-import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { Database } from '../db/schema.js';
+import type { Tx } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { hashPassword } from '../domain/passwords.js';
 import { sha256 } from '../domain/secrets.js';
@@ -29,8 +28,6 @@ export const UNPROVEN_ACCOUNT_DAYS = 7;
 export const MAILS_PER_ADDRESS_PER_HOUR = 5;
 /** "Send the link again", per account. */
 export const RESENDS_PER_HOUR = 3;
-
-type Tx = Transaction<Database>;
 
 const confirmLink = (ctx: AppContext, secret: string) => `${ctx.config.baseUrl}/confirm?token=${secret}`;
 

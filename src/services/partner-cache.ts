@@ -18,9 +18,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Db } from '../db/database.js';
-import { findPartnerByKey, onPartnerWrite, partnerChangeCounter, type Partner } from '../repositories/partners.js';
-
-export const PARTNER_CHANNEL = 'idsvc_partners';
+import { findPartnerByKey, listenToPartnerChanges, onPartnerWrite, partnerChangeCounter, type Partner } from '../repositories/partners.js';
 /**
  * Reconnection back-off of the change feed: 0.5 s doubling to 10 s, reset once it listens again.
  * Capped low because every call reads the table while the feed is down.
@@ -145,8 +143,7 @@ export class PartnerCache extends EventEmitter {
     client.on('notification', () => this.invalidate());
     try {
       await client.connect();
-      await client.query(`LISTEN ${PARTNER_CHANNEL}`);
-      this.listenerPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? null;
+      this.listenerPid = await listenToPartnerChanges(client);
       if (this.closed || this.listener !== client) return void client.end().catch(() => {});
       // Anything cached before the feed started may have changed meanwhile.
       this.invalidate();
