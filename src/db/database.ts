@@ -18,6 +18,8 @@ import { webhookSecretRotationMigration } from './migrations/009-webhook-secret-
 import { partnerTokenLookupMigration } from './migrations/010-partner-token-lookup.js';
 import { discoveryMigration } from './migrations/011-discovery.js';
 import { answerCacheFeedMigration } from './migrations/012-answer-cache-feed.js';
+import { answerFeedTriggersMigration } from './migrations/013-answer-feed-triggers.js';
+import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -86,7 +88,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader.pragma(`mmap_size = ${MMAP_SIZE}`);
       reader.pragma('query_only = ON');
     }
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
     return {
       kysely,
       dialect: 'sqlite',
@@ -148,6 +150,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '010-partner-token-lookup': partnerTokenLookupMigration(),
     '011-discovery': discoveryMigration(dialect),
     '012-answer-cache-feed': answerCacheFeedMigration(dialect),
+    '013-answer-feed-triggers': answerFeedTriggersMigration(dialect),
   };
 }
 

@@ -131,6 +131,16 @@ describe('every kind of change to what feeds an answer, made on another connecti
       expect: (a) => assert.doesNotMatch(a.body, /gitlab/),
     },
     {
+      // The answer of the account it left: only the old row names it.
+      name: 'a central entry moved to another account',
+      read: 'public',
+      change: async (p) => {
+        const other = await t.user({ email: `moved_to_${p.uid}@example.org`, userId: `moved_to_${p.uid}` });
+        await elsewhere("UPDATE central_identities SET user_ref = ? WHERE user_ref = ? AND svc_id = 'gitlab'", other.id, p.userId);
+      },
+      expect: (a) => assert.doesNotMatch(a.body, /gitlab/),
+    },
+    {
       name: 'an opt-out',
       read: 'public',
       change: (p) => elsewhere('UPDATE users SET opted_in = 0, consented = 0 WHERE id = ?', p.userId),

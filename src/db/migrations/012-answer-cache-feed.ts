@@ -17,19 +17,29 @@
 import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
-/** Tags a row names, as SQL over `R.` (NEW or OLD), per table. */
-const TAGS: Record<string, string[]> = {
-  users: ["'u' || R.id"],
-  central_identities: ["'u' || R.user_ref"],
-  subjects: ["'s' || R.id", "'u' || R.user_ref"],
-  partner_identities: ["'s' || R.subject_id"],
-  links: ["'s' || R.subject_id", "'u' || R.user_ref"],
-  partners: ["'p' || R.id"],
+/** The tags a row names, per table: a prefix and the column whose value follows it. */
+export const TAG_COLUMNS: Record<string, [prefix: string, column: string][]> = {
+  users: [['u', 'id']],
+  central_identities: [['u', 'user_ref']],
+  subjects: [
+    ['s', 'id'],
+    ['u', 'user_ref'],
+  ],
+  partner_identities: [['s', 'subject_id']],
+  links: [
+    ['s', 'subject_id'],
+    ['u', 'user_ref'],
+  ],
+  partners: [['p', 'id']],
 };
 
-const EVENTS = { insert: ['NEW'], update: ['OLD', 'NEW'], delete: ['OLD'] } as const;
+/** Tags a row names, as SQL over `R.` (NEW or OLD), per table. */
+const TAGS: Record<string, string[]> = Object.fromEntries(Object.entries(TAG_COLUMNS).map(([table, tags]) => [table, tags.map(([prefix, column]) => `'${prefix}' || R.${column}`)]));
 
-function sqliteTrigger(table: string, event: keyof typeof EVENTS): string {
+export const EVENTS = { insert: ['NEW'], update: ['OLD', 'NEW'], delete: ['OLD'] } as const;
+
+/** SQLite: the trigger as this migration made it (migration 013 replaces it, and puts it back on the way down). */
+export function sqliteTrigger(table: string, event: keyof typeof EVENTS): string {
   const rows = EVENTS[event].flatMap((r) => TAGS[table]!.map((t) => `SELECT ${t.replaceAll('R.', `${r}.`)} AS tag`));
   return `CREATE TRIGGER answer_feed_${table}_${event} AFTER ${event.toUpperCase()} ON ${table}
     BEGIN INSERT INTO answer_changes (tag) SELECT tag FROM (${rows.join(' UNION ')}) WHERE tag IS NOT NULL; END`;
