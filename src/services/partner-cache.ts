@@ -19,6 +19,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Db } from '../db/database.js';
 import { findPartnerByKey, listenToPartnerChanges, onPartnerWrite, partnerChangeCounter, type Partner } from '../repositories/partners.js';
+
 /**
  * Reconnection back-off of the change feed: 0.5 s doubling to 10 s, reset once it listens again.
  * Capped low because every call reads the table while the feed is down.
