@@ -40,6 +40,10 @@ export interface BenchSettings {
   /** Where the JSON goes; null: a dated file under bench/data/results/. */
   out: string | null;
   serviceEnv: Record<string, string>;
+  /** Options for the service's node (e.g. V8's GC flags), before its entry point. */
+  serviceNodeArgs: string[];
+  /** Turn the host's proactive reclaim (DAMON pageout) off for the run (bench/host-reclaim.ts). */
+  pauseReclaim: boolean;
 }
 
 const FULL = { duration: 4, rounds: 3, warmup: 2, openDuration: 4, openWarmup: 1, shares: '25,50,75,90' };
@@ -78,6 +82,8 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       'service-dir': { type: 'string' },
       out: { type: 'string' },
       env: { type: 'string', multiple: true, default: [] },
+      'node-arg': { type: 'string', multiple: true, default: [] },
+      'pause-reclaim': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -130,5 +136,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
     serviceDir: a['service-dir'] ?? null,
     out: a.out ?? null,
     serviceEnv,
+    serviceNodeArgs: a['node-arg'],
+    pauseReclaim: a['pause-reclaim'],
   };
 }

@@ -160,7 +160,7 @@ export async function startService(entry: string, ds: Dataset, port: number, set
     BACKGROUND_JOBS: '0',
     ...settings.serviceEnv,
   };
-  const nodeArgs = [...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : []), entry, 'serve', '--workers', String(settings.workers)];
+  const nodeArgs = [...settings.serviceNodeArgs, ...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : []), entry, 'serve', '--workers', String(settings.workers)];
   const [cmd, argv] = pinned(where.serverCpus, process.execPath, nodeArgs);
   const child = spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Scenario } from './args.js';
 import type { Backend } from './dataset.js';
+import type { HostReclaim } from './host-reclaim.js';
 import type { OpenLoopResult } from './open-loop.js';
 
 /** Issue 19's targets, at half of the service's own highest rate, at 1 M users on SQLite. */
@@ -44,7 +45,7 @@ export interface Run {
 export interface BenchResult {
   users: number;
   date: string;
-  machine: { cpus: number; model: string; memory_gb: number; node: string; load_average: number[] };
+  machine: { cpus: number; model: string; memory_gb: number; node: string; load_average: number[]; proactive_reclaim?: HostReclaim };
   settings: Record<string, unknown>;
   runs: Run[];
 }

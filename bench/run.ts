@@ -10,6 +10,7 @@ import os from 'node:os';
 import { parseBenchArgs, type BenchSettings, type Scenario } from './args.js';
 import { DATA_DIR, ensureDataset, workingCopy, type Backend, type Dataset } from './dataset.js';
 import { checkWorkCeiling, closedLoop, HAS_WORK_CEILING, openLoop, samples } from './measure.js';
+import { holdReclaim } from './host-reclaim.js';
 import { compiledEntry, log, placement, rssAnonMb, startCeiling, startHost, startService, stop, type Placement, type Server } from './processes.js';
 import { defaultResultFile, plainTable, ratio, report, writeResult, type BenchResult, type OpenLoopRow, type Run } from './report.js';
 import { requestSource, type RequestSource } from './requests.js';
@@ -92,13 +93,18 @@ async function main(): Promise<void> {
     `${settings.users} users${settings.quick ? ', quick' : ''}; closed loop ${settings.closed.rounds} × ${settings.closed.durationS} s at ${settings.closed.connections} connections; open loop ${settings.open.durationS} s at ${settings.open.shares.map((x) => `${x * 100} %`).join(', ') || 'no rate'}; ${where.cores} cores (servers on CPU ${where.serverCpus ?? 'any'}, load on CPU ${where.loadCpus ?? 'any'})`,
   );
   const entry = compiledEntry(settings.serviceDir);
+  const host = holdReclaim(settings.pauseReclaim, log);
   const runs: Run[] = [];
-  for (const backend of settings.backends) runs.push(...(await benchBackend(backend, entry, settings, where)));
+  try {
+    for (const backend of settings.backends) runs.push(...(await benchBackend(backend, entry, settings, where)));
+  } finally {
+    host.resume();
+  }
   const result: BenchResult = {
     users: settings.users,
     date: new Date().toISOString(),
-    machine: { cpus: where.cores, model: os.cpus()[0]?.model ?? '?', memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version, load_average: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-    settings: { quick: settings.quick, closed: settings.closed, open: settings.open, workers: settings.workers, seed: settings.seed, placement: where, env: settings.serviceEnv },
+    machine: { cpus: where.cores, model: os.cpus()[0]?.model ?? '?', memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version, load_average: os.loadavg().map((x) => Math.round(x * 100) / 100), proactive_reclaim: host.reclaim },
+    settings: { quick: settings.quick, closed: settings.closed, open: settings.open, workers: settings.workers, seed: settings.seed, placement: where, env: settings.serviceEnv, nodeArgs: settings.serviceNodeArgs },
     runs,
   };
   const file = settings.out ?? defaultResultFile(DATA_DIR, result, settings.backends);

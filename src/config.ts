@@ -240,7 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     syncFailuresPerPartnerAddress: intVar(env, 'SYNC_FAILURES_PER_PARTNER_ADDRESS', 20, 1, 1_000_000),
     syncFailureWindowSeconds: intVar(env, 'SYNC_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     backgroundJobs: boolVar(env, 'BACKGROUND_JOBS', true),
-    sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 500, 0, 60_000),
+    sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 25, 0, 60_000),
     partnerCache: boolVar(env, 'PARTNER_CACHE', true),
     answerCacheMb: intVar(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
     siteName,

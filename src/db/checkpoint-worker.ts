@@ -21,12 +21,20 @@ const db = new SQLite(file);
 // after, so a frame is only ever dropped from the WAL once its page is on disk.
 db.pragma('synchronous = FULL');
 
+/** What the last round reported: a timed round that finds the WAL as it was tells nobody. */
+let last = '';
+
 function checkpoint(id?: number): void {
   try {
     // PASSIVE never waits for and never blocks the writer or the readers: it copies the frames
     // no reader still needs and leaves the rest for the next round.
     const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
-    if (row) port.postMessage({ id, type: 'checkpointed', frames: row.log, copied: row.checkpointed, busy: row.busy !== 0 } satisfies CheckpointWorkerMessage);
+    if (!row) return;
+    const seen = `${row.log}/${row.checkpointed}/${row.busy}`;
+    // Rounds come every few tens of milliseconds; an idle server's main thread is not woken for them.
+    if (id === undefined && seen === last) return;
+    last = seen;
+    port.postMessage({ id, type: 'checkpointed', frames: row.log, copied: row.checkpointed, busy: row.busy !== 0 } satisfies CheckpointWorkerMessage);
   } catch (err) {
     port.postMessage({ id, type: 'failed', message: err instanceof Error ? err.message : String(err) } satisfies CheckpointWorkerMessage);
   }

@@ -16,7 +16,7 @@ export interface CheckpointerLog {
 }
 
 export interface Checkpointer {
-  /** Checkpoints done and frames copied so far (what the tests look at; failures are logged). */
+  /** Rounds reported (asked for, or timed ones that found the WAL changed) and frames copied so far (what the tests look at; failures are logged). */
   readonly stats: { rounds: number; framesCopied: number; failures: number };
   /** Asks for a checkpoint now and resolves when it has run (tests). */
   checkpointNow(): Promise<CheckpointWorkerMessage>;

@@ -63,6 +63,30 @@ test('a round of the background checkpointer puts the WAL into the database file
   }
 });
 
+test('timed rounds that find nothing new do not wake the main thread', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-checkpoint-idle-'));
+  const file = path.join(dir, 'db.sqlite');
+  const db = await openDatabase(`sqlite:${file}`);
+  // A round every 5 ms: an idle server would otherwise hear from its worker 200 times a second.
+  const checkpointer = startCheckpointer(file, 5, recordingLog());
+  try {
+    db.sqlite!.exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('x')");
+    for (let i = 0; i < 400 && checkpointer.stats.framesCopied === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(checkpointer.stats.framesCopied > 0, 'a timed round copied the write');
+    const rounds = checkpointer.stats.rounds;
+    // About 60 timed rounds with nothing to copy.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(checkpointer.stats.rounds, rounds);
+    db.sqlite!.exec("INSERT INTO t VALUES ('y')");
+    for (let i = 0; i < 400 && checkpointer.stats.rounds === rounds; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(checkpointer.stats.rounds > rounds, 'a new write is reported again');
+  } finally {
+    await checkpointer.stop();
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the server checkpoints in the background on its own, and SQLITE_CHECKPOINT_MS=0 turns that off', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-checkpoint-server-'));
   try {

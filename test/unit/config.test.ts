@@ -14,7 +14,7 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.equal(c.databaseUrl, `sqlite:${path.join(projectRoot, 'data', 'idsvc.sqlite')}`);
   assert.equal(c.redisUrl, null);
   assert.equal(c.fetchAllowPrivate, false);
-  assert.equal(c.sqliteCheckpointMs, 500);
+  assert.equal(c.sqliteCheckpointMs, 25);
   assert.equal(loadConfig({ SQLITE_CHECKPOINT_MS: '0' }).sqliteCheckpointMs, 0);
   assert.equal(c.databaseTimeoutMs, 5000);
   assert.equal(loadConfig({ DATABASE_TIMEOUT_MS: '1500' }).databaseTimeoutMs, 1500);
