@@ -15,8 +15,8 @@ import { lookupOrCreatePerson, lookupPerson } from '../repositories/people.js';
 import { accountRefById, findUserByRef, type AccountRef } from '../repositories/users.js';
 import { subjectTag, userTag, type AnswerTags } from './answer-cache.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
-import { pushUnlinkedInOneStatement } from '../repositories/partner-pushes.js';
-import { removeCentralIdentity, setCentralIdentity } from './central.js';
+import { pushInOneStatement } from '../repositories/partner-pushes.js';
+import { normaliseUsrSvcId, removeCentralIdentity, setCentralIdentity } from './central.js';
 
 export interface ViewEntry {
   svc: CatalogueEntry;
@@ -161,8 +161,11 @@ export function validateUsrSvcId(raw: string | undefined): string {
 /** SPEC §4.3: add, replace or remove one entry of the partner's repository (and flow it when linked). */
 export async function pushIdentity(ctx: AppContext, partner: Partner, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
   const now = ctx.clock.now();
-  // PostgreSQL, a person not linked to the partner: one round trip (repositories/partner-pushes.ts).
-  if (usrSvcId !== '' && (await pushUnlinkedInOneStatement(ctx.db, partner.id, id, svc.svcId, usrSvcId, now))) return;
+  // PostgreSQL: one round trip, linked or not (repositories/partner-pushes.ts).
+  if (usrSvcId !== '') {
+    const push = { svcId: svc.svcId, usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), url: buildProfileUrl(svc, usrSvcId), now };
+    if (await pushInOneStatement(ctx.db, partner.id, id, push)) return;
+  }
   // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
   await ctx.writes.run(async (tx) => {
     const q = inTx(ctx.db, tx);
