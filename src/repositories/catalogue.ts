@@ -1,11 +1,9 @@
 // The catalogue table. Every change bumps `catalogue_version` so running servers notice a CLI edit
 // without a restart (see services/catalogue-cache.ts).
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, ServiceRow } from '../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { Database, Queryable, ServiceRow } from '../db/schema.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { isUrlBuilder } from '../catalogue/profile-url.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 export function rowToEntry(r: ServiceRow): CatalogueEntry {
   return {
@@ -45,12 +43,12 @@ function entryToRow(e: CatalogueEntry, now: number): ServiceRow {
   };
 }
 
-export async function catalogueVersion(db: Q): Promise<string> {
+export async function catalogueVersion(db: Queryable): Promise<string> {
   const row = await db.selectFrom('settings').select('value').where('key', '=', 'catalogue_version').executeTakeFirst();
   return row?.value ?? '0';
 }
 
-async function bumpVersion(db: Q, now: number): Promise<void> {
+async function bumpVersion(db: Queryable, now: number): Promise<void> {
   const value = `${now}-${Math.random().toString(36).slice(2, 10)}`;
   await db
     .insertInto('settings')
@@ -59,13 +57,13 @@ async function bumpVersion(db: Q, now: number): Promise<void> {
     .execute();
 }
 
-export async function listCatalogue(db: Q, includeDisabled = true): Promise<CatalogueEntry[]> {
+export async function listCatalogue(db: Queryable, includeDisabled = true): Promise<CatalogueEntry[]> {
   let q = db.selectFrom('services').selectAll().orderBy('svc_id');
   if (!includeDisabled) q = q.where('disabled', '=', 0);
   return (await q.execute()).map(rowToEntry);
 }
 
-export async function countServices(db: Q): Promise<number> {
+export async function countServices(db: Queryable): Promise<number> {
   const r = await db.selectFrom('services').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(r.n);
 }
@@ -88,14 +86,14 @@ export async function upsertServices(db: Kysely<Database>, entries: CatalogueEnt
   });
 }
 
-export async function setServiceDisabled(db: Q, svcId: string, disabled: boolean, now: number): Promise<boolean> {
+export async function setServiceDisabled(db: Queryable, svcId: string, disabled: boolean, now: number): Promise<boolean> {
   const r = await db.updateTable('services').set({ disabled: disabled ? 1 : 0, updated_at: now }).where('svc_id', '=', svcId).executeTakeFirst();
   await bumpVersion(db, now);
   return Number(r.numUpdatedRows) > 0;
 }
 
 /** Opted-in users per service (SPEC §4.2), as the triggers of migration 005 keep them. */
-export async function popularityCounts(db: Q): Promise<Map<string, number>> {
+export async function popularityCounts(db: Queryable): Promise<Map<string, number>> {
   const rows = await db.selectFrom('service_popularity').select(['svc_id', 'user_count']).where('user_count', '>', 0).execute();
   return new Map(rows.map((r) => [r.svc_id, Number(r.user_count)]));
 }

@@ -1,12 +1,10 @@
 // The central repository (SPEC §3): one entry per user and service. Rows leave this module with
 // `verified` as a boolean.
-import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { statement, type Exec } from '../db/prepared.js';
-import type { CentralIdentityRow, Database } from '../db/schema.js';
+import type { CentralIdentityRow, Database, Queryable, Tx } from '../db/schema.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, type ByAccountIdentifier } from './people.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 export type CentralIdentity = Omit<CentralIdentityRow, 'verified'> & { verified: boolean };
 
@@ -63,13 +61,13 @@ export async function publicRowsByIdentifier(q: Exec, id: ParsedIdentifier): Pro
   return rows as PublicRow[];
 }
 
-export async function findCentralIdentity(db: Q, userRef: number, svcId: string): Promise<CentralIdentity | undefined> {
+export async function findCentralIdentity(db: Queryable, userRef: number, svcId: string): Promise<CentralIdentity | undefined> {
   const row = await db.selectFrom('central_identities').selectAll().where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst();
   return row && toCentralIdentity(row);
 }
 
 export async function insertCentralIdentity(
-  tx: Transaction<Database>,
+  tx: Tx,
   entry: { userRef: number; svcId: string; usrSvcId: string; usrSvcIdNorm: string; sourcePartnerId: number | null },
   now: number,
 ): Promise<CentralIdentity> {
@@ -95,7 +93,7 @@ export async function insertCentralIdentity(
 
 /** A new identifier for an entry: unverified and unchecked again, from its new source. */
 export async function replaceCentralIdentity(
-  tx: Transaction<Database>,
+  tx: Tx,
   id: number,
   entry: { usrSvcId: string; usrSvcIdNorm: string; sourcePartnerId: number | null },
   now: number,
@@ -110,35 +108,35 @@ export async function replaceCentralIdentity(
 }
 
 /** Deletes the user's entry for a service; with `onlyUnverifiedFrom`, only if that partner is its source and it is not verified. */
-export async function deleteCentralIdentity(tx: Transaction<Database>, userRef: number, svcId: string, onlyUnverifiedFrom: number | null): Promise<boolean> {
+export async function deleteCentralIdentity(tx: Tx, userRef: number, svcId: string, onlyUnverifiedFrom: number | null): Promise<boolean> {
   let q = tx.deleteFrom('central_identities').where('user_ref', '=', userRef).where('svc_id', '=', svcId);
   if (onlyUnverifiedFrom !== null) q = q.where('source_partner_id', '=', onlyUnverifiedFrom).where('verified', '=', 0);
   const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
 
-export async function deleteCentralIdentitiesOfUser(tx: Transaction<Database>, userRef: number): Promise<void> {
+export async function deleteCentralIdentitiesOfUser(tx: Tx, userRef: number): Promise<void> {
   await tx.deleteFrom('central_identities').where('user_ref', '=', userRef).execute();
 }
 
 /** The services of the user's entries. */
-export async function centralServicesOfUser(db: Q, userRef: number): Promise<Set<string>> {
+export async function centralServicesOfUser(db: Queryable, userRef: number): Promise<Set<string>> {
   return new Set((await db.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).execute()).map((r) => r.svc_id));
 }
 
 /** The user's entry id for a service, if any. */
-export async function centralIdentityIdOf(db: Q, userRef: number, svcId: string): Promise<number | undefined> {
+export async function centralIdentityIdOf(db: Queryable, userRef: number, svcId: string): Promise<number | undefined> {
   return (await db.selectFrom('central_identities').select('id').where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst())?.id;
 }
 
 /** Unverified entries this partner brought into the user's repository (what "also remove" removes). */
-export async function unverifiedServicesFrom(db: Q, userRef: number, partnerId: number): Promise<string[]> {
+export async function unverifiedServicesFrom(db: Queryable, userRef: number, partnerId: number): Promise<string[]> {
   const rows = await db.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).where('source_partner_id', '=', partnerId).where('verified', '=', 0).execute();
   return rows.map((r) => r.svc_id);
 }
 
 /** How many unverified entries each partner brought into the user's repository. */
-export async function countUnverifiedBySource(db: Q, userRef: number): Promise<Map<number, number>> {
+export async function countUnverifiedBySource(db: Queryable, userRef: number): Promise<Map<number, number>> {
   const rows = await db
     .selectFrom('central_identities')
     .select(['source_partner_id', (eb) => eb.fn.countAll<number>().as('n')])
@@ -155,7 +153,7 @@ export async function countUnverifiedBySource(db: Q, userRef: number): Promise<M
 export type CentralIdentityWithSource = CentralIdentity & { partner_name: string | null };
 
 /** The user's entries with the name of the partner each came from, by service id (the account page and the export). */
-export async function centralIdentitiesWithSource(db: Q, userRef: number): Promise<CentralIdentityWithSource[]> {
+export async function centralIdentitiesWithSource(db: Queryable, userRef: number): Promise<CentralIdentityWithSource[]> {
   const rows = await db
     .selectFrom('central_identities as c')
     .leftJoin('partners as p', 'p.id', 'c.source_partner_id')
@@ -168,7 +166,7 @@ export async function centralIdentitiesWithSource(db: Q, userRef: number): Promi
 }
 
 /** Who claims an identity (reverse_lookup): opted-in, discoverable users, verified claims first, then by userId. */
-export async function claimantsOf(db: Q, svcId: string, usrSvcIdNorm: string, limit: number): Promise<{ user_id: string; verified: boolean }[]> {
+export async function claimantsOf(db: Queryable, svcId: string, usrSvcIdNorm: string, limit: number): Promise<{ user_id: string; verified: boolean }[]> {
   const rows = await db
     .selectFrom('central_identities as ci')
     .innerJoin('users as u', 'u.id', 'ci.user_ref')
@@ -190,7 +188,7 @@ export interface VerifiedMark {
   verified_at: number | null;
 }
 
-export async function setVerifiedMark(db: Q, id: number, mark: VerifiedMark): Promise<CentralIdentity> {
+export async function setVerifiedMark(db: Queryable, id: number, mark: VerifiedMark): Promise<CentralIdentity> {
   const row = await db
     .updateTable('central_identities')
     .set({ ...mark, verified: mark.verified ? 1 : 0 })
@@ -201,7 +199,7 @@ export async function setVerifiedMark(db: Q, id: number, mark: VerifiedMark): Pr
 }
 
 /** The outcome of a rel="me" check: when the entry was checked, and its verified mark as it now stands. */
-export async function recordCheck(tx: Transaction<Database>, id: number, mark: VerifiedMark, now: number): Promise<CentralIdentity> {
+export async function recordCheck(tx: Tx, id: number, mark: VerifiedMark, now: number): Promise<CentralIdentity> {
   const row = await tx
     .updateTable('central_identities')
     .set({ last_checked_at: now, ...mark, verified: mark.verified ? 1 : 0 })
@@ -212,13 +210,13 @@ export async function recordCheck(tx: Transaction<Database>, id: number, mark: V
 }
 
 /** The entry if it still has this identifier (a check is about the address it was run on). */
-export async function findCentralIdentityAsChecked(tx: Transaction<Database>, id: number, usrSvcId: string): Promise<CentralIdentity | undefined> {
+export async function findCentralIdentityAsChecked(tx: Tx, id: number, usrSvcId: string): Promise<CentralIdentity | undefined> {
   const row = await tx.selectFrom('central_identities').selectAll().where('id', '=', id).where('usr_svc_id', '=', usrSvcId).executeTakeFirst();
   return row && toCentralIdentity(row);
 }
 
 /** What a rel="me" check of one entry needs: the identifier and its owner's userId. */
-export async function identityToCheck(db: Q, id: number): Promise<{ id: number; user_ref: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
+export async function identityToCheck(db: Queryable, id: number): Promise<{ id: number; user_ref: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
   return db
     .selectFrom('central_identities as c')
     .innerJoin('users as u', 'u.id', 'c.user_ref')
@@ -267,7 +265,7 @@ export interface ListedIdentity {
 }
 
 /** A user's whole central repository, disabled services included (the caller's catalogue drops those). */
-export async function listCentralIdentities(db: Q, userRef: number): Promise<ListedIdentity[]> {
+export async function listCentralIdentities(db: Queryable, userRef: number): Promise<ListedIdentity[]> {
   const rows = await db.selectFrom('central_identities').select(['svc_id', 'usr_svc_id', 'verified']).where('user_ref', '=', userRef).execute();
   return rows.map((r) => ({ svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1 }));
 }

@@ -1,9 +1,6 @@
 // Discovery runs and their pages (issue 18 part 2), and the pages proven to be a user's own. Rows
 // become domain values here: 0/1 columns leave as booleans.
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { Queryable } from '../db/schema.js';
 
 export type RunStatus = 'queued' | 'running' | 'done';
 export type StoppedBy = 'page_limit' | 'time_limit';
@@ -55,18 +52,18 @@ function toRun(r: RunRow): DiscoveryRun {
 
 const RUN_COLUMNS = ['id', 'user_ref', 'start_url', 'status', 'pages_fetched', 'stopped_by', 'created_at', 'finished_at'] as const;
 
-export async function createRun(db: Q, userRef: number, startUrl: string, now: number): Promise<DiscoveryRun> {
+export async function createRun(db: Queryable, userRef: number, startUrl: string, now: number): Promise<DiscoveryRun> {
   const row = await db.insertInto('discovery_runs').values({ user_ref: userRef, start_url: startUrl, status: 'queued', created_at: now }).returning(RUN_COLUMNS).executeTakeFirstOrThrow();
   return toRun(row);
 }
 
 /** The user's newest run, whatever its state. */
-export async function latestRun(db: Q, userRef: number): Promise<DiscoveryRun | undefined> {
+export async function latestRun(db: Queryable, userRef: number): Promise<DiscoveryRun | undefined> {
   const row = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).orderBy('id', 'desc').limit(1).executeTakeFirst();
   return row ? toRun(row) : undefined;
 }
 
-export async function findRun(db: Q, userRef: number, runId: number): Promise<DiscoveryRun | undefined> {
+export async function findRun(db: Queryable, userRef: number, runId: number): Promise<DiscoveryRun | undefined> {
   const row = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).where('id', '=', runId).executeTakeFirst();
   return row ? toRun(row) : undefined;
 }
@@ -75,7 +72,7 @@ export async function findRun(db: Q, userRef: number, runId: number): Promise<Di
  * Claims one run that is queued, or running under a lease that ran out (its instance stopped).
  * The claim is a conditional UPDATE from the values read, so of several instances one wins.
  */
-export async function claimRun(db: Q, now: number, leaseMs: number): Promise<DiscoveryRun | undefined> {
+export async function claimRun(db: Queryable, now: number, leaseMs: number): Promise<DiscoveryRun | undefined> {
   const due = await db
     .selectFrom('discovery_runs')
     .select(['id', 'status', 'lease_until'])
@@ -104,7 +101,7 @@ export async function claimRun(db: Q, now: number, leaseMs: number): Promise<Dis
 export type NewPage = Pick<DiscoveryPage, 'url' | 'finalUrl' | 'depth' | 'viaUrl' | 'fetched' | 'outcome' | 'detail'>;
 
 /** Records one fetch (or a page found but not fetched) and counts it towards the run's progress. */
-export async function recordPage(db: Q, run: DiscoveryRun, page: NewPage, now: number): Promise<number> {
+export async function recordPage(db: Queryable, run: DiscoveryRun, page: NewPage, now: number): Promise<number> {
   const row = await db
     .insertInto('discovery_pages')
     .values({
@@ -133,7 +130,7 @@ export interface PageFinding {
   linksBack: boolean;
 }
 
-export async function finishRun(db: Q, runId: number, findings: PageFinding[], stoppedBy: StoppedBy | null, now: number): Promise<void> {
+export async function finishRun(db: Queryable, runId: number, findings: PageFinding[], stoppedBy: StoppedBy | null, now: number): Promise<void> {
   for (const f of findings) {
     await db
       .updateTable('discovery_pages')
@@ -145,7 +142,7 @@ export async function finishRun(db: Q, runId: number, findings: PageFinding[], s
   await db.updateTable('discovery_runs').set({ status: 'done', stopped_by: stoppedBy, lease_until: null, finished_at: now }).where('id', '=', runId).execute();
 }
 
-export async function pagesOf(db: Q, runId: number): Promise<DiscoveryPage[]> {
+export async function pagesOf(db: Queryable, runId: number): Promise<DiscoveryPage[]> {
   const rows = await db.selectFrom('discovery_pages').selectAll().where('run_id', '=', runId).orderBy('id').execute();
   return rows.map((r) => ({
     id: r.id,
@@ -166,12 +163,12 @@ export async function pagesOf(db: Q, runId: number): Promise<DiscoveryPage[]> {
 }
 
 /** Normalised URLs of the pages proven to be the user's own. */
-export async function verifiedPagesOf(db: Q, userRef: number): Promise<string[]> {
+export async function verifiedPagesOf(db: Queryable, userRef: number): Promise<string[]> {
   const rows = await db.selectFrom('verified_pages').select('url').where('user_ref', '=', userRef).orderBy('url').execute();
   return rows.map((r) => r.url);
 }
 
-export async function addVerifiedPage(db: Q, userRef: number, url: string, now: number): Promise<void> {
+export async function addVerifiedPage(db: Queryable, userRef: number, url: string, now: number): Promise<void> {
   await db
     .insertInto('verified_pages')
     .values({ user_ref: userRef, url, verified_at: now })
@@ -180,20 +177,20 @@ export async function addVerifiedPage(db: Q, userRef: number, url: string, now: 
 }
 
 /** The user's runs, pages and proven pages, for account deletion. */
-export async function deleteDiscoveryData(db: Q, userRef: number): Promise<void> {
+export async function deleteDiscoveryData(db: Queryable, userRef: number): Promise<void> {
   await db.deleteFrom('discovery_pages').where('user_ref', '=', userRef).execute();
   await db.deleteFrom('discovery_runs').where('user_ref', '=', userRef).execute();
   await db.deleteFrom('verified_pages').where('user_ref', '=', userRef).execute();
 }
 
 /** The user's central entries as (id, service, identifier, verified), for proposals and proofs. */
-export async function identitiesOfUser(db: Q, userRef: number): Promise<{ id: number; svcId: string; usrSvcId: string; verified: boolean }[]> {
+export async function identitiesOfUser(db: Queryable, userRef: number): Promise<{ id: number; svcId: string; usrSvcId: string; verified: boolean }[]> {
   const rows = await db.selectFrom('central_identities').select(['id', 'svc_id', 'usr_svc_id', 'verified']).where('user_ref', '=', userRef).orderBy('id').execute();
   return rows.map((r) => ({ id: r.id, svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1 }));
 }
 
 /** Marks an entry verified by a walk's rel="me" chain and records that as its latest check. */
-export async function recordWalkProof(db: Q, identity: { id: number; userRef: number; svcId: string }, url: string, detail: string, now: number) {
+export async function recordWalkProof(db: Queryable, identity: { id: number; userRef: number; svcId: string }, url: string, detail: string, now: number) {
   const row = await db
     .updateTable('central_identities')
     .set({ verified: 1, verified_by: 'relme', verified_at: now, last_checked_at: now })
@@ -205,7 +202,7 @@ export async function recordWalkProof(db: Q, identity: { id: number; userRef: nu
 }
 
 /** Every run of the user with its pages, oldest first, for the data export. */
-export async function runsWithPagesOf(db: Q, userRef: number): Promise<(DiscoveryRun & { pages: DiscoveryPage[] })[]> {
+export async function runsWithPagesOf(db: Queryable, userRef: number): Promise<(DiscoveryRun & { pages: DiscoveryPage[] })[]> {
   const rows = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).orderBy('id').execute();
   const runs = [];
   for (const r of rows) runs.push({ ...toRun(r), pages: await pagesOf(db, r.id) });

@@ -2,11 +2,8 @@
 // SHA-256 is stored, so a copy of the database opens no account. Using a link is one conditional
 // UPDATE, so two clicks (or two instances) cannot both use it.
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, EmailTokenRow } from '../db/schema.js';
+import type { EmailTokenRow, Queryable } from '../db/schema.js';
 import { sha256 } from '../domain/secrets.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 /** 'change': a new address for an account (`email` is the new address, `user_ref` the account). */
 export type TokenPurpose = 'confirm' | 'claim' | 'reset' | 'change';
@@ -19,7 +16,7 @@ export interface NewToken {
 }
 
 /** Stores a new token; returns the secret that goes into the link (and nowhere else). */
-export async function createEmailToken(db: Q, t: NewToken, now: number, ttlMs: number): Promise<string> {
+export async function createEmailToken(db: Queryable, t: NewToken, now: number, ttlMs: number): Promise<string> {
   const secret = randomBytes(32).toString('base64url');
   await db
     .insertInto('email_tokens')
@@ -43,7 +40,7 @@ export async function createEmailToken(db: Q, t: NewToken, now: number, ttlMs: n
 export type EmailToken = Omit<EmailTokenRow, 'consented'> & { consented: boolean | null };
 
 /** The unused, unexpired token behind a link's secret, of one of the given purposes. */
-export async function findUsableToken(db: Q, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailToken | undefined> {
+export async function findUsableToken(db: Queryable, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailToken | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
   const row = await db
     .selectFrom('email_tokens')
@@ -57,17 +54,17 @@ export async function findUsableToken(db: Q, secret: string, purposes: TokenPurp
 }
 
 /** Marks the token used; false when it was used (or expired) meanwhile. */
-export async function useToken(db: Q, id: number, now: number): Promise<boolean> {
+export async function useToken(db: Queryable, id: number, now: number): Promise<boolean> {
   const r = await db.updateTable('email_tokens').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
 /** Ends every open token of an account for a purpose (a newer link, or the job is done). */
-export async function endUserTokens(db: Q, userRef: number, purpose: TokenPurpose, now: number): Promise<void> {
+export async function endUserTokens(db: Queryable, userRef: number, purpose: TokenPurpose, now: number): Promise<void> {
   await db.updateTable('email_tokens').set({ used_at: now }).where('user_ref', '=', userRef).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
 }
 
 /** Tokens that expired before `before` are of no use to anyone. */
-export async function deleteExpiredTokens(db: Q, before: number): Promise<void> {
+export async function deleteExpiredTokens(db: Queryable, before: number): Promise<void> {
   await db.deleteFrom('email_tokens').where('expires_at', '<', before).execute();
 }

@@ -1,10 +1,7 @@
 // Links between a partner's repository for one person (a subject) and a user's account (SPEC §9).
-import type { Kysely, Transaction } from 'kysely';
 import { statement, type Exec } from '../db/prepared.js';
-import type { Database } from '../db/schema.js';
+import type { Queryable, Tx } from '../db/schema.js';
 import type { PersonRef } from './people.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 export interface LinkRef {
   id: number;
@@ -33,7 +30,7 @@ export interface NewLink {
   userIdentifier: string;
 }
 
-export async function insertLink(tx: Transaction<Database>, link: NewLink, now: number): Promise<void> {
+export async function insertLink(tx: Tx, link: NewLink, now: number): Promise<void> {
   await tx
     .insertInto('links')
     .values({ partner_id: link.partnerId, subject_id: link.subjectId, user_ref: link.userRef, user_identifier: link.userIdentifier, created_at: now })
@@ -41,15 +38,15 @@ export async function insertLink(tx: Transaction<Database>, link: NewLink, now: 
 }
 
 /** The person proved a different account: the link moves to it. */
-export async function moveLink(tx: Transaction<Database>, linkId: number, userRef: number, now: number): Promise<void> {
+export async function moveLink(tx: Tx, linkId: number, userRef: number, now: number): Promise<void> {
   await tx.updateTable('links').set({ user_ref: userRef, created_at: now }).where('id', '=', linkId).execute();
 }
 
-export async function deleteLink(tx: Transaction<Database>, linkId: number): Promise<void> {
+export async function deleteLink(tx: Tx, linkId: number): Promise<void> {
   await tx.deleteFrom('links').where('id', '=', linkId).execute();
 }
 
-export async function deleteLinksOfUser(tx: Transaction<Database>, userRef: number, partnerId?: number): Promise<void> {
+export async function deleteLinksOfUser(tx: Tx, userRef: number, partnerId?: number): Promise<void> {
   let q = tx.deleteFrom('links').where('user_ref', '=', userRef);
   if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
   await q.execute();
@@ -62,7 +59,7 @@ export interface LinkedPartner {
 }
 
 /** The partners linked to the user, once each (a partner may have linked them under two identifiers), oldest link first. */
-export async function linkedPartners(tx: Transaction<Database>, userRef: number): Promise<LinkedPartner[]> {
+export async function linkedPartners(tx: Tx, userRef: number): Promise<LinkedPartner[]> {
   const rows = await tx
     .selectFrom('links as l')
     .innerJoin('partners as p', 'p.id', 'l.partner_id')
@@ -86,7 +83,7 @@ export interface UserLinkToPartner extends LinkedPartner {
 }
 
 /** Every link of this user to this partner, oldest first. */
-export async function linksOfUserToPartner(tx: Transaction<Database>, userRef: number, partnerId: number): Promise<UserLinkToPartner[]> {
+export async function linksOfUserToPartner(tx: Tx, userRef: number, partnerId: number): Promise<UserLinkToPartner[]> {
   const rows = await tx
     .selectFrom('links as l')
     .innerJoin('partners as p', 'p.id', 'l.partner_id')
@@ -109,7 +106,7 @@ export interface UserLinkRow {
  * The user's links with the partners' names: by when each was made or last moved ('made', what
  * the account page lists), or in the order the rows were written ('written', the export).
  */
-export async function listLinksOfUser(db: Q, userRef: number, order: 'made' | 'written'): Promise<UserLinkRow[]> {
+export async function listLinksOfUser(db: Queryable, userRef: number, order: 'made' | 'written'): Promise<UserLinkRow[]> {
   let q = db
     .selectFrom('links as l')
     .innerJoin('partners as p', 'p.id', 'l.partner_id')

@@ -1,10 +1,8 @@
 // The mail queue (migration 007): rows are written in the transaction of the change that causes
 // the mail, and claimed with a lease by the mail job, so that several instances send each mail once.
 import { randomUUID } from 'node:crypto';
-import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
-import type { Database, MailRow } from '../db/schema.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Database, MailRow, Queryable } from '../db/schema.js';
 
 export interface MailToQueue {
   to: string;
@@ -15,7 +13,7 @@ export interface MailToQueue {
 }
 
 /** Writes one message to the queue; the mail job sends it. */
-export async function insertMail(db: Q, mail: MailToQueue, now: number): Promise<number> {
+export async function insertMail(db: Queryable, mail: MailToQueue, now: number): Promise<number> {
   const row = await db
     .insertInto('mail_queue')
     .values({
@@ -48,7 +46,7 @@ export async function claimDueMail(db: Kysely<Database>, now: number, leaseUntil
   return db.updateTable('mail_queue').set({ locked_until: leaseUntil }).where('id', 'in', due).where(free).returningAll().execute();
 }
 
-export async function markMailSent(db: Q, id: number, attempts: number, now: number): Promise<void> {
+export async function markMailSent(db: Queryable, id: number, attempts: number, now: number): Promise<void> {
   await db
     .updateTable('mail_queue')
     .set({ status: 'sent', attempts, sent_at: now, locked_until: null, last_error: null, text_body: null, html_body: null })
@@ -56,22 +54,22 @@ export async function markMailSent(db: Q, id: number, attempts: number, now: num
     .execute();
 }
 
-export async function markMailRetry(db: Q, id: number, attempts: number, error: string, nextAttemptAt: number): Promise<void> {
+export async function markMailRetry(db: Queryable, id: number, attempts: number, error: string, nextAttemptAt: number): Promise<void> {
   await db.updateTable('mail_queue').set({ attempts, last_error: error, next_attempt_at: nextAttemptAt, locked_until: null }).where('id', '=', id).execute();
 }
 
-export async function markMailFailed(db: Q, id: number, attempts: number, error: string): Promise<void> {
+export async function markMailFailed(db: Queryable, id: number, attempts: number, error: string): Promise<void> {
   await db.updateTable('mail_queue').set({ status: 'failed', attempts, last_error: error, locked_until: null }).where('id', '=', id).execute();
 }
 
-export async function listMail(db: Q, options: { status?: string; limit?: number } = {}): Promise<MailRow[]> {
+export async function listMail(db: Queryable, options: { status?: string; limit?: number } = {}): Promise<MailRow[]> {
   let q = db.selectFrom('mail_queue').selectAll().orderBy('id', 'desc').limit(options.limit ?? 100);
   if (options.status) q = q.where('status', '=', options.status);
   return q.execute();
 }
 
 /** Puts failed messages (all, or the given ids) back in the queue, due now. Returns how many. */
-export async function retryFailedMail(db: Q, ids: number[] | 'all', now: number): Promise<number> {
+export async function retryFailedMail(db: Queryable, ids: number[] | 'all', now: number): Promise<number> {
   let q = db.updateTable('mail_queue').set({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null }).where('status', '=', 'failed');
   if (ids !== 'all') q = q.where('id', 'in', ids.length > 0 ? ids : [-1]);
   const r = await q.executeTakeFirst();
@@ -79,6 +77,6 @@ export async function retryFailedMail(db: Q, ids: number[] | 'all', now: number)
 }
 
 /** Sent and failed messages older than `before` are dropped. */
-export async function deleteOldMail(db: Q, before: number): Promise<void> {
+export async function deleteOldMail(db: Queryable, before: number): Promise<void> {
   await db.deleteFrom('mail_queue').where('status', 'in', ['sent', 'failed']).where('created_at', '<', before).execute();
 }

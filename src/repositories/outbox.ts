@@ -1,10 +1,8 @@
 // The transactional outbox (SPEC §9): events are written in the same transaction as the change
 // they announce, one row per receiving partner, and delivered later by the webhook job.
 import { randomUUID } from 'node:crypto';
-import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
-import type { Database, OutboxRow } from '../db/schema.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Database, OutboxRow, Queryable } from '../db/schema.js';
 
 export type EventType =
   | 'identity.updated'
@@ -29,7 +27,7 @@ export interface EventToWrite {
   data: Record<string, unknown>;
 }
 
-export async function writeEvents(db: Q, events: EventToWrite[], now: number): Promise<void> {
+export async function writeEvents(db: Queryable, events: EventToWrite[], now: number): Promise<void> {
   if (events.length === 0) return;
   await db
     .insertInto('outbox')
@@ -56,7 +54,7 @@ export async function writeEvents(db: Q, events: EventToWrite[], now: number): P
     .execute();
 }
 
-export async function listOutbox(db: Q, partnerId?: number): Promise<OutboxRow[]> {
+export async function listOutbox(db: Queryable, partnerId?: number): Promise<OutboxRow[]> {
   let q = db.selectFrom('outbox').selectAll().orderBy('id');
   if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
   return q.execute();
@@ -83,7 +81,7 @@ export interface DeliveryRecord {
 }
 
 /** The outcome of one delivery attempt; the lease ends. */
-export async function recordDelivery(db: Q, id: number, r: DeliveryRecord): Promise<void> {
+export async function recordDelivery(db: Queryable, id: number, r: DeliveryRecord): Promise<void> {
   await db
     .updateTable('outbox')
     .set({

@@ -1,9 +1,6 @@
 // Partner repositories (SPEC §3): what each partner pushed about a person, per partner and subject.
-import type { Kysely, Transaction } from 'kysely';
 import { statement, type Exec } from '../db/prepared.js';
-import type { Database } from '../db/schema.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { Queryable } from '../db/schema.js';
 
 export interface PushedEntry {
   svc_id: string;
@@ -39,7 +36,7 @@ export async function deletePushedEntry(q: Exec, partnerId: number, subjectId: n
 }
 
 /** Every entry any partner pushed about the account's person, with the partner's name (the data export). */
-export async function pushedEntriesAboutUser(db: Q, userRef: number): Promise<{ partner_name: string; svc_id: string; usr_svc_id: string; updated_at: number }[]> {
+export async function pushedEntriesAboutUser(db: Queryable, userRef: number): Promise<{ partner_name: string; svc_id: string; usr_svc_id: string; updated_at: number }[]> {
   return db
     .selectFrom('partner_identities as pi')
     .innerJoin('subjects as s', 's.id', 'pi.subject_id')

@@ -1,16 +1,12 @@
 // Resolving a user_identifier to a person: the account (if any) and the subject that partner
 // repositories and links hang off. Every shape of identifier for one person lands on one subject.
-import type { Kysely, Transaction } from 'kysely';
 import { statement, type Exec, type Statement } from '../db/prepared.js';
-import type { Database, UserRow } from '../db/schema.js';
+import type { Queryable, Tx, UserRow } from '../db/schema.js';
 import { toUser, type AccountRef, type User } from './users.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 
-type Q = Kysely<Database> | Transaction<Database>;
-
 // Prepared statements (db/prepared.ts): these lookups serve the hot paths (return_services,
 // update_service) and every other caller alike.
-
 
 export interface PersonRef {
   user: AccountRef | undefined;
@@ -122,7 +118,7 @@ export async function lookupOrCreatePerson(q: Exec, id: ParsedIdentifier, now: n
 }
 
 /** The subject of an account, created on demand. */
-export async function subjectOfUser(db: Q, userRef: number, now: number): Promise<number> {
+export async function subjectOfUser(db: Queryable, userRef: number, now: number): Promise<number> {
   const s = await db.selectFrom('subjects').select('id').where('user_ref', '=', userRef).executeTakeFirst();
   if (s) return s.id;
   const row = await db.insertInto('subjects').values({ user_ref: userRef, created_at: now }).returning('id').executeTakeFirstOrThrow();
@@ -134,7 +130,7 @@ export async function subjectOfUser(db: Q, userRef: number, now: number): Promis
  * its hashes or its userId becomes that account's: the orphan subjects are folded into the
  * account's subject. On a clash for one partner and service the newer entry wins.
  */
-export async function absorbOrphanSubjects(tx: Transaction<Database>, user: User, now: number): Promise<void> {
+export async function absorbOrphanSubjects(tx: Tx, user: User, now: number): Promise<void> {
   const target = await subjectOfUser(tx, user.id, now);
   const found = await tx
     .selectFrom('subjects')
@@ -187,7 +183,7 @@ export async function absorbOrphanSubjects(tx: Transaction<Database>, user: User
  * e-mail hashes and the userId), so each partner still finds its own pushes under the identifier it
  * used (SPEC §3 rule 1). Links and central entries are the caller's to remove.
  */
-export async function keepSubjectOfDeletedAccount(tx: Transaction<Database>, user: User, now: number): Promise<void> {
+export async function keepSubjectOfDeletedAccount(tx: Tx, user: User, now: number): Promise<void> {
   if (!(await tx.selectFrom('subjects').select('id').where('user_ref', '=', user.id).executeTakeFirst())) return; // no partner ever named them
   // A push that raced the account's creation may have left one of its names on a subject of its
   // own; fold it in first, so that every name is free to stay on this one.

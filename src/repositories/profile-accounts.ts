@@ -1,12 +1,9 @@
 // The account behind a Gravatar-compatible profile or avatar (issue 18.3), by the SHA-256 or MD5 of
 // its e-mail address or by its userId, mapped once into a domain value: no 0/1 flag leaves this file.
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Queryable } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { isVisible } from '../domain/visibility.js';
 import { toUser } from './users.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 export type AccountLookup = { kind: 'sha256'; sha256: string } | { kind: 'md5'; md5: string } | { kind: 'userId'; userId: string };
 
@@ -23,7 +20,7 @@ export interface ProfileAccount {
   createdAt: number;
 }
 
-export async function findProfileAccount(db: Q, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
+export async function findProfileAccount(db: Queryable, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
   let q = db.selectFrom('users').selectAll();
   // An address names an account only once proven, as in every lookup by address (repositories/people.ts).
   if (lookup.kind === 'sha256') q = q.where('email_sha256', '=', lookup.sha256).where('email_proven_at', 'is not', null);

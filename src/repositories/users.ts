@@ -1,12 +1,10 @@
 // Accounts. Rows leave this module as `User`s, with booleans for the 0/1 columns.
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { statement, type Exec } from '../db/prepared.js';
-import type { Database, UserRow } from '../db/schema.js';
+import type { Database, Queryable, Tx, UserRow } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
 import { absorbOrphanSubjects } from './people.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
 
 type UserFlag = 'opted_in' | 'announced_visible' | 'consented' | 'discoverable' | 'pro';
 export type User = Omit<UserRow, UserFlag> & Record<UserFlag, boolean>;
@@ -59,7 +57,7 @@ export async function createUser(db: Kysely<Database>, input: NewUserInput, now:
 }
 
 /** createUser inside the caller's transaction. */
-export async function insertUser(tx: Transaction<Database>, input: NewUserInput, now: number): Promise<User> {
+export async function insertUser(tx: Tx, input: NewUserInput, now: number): Promise<User> {
   const h = emailHashes(input.email);
   if (await tx.selectFrom('users').select('id').where('email_md5', '=', h.md5).executeTakeFirst()) throw new DuplicateUserError('email');
   if (await tx.selectFrom('users').select('id').where('user_id', '=', input.userId).executeTakeFirst()) throw new DuplicateUserError('userId');
@@ -93,7 +91,7 @@ export async function insertUser(tx: Transaction<Database>, input: NewUserInput,
  * The owner proved the address: the account becomes visible if they consented, and what partners
  * pushed earlier under its hashes or its userId becomes the account's. False when it was proven already.
  */
-export async function markEmailProven(tx: Transaction<Database>, userRef: number, now: number): Promise<boolean> {
+export async function markEmailProven(tx: Tx, userRef: number, now: number): Promise<boolean> {
   const r = await tx
     .updateTable('users')
     .set((eb) => ({ email_proven_at: now, opted_in: eb.ref('consented'), updated_at: now }))
@@ -110,7 +108,7 @@ export async function markEmailProven(tx: Transaction<Database>, userRef: number
  * by the old hashes no longer find the account; what partners pushed under the new ones is folded
  * in. An account proven only now becomes visible if it consented, as in markEmailProven.
  */
-export async function setProvenEmail(tx: Transaction<Database>, userRef: number, email: string, now: number): Promise<User> {
+export async function setProvenEmail(tx: Tx, userRef: number, email: string, now: number): Promise<User> {
   const h = emailHashes(email);
   const user = await tx
     .updateTable('users')
@@ -124,46 +122,46 @@ export async function setProvenEmail(tx: Transaction<Database>, userRef: number,
 }
 
 /** Accounts whose address was never proven, created before `before` (they expire). */
-export async function listUnprovenBefore(db: Q, before: number, limit: number): Promise<User[]> {
+export async function listUnprovenBefore(db: Queryable, before: number, limit: number): Promise<User[]> {
   return (await db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute()).map(toUser);
 }
 
 /** Whether the account is still unproven, as it stands in this transaction. */
-export async function isUnproven(db: Q, userRef: number): Promise<boolean> {
+export async function isUnproven(db: Queryable, userRef: number): Promise<boolean> {
   return (await db.selectFrom('users').select('id').where('id', '=', userRef).where('email_proven_at', 'is', null).executeTakeFirst()) !== undefined;
 }
 
-export async function findUserByEmail(db: Q, email: string): Promise<User | undefined> {
+export async function findUserByEmail(db: Queryable, email: string): Promise<User | undefined> {
   const row = await db.selectFrom('users').selectAll().where('email_md5', '=', emailHashes(email).md5).executeTakeFirst();
   return row && toUser(row);
 }
 
-export async function findUserByUserId(db: Q, userId: string): Promise<User | undefined> {
+export async function findUserByUserId(db: Queryable, userId: string): Promise<User | undefined> {
   const row = await db.selectFrom('users').selectAll().where('user_id', '=', userId).executeTakeFirst();
   return row && toUser(row);
 }
 
-export async function findUserByRef(db: Q, ref: number): Promise<User | undefined> {
+export async function findUserByRef(db: Queryable, ref: number): Promise<User | undefined> {
   const row = await db.selectFrom('users').selectAll().where('id', '=', ref).executeTakeFirst();
   return row && toUser(row);
 }
 
 /** Finds by userId or e-mail address, as operators type them. */
-export async function findUserForOperator(db: Q, who: string): Promise<User | undefined> {
+export async function findUserForOperator(db: Queryable, who: string): Promise<User | undefined> {
   return who.includes('@') ? findUserByEmail(db, who) : findUserByUserId(db, who);
 }
 
-export async function listUsers(db: Q, limit = 1000): Promise<User[]> {
+export async function listUsers(db: Queryable, limit = 1000): Promise<User[]> {
   return (await db.selectFrom('users').selectAll().orderBy('id').limit(limit).execute()).map(toUser);
 }
 
-export async function deleteUser(tx: Transaction<Database>, userRef: number): Promise<void> {
+export async function deleteUser(tx: Tx, userRef: number): Promise<void> {
   await tx.deleteFrom('users').where('id', '=', userRef).execute();
 }
 
 export type ProfileValues = Partial<Record<ProfileField, string | null>>;
 
-export async function updateProfile(db: Q, userRef: number, values: ProfileValues, publicFields: ProfileField[] | undefined, now: number): Promise<void> {
+export async function updateProfile(db: Queryable, userRef: number, values: ProfileValues, publicFields: ProfileField[] | undefined, now: number): Promise<void> {
   const set: Record<string, string | number | null> = { updated_at: now };
   for (const [field, column] of PROFILE_FIELDS) {
     const v = values[field];
@@ -173,7 +171,7 @@ export async function updateProfile(db: Q, userRef: number, values: ProfileValue
   await db.updateTable('users').set(set).where('id', '=', userRef).execute();
 }
 
-export async function setUserFlags(db: Q, userRef: number, flags: { optedIn?: boolean; pro?: boolean; discoverable?: boolean }, now: number): Promise<void> {
+export async function setUserFlags(db: Queryable, userRef: number, flags: { optedIn?: boolean; pro?: boolean; discoverable?: boolean }, now: number): Promise<void> {
   await db
     .updateTable('users')
     .set((eb) => ({
@@ -192,12 +190,12 @@ export async function setUserFlags(db: Q, userRef: number, flags: { optedIn?: bo
     .execute();
 }
 
-export async function setPasswordHash(db: Q, userRef: number, passwordHash: string, now: number): Promise<void> {
+export async function setPasswordHash(db: Queryable, userRef: number, passwordHash: string, now: number): Promise<void> {
   await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userRef).execute();
 }
 
 /** The columns visibility is decided by (domain/visibility.ts), as they stand in this transaction. */
-export async function visibilityOf(db: Q, userRef: number): Promise<Pick<User, 'opted_in'> | undefined> {
+export async function visibilityOf(db: Queryable, userRef: number): Promise<Pick<User, 'opted_in'> | undefined> {
   const row = await db.selectFrom('users').select('opted_in').where('id', '=', userRef).executeTakeFirst();
   return row && { opted_in: row.opted_in === 1 };
 }
@@ -207,7 +205,7 @@ export async function visibilityOf(db: Q, userRef: number): Promise<Pick<User, '
  * they were told last: then there is nothing to announce. A conditional update, so of two
  * transactions making the same change only one announces it.
  */
-export async function markVisibilityAnnounced(db: Q, userRef: number, visible: boolean): Promise<boolean> {
+export async function markVisibilityAnnounced(db: Queryable, userRef: number, visible: boolean): Promise<boolean> {
   const v = visible ? 1 : 0;
   const r = await db.updateTable('users').set({ announced_visible: v }).where('id', '=', userRef).where('announced_visible', '<>', v).executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;

@@ -1,13 +1,11 @@
 // The record of rel="me" checks (SPEC §10), shown on the account page and in the export.
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, VerificationAttemptsTable } from '../db/schema.js';
-
-type Q = Kysely<Database> | Transaction<Database>;
+import type { Selectable } from 'kysely';
+import type { Queryable, Tx, VerificationAttemptsTable } from '../db/schema.js';
 
 export type VerificationAttemptRow = Selectable<VerificationAttemptsTable>;
 
 export async function insertVerificationAttempt(
-  tx: Transaction<Database>,
+  tx: Tx,
   a: { identityId: number; userRef: number; svcId: string; url: string; outcome: string; detail: string },
   now: number,
 ): Promise<void> {
@@ -18,19 +16,19 @@ export async function insertVerificationAttempt(
 }
 
 /** The user's attempts, newest first, at most `limit`. */
-export async function recentAttemptsOfUser(db: Q, userRef: number, limit: number): Promise<VerificationAttemptRow[]> {
+export async function recentAttemptsOfUser(db: Queryable, userRef: number, limit: number): Promise<VerificationAttemptRow[]> {
   return db.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
 }
 
 /** Every attempt of the user, oldest first (the export). */
-export async function attemptsOfUser(db: Q, userRef: number): Promise<VerificationAttemptRow[]> {
+export async function attemptsOfUser(db: Queryable, userRef: number): Promise<VerificationAttemptRow[]> {
   return db.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at').orderBy('id').execute();
 }
 
-export async function deleteAttemptsOfUser(tx: Transaction<Database>, userRef: number): Promise<void> {
+export async function deleteAttemptsOfUser(tx: Tx, userRef: number): Promise<void> {
   await tx.deleteFrom('verification_attempts').where('user_ref', '=', userRef).execute();
 }
 
-export async function deleteAttemptsBefore(db: Q, before: number): Promise<void> {
+export async function deleteAttemptsBefore(db: Queryable, before: number): Promise<void> {
   await db.deleteFrom('verification_attempts').where('attempted_at', '<', before).execute();
 }
