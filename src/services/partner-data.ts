@@ -162,7 +162,7 @@ export function validateUsrSvcId(raw: string | undefined): string {
 export async function pushIdentity(ctx: AppContext, partner: Partner, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
   const now = ctx.clock.now();
   // PostgreSQL: one round trip, linked or not (repositories/partner-pushes.ts).
-  if (usrSvcId !== '') {
+  if (usrSvcId !== '' && ctx.db.dialect === 'postgres') {
     const push = { svcId: svc.svcId, usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), url: buildProfileUrl(svc, usrSvcId), now };
     if (await pushInOneStatement(ctx.db, partner.id, id, push)) return;
   }
