@@ -12,7 +12,14 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 const MAX_STATEMENTS = 500;
 
 export function withStatementCache(conn: SQLite.Database, max = MAX_STATEMENTS): SqliteDatabase {
-  const statements = new Map<string, SQLite.Statement>();
+  // Each entry is handed out as it is: no object is built per query run.
+  const statements = new Map<string, SqliteStatement>();
+  const wrap = (sql: string, s: SQLite.Statement): SqliteStatement => ({
+    reader: s.reader,
+    all: (parameters) => s.all(parameters),
+    run: (parameters) => s.run(parameters),
+    iterate: (parameters) => conn.prepare(sql).iterate(parameters),
+  });
   return {
     close: () => conn.close(),
     prepare(sql: string): SqliteStatement {
@@ -21,17 +28,11 @@ export function withStatementCache(conn: SQLite.Database, max = MAX_STATEMENTS):
         // Most recently used last, so eviction takes the least used.
         statements.delete(sql);
       } else {
-        s = conn.prepare(sql);
+        s = wrap(sql, conn.prepare(sql));
         if (statements.size >= max) statements.delete(statements.keys().next().value!);
       }
       statements.set(sql, s);
-      const cached = s;
-      return {
-        reader: cached.reader,
-        all: (parameters) => cached.all(parameters),
-        run: (parameters) => cached.run(parameters),
-        iterate: (parameters) => conn.prepare(sql).iterate(parameters),
-      };
+      return s;
     },
   };
 }
