@@ -27,15 +27,15 @@ function read(file: string): string {
 }
 
 /** The state files of running kdamonds that page out. */
-function pagingOut(): string[] {
+function pagingOut(root: string): string[] {
   let ids: string[];
   try {
-    ids = fs.readdirSync(KDAMONDS).filter((d) => /^\d+$/.test(d));
+    ids = fs.readdirSync(root).filter((d) => /^\d+$/.test(d));
   } catch {
     return [];
   }
   return ids
-    .map((id) => path.join(KDAMONDS, id))
+    .map((id) => path.join(root, id))
     .filter((k) => read(path.join(k, 'state')) === 'on')
     .filter((k) => {
       const contexts = path.join(k, 'contexts');
@@ -45,9 +45,12 @@ function pagingOut(): string[] {
     .map((k) => path.join(k, 'state'));
 }
 
-/** Finds the host's proactive reclaim and, when asked, pauses it until the returned resume() runs (also on exit). */
-export function holdReclaim(pause: boolean, log: (msg: string) => void): { reclaim: HostReclaim; resume(): void } {
-  const states = pagingOut();
+/**
+ * Finds the host's proactive reclaim and, when asked, pauses it until the returned resume() runs
+ * (also on exit). `root` is the kdamonds directory of DAMON's sysfs interface (tests give another).
+ */
+export function holdReclaim(pause: boolean, log: (msg: string) => void, root = KDAMONDS): { reclaim: HostReclaim; resume(): void } {
+  const states = pagingOut(root);
   if (states.length === 0) return { reclaim: { found: 0, paused: false }, resume: () => {} };
   if (!pause) {
     log(`the host pages out idle memory (DAMON, ${states.length} thread${states.length > 1 ? 's' : ''}): database reads will wait for the disk now and then; --pause-reclaim turns it off for the run`);

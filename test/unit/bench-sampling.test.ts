@@ -2,7 +2,11 @@
 // the request pools and the command line. No server and no timing: every figure is computed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parseBenchArgs } from '../../bench/args.js';
+import { holdReclaim } from '../../bench/host-reclaim.js';
 import { buildPool, MIX, type RequestSource } from '../../bench/requests.js';
 import { rankToUser, seededRandom, ZipfSampler } from '../../bench/random.js';
 import { dueAt, dueBy, percentile, summarise } from '../../bench/stats.js';
@@ -160,4 +164,38 @@ test('command line: full and quick defaults, shares as percentages, errors that 
   assert.throws(() => parseBenchArgs(['--env', 'NOEQUALS']), /KEY=VALUE/);
   assert.throws(() => parseBenchArgs(['--seed', 'x']), /--seed/);
   assert.throws(() => parseBenchArgs(['--bogus']), /bogus/);
+});
+
+test('the host\'s reclaim: only running kdamonds with a pageout scheme are paused, and put back on', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-kdamonds-'));
+  try {
+    // A DAMON sysfs tree: 0 pages out and runs, 1 pages out but is off, 2 runs another scheme.
+    const kdamond = (id: string, state: string, action: string) => {
+      const scheme = path.join(root, id, 'contexts', '0', 'schemes', '0');
+      fs.mkdirSync(scheme, { recursive: true });
+      fs.writeFileSync(path.join(root, id, 'state'), `${state}\n`);
+      fs.writeFileSync(path.join(scheme, 'action'), `${action}\n`);
+    };
+    kdamond('0', 'on', 'pageout');
+    kdamond('1', 'off', 'pageout');
+    kdamond('2', 'on', 'stat');
+    const state = (id: string) => fs.readFileSync(path.join(root, id, 'state'), 'utf8').trim();
+    const logged: string[] = [];
+
+    const watched = holdReclaim(false, (m) => logged.push(m), root);
+    assert.deepEqual(watched.reclaim, { found: 1, paused: false });
+    assert.equal(state('0'), 'on', 'without --pause-reclaim nothing is touched');
+    assert.match(logged[0] ?? '', /--pause-reclaim/);
+
+    const held = holdReclaim(true, (m) => logged.push(m), root);
+    assert.deepEqual(held.reclaim, { found: 1, paused: true });
+    assert.deepEqual([state('0'), state('1'), state('2')], ['off', 'off', 'on']);
+    held.resume();
+    held.resume();
+    assert.deepEqual([state('0'), state('1'), state('2')], ['on', 'off', 'on']);
+
+    assert.deepEqual(holdReclaim(true, () => {}, path.join(root, 'missing')).reclaim, { found: 0, paused: false });
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });
