@@ -170,11 +170,23 @@ export async function migrate(db: Db): Promise<void> {
   }
 }
 
-export async function isReachable(db: Db): Promise<boolean> {
+/**
+ * Whether the database answers `select 1` within `withinMs`. A load balancer's probe needs its
+ * answer quickly: during a stall the statement itself may wait up to DATABASE_TIMEOUT_MS (it is
+ * left to finish or time out in the pool), but the probe is told "no" when `withinMs` is up.
+ */
+export async function isReachable(db: Db, withinMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(resolve, withinMs, false);
+  });
+  const answered = sql`select 1`.execute(db.kysely).then(
+    () => true,
+    () => false,
+  );
   try {
-    await sql`select 1`.execute(db.kysely);
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

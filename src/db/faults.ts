@@ -47,3 +47,14 @@ export function unavailableCause(err: unknown, depth = 0): string | null {
 export function isUnavailable(err: unknown): boolean {
   return unavailableCause(err) !== null;
 }
+
+const TIMEOUT_MESSAGES = ['timeout exceeded when trying to connect', 'Query read timeout'];
+
+/**
+ * Whether `err` is an outage the caller already waited the whole timeout for (a stalled database,
+ * not a refused or dropped connection): trying again at once would only wait as long again.
+ */
+export function isTimedOut(err: unknown): boolean {
+  const cause = unavailableCause(err);
+  return cause !== null && (cause === 'ETIMEDOUT' || cause === '57014' || TIMEOUT_MESSAGES.includes(cause));
+}

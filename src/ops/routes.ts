@@ -6,6 +6,12 @@ import { UNAVAILABLE_RETRY_SECONDS } from '../domain/errors.js';
 import type { Metrics } from '../http/metrics.js';
 import { registerMetricsAccess } from './metrics-access.js';
 
+/**
+ * How long /readyz waits for the database before it says "down": load balancers probe with short
+ * timeouts of their own, and a healthy database answers `select 1` in far less.
+ */
+const READINESS_WITHIN_MS = 500;
+
 export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metrics): void {
   const hidden = { hide: true } as const;
   // Correct either way, but slower while 0: on PostgreSQL worth an alert (docs/operations.md).
@@ -27,7 +33,7 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
   // it still serves (limits count in the process), and taking every instance out of a load
   // balancer for a cache outage would be worse.
   app.get('/readyz', { config: { kind: 'ops' }, schema: hidden }, async (_req, reply) => {
-    const database = (await isReachable(ctx.db)) ? 'up' : 'down';
+    const database = (await isReachable(ctx.db, READINESS_WITHIN_MS)) ? 'up' : 'down';
     const redis = ctx.redis ? { redis: ctx.redis.up ? 'up' : 'down' } : {};
     if (database === 'down') reply.header('Retry-After', String(UNAVAILABLE_RETRY_SECONDS));
     return reply.code(database === 'up' ? 200 : 503).send({ status: database === 'up' ? 'ready' : 'unavailable', database, ...redis });

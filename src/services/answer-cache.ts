@@ -6,11 +6,16 @@
 // `p{id}` a partner: collected by the views in services/partner-data.ts) and the catalogue version
 // it was rendered with. Triggers (migration 012) name the tags of every changed row:
 //
-// in the table `answer_changes`, read at the first lookup of each turn of the event loop (one
-// indexed read that finds nothing most of the time; on PostgreSQL a round trip, shared by every
-// request of that turn). A request handled in a turn arrived before that turn's reading, so a change
-// committed before the request was sent is always applied before it is answered. While the feed
-// cannot be read (the database is away, the table gone), nothing is served from memory nor kept.
+// in the table `answer_changes`. A lookup waits for a reading of the feed that started in its own
+// turn of the event loop or later: the request was received before that turn began, so a change
+// committed before the request was sent is always applied before it is answered. One reading is in
+// flight at a time: lookups of later turns wait for the next, which starts when it ends and serves
+// all of them (on SQLite a reading is a synchronous indexed read; on PostgreSQL a round trip, so
+// under load one round trip serves every lookup made during the one before, instead of each turn
+// sending its own and queueing it in the pool ahead of the views' own queries). While the feed cannot be read (the database is away, the table gone),
+// nothing is served from memory nor kept; when a reading timed out (a stalled database), the lookups
+// waiting on it get that error at once rather than a second wait in the render, so a read is
+// answered 503 within DATABASE_TIMEOUT_MS.
 // PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock through its
 // commit, which serialised concurrent pushes (repositories/answer-feed.ts, migration 012).
 //
@@ -24,6 +29,7 @@
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
+import { isTimedOut } from '../db/faults.js';
 import { pgFeedReader, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
 
 /** What one answer depends on, filled in while it is rendered. */
@@ -44,6 +50,28 @@ const ENTRY_OVERHEAD = 300;
 /** Tags remembered as recently changed, for renders still running; past this, renders started earlier are not kept. */
 const RECENT_TAGS_MAX = 10_000;
 
+/** What a reading of the feed allows: serve and keep answers (`ok`), or neither; `unavailable`: the database's error, answered as it is. */
+interface Freshness {
+  readonly ok: boolean;
+  readonly unavailable?: unknown;
+}
+const FRESH: Freshness = { ok: true };
+const NOT_FRESH: Freshness = { ok: false };
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  readonly resolve: (value: T) => void;
+}
+
+/** Promise.withResolvers, which Node 20 lacks. */
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
 /** Emits `invalidated` (tags), `down` (the feed could not be read) and `live` (it can again), for tests and logs. */
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
@@ -56,9 +84,25 @@ export class AnswerCache extends EventEmitter {
   private floor = 0;
   /** Whether the last reading of the change feed succeeded: answers are served and kept only then. */
   private live = true;
-  private turnCheck: Promise<boolean> | null = null;
+  /** The reading of the feed in flight, and the one that starts when it ends (lookups that came during it). */
+  private reading: Promise<Freshness> | null = null;
+  private queued: Deferred<Freshness> | null = null;
+  /** The reading this turn's lookups wait for (it started in this turn or starts later). */
+  private thisTurn: Promise<Freshness> | null = null;
   private readonly nextTurn = () => {
-    this.turnCheck = null;
+    this.thisTurn = null;
+  };
+  private readonly readingDone = (result: Freshness) => {
+    const waiting = this.queued;
+    this.queued = null;
+    // The database failed after these lookups began: they get that answer, not a second wait.
+    if (!waiting || result.unavailable) {
+      this.reading = null;
+      waiting?.resolve(result);
+      return;
+    }
+    this.startReading();
+    void this.reading!.then(waiting.resolve);
   };
   private readonly feed: FeedReader | null = null;
   private readonly askedOnce: AskedOnce | null;
@@ -103,7 +147,8 @@ export class AnswerCache extends EventEmitter {
   async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>): Promise<T> {
     if (!this.entries) return render(new Set());
     const usable = await this.fresh();
-    if (usable) {
+    if (usable.unavailable) throw usable.unavailable;
+    if (usable.ok) {
       const hit = this.entries.get(key);
       if (hit && hit.catalogue === catalogueVersion) {
         this.hits++;
@@ -114,7 +159,7 @@ export class AnswerCache extends EventEmitter {
     const started = this.generation;
     const tags: AnswerTags = new Set();
     const value = await render(tags);
-    if (usable && this.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
+    if (usable.ok && this.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
@@ -129,33 +174,45 @@ export class AnswerCache extends EventEmitter {
     return true;
   }
 
-  /** Once per turn of the event loop: apply the changes committed so far; whether memory may answer. */
-  private fresh(): Promise<boolean> {
-    if (this.turnCheck) return this.turnCheck;
+  /** Applies the changes committed up to a reading that starts in this turn or later; whether memory may answer. */
+  private fresh(): Promise<Freshness> {
+    if (this.thisTurn) return this.thisTurn;
     setImmediate(this.nextTurn);
-    this.turnCheck = this.readFeed();
-    return this.turnCheck;
+    if (this.reading === null) {
+      this.startReading();
+      this.thisTurn = this.reading;
+    } else {
+      this.queued ??= deferred();
+      this.thisTurn = this.queued.promise;
+    }
+    return this.thisTurn!;
   }
 
-  private async readFeed(): Promise<boolean> {
+  private startReading(): void {
+    this.reading = this.readFeed();
+    // Registered before any lookup's own continuation, so the hand-over to the next reading comes first.
+    void this.reading.then(this.readingDone);
+  }
+
+  private async readFeed(): Promise<Freshness> {
     try {
       const tags = await this.feed!.read();
       if (tags === 'all') this.clear();
       else this.drop(tags);
-    } catch {
+    } catch (err) {
       // Not knowing what changed, serve nothing from memory until a reading succeeds; that reading
       // starts where the last good one ended, so nothing committed meanwhile is missed.
       if (this.live) {
         this.live = false;
         this.emit('down');
       }
-      return false;
+      return isTimedOut(err) ? { ok: false, unavailable: err } : NOT_FRESH;
     }
     if (!this.live) {
       this.live = true;
       this.emit('live');
     }
-    return true;
+    return FRESH;
   }
 
   /** Drops every answer carrying one of `tags` (`*`: all). */

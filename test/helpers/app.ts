@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createContext, type AppContext } from '../../src/context.js';
+import { createContext, type AppContext, type ContextOptions } from '../../src/context.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
 import { createUser } from '../../src/repositories/users.js';
@@ -36,7 +36,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs'> = {}): Promise<TestApp> {
   const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
   let pgSchema: string | undefined;
@@ -57,7 +57,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-mail-'));
   const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', MAIL_DIR: mailDir, ...env });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...(pgSchema ? { pgSchema } : {}) });
+  const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...contextOptions, ...(pgSchema ? { pgSchema } : {}) });
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, cb) {

@@ -1,0 +1,76 @@
+// How often the answer cache reads its change feed on PostgreSQL, where each reading is a round trip
+// through the same pool as the views' own queries. At most one reading is in flight: lookups made
+// while one runs share the next, so under load the readings stay fewer than the lookups instead of
+// one per turn of the event loop queueing in the pool ahead of the requests' own statements.
+// Exactness (a change committed before a request is applied before it is answered) is checked by
+// test/db/answer-cache.test.ts; here it is checked again under concurrent reads and writes.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type pg from 'pg';
+import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
+
+const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a reading is a synchronous local read)';
+let t: TestApp | undefined;
+const readings = { started: 0, inFlight: 0, maxInFlight: 0 };
+
+before(async () => {
+  if (skip) return;
+  t = await startTestApp();
+  const pool = t.ctx.db.pgPool!;
+  const query = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+  // Counts the feed's statement (repositories/answer-feed.ts names it) as it goes through the pool.
+  (pool as { query: unknown }).query = async (config: pg.QueryConfig) => {
+    if (config.name !== 'idsvc_answer_feed') return query(config);
+    readings.started++;
+    readings.maxInFlight = Math.max(readings.maxInFlight, ++readings.inFlight);
+    try {
+      return await query(config);
+    } finally {
+      readings.inFlight--;
+    }
+  };
+});
+
+after(async () => {
+  await t?.close();
+});
+
+test('concurrent lookups share readings of the change feed: one in flight at a time, fewer readings than lookups', { skip }, async () => {
+  const app = t!;
+  const P = await app.partner();
+  const people = ['ada', 'bob', 'cyd', 'dia'];
+  for (const p of people) {
+    await app.user({ email: `${p}@example.org`, userId: p });
+    await P.client.updateService(p, 'github', `${p}-0`);
+  }
+  readings.started = 0;
+  readings.maxInFlight = 0;
+  const lookups = 120;
+  // Each request is its own turn of the event loop here (separate sockets), as under real load.
+  const answers = await Promise.all(Array.from({ length: lookups }, (_, i) => P.client.returnServices(people[i % people.length]!)));
+  assert.equal(answers.length, lookups);
+  assert.equal(readings.maxInFlight, 1, 'never more than one reading in flight');
+  assert.ok(readings.started >= 1 && readings.started < lookups, `${readings.started} readings for ${lookups} lookups`);
+});
+
+test('under concurrent reads, every read sent after a write was acknowledged shows it', { skip }, async () => {
+  const app = t!;
+  const P = await app.partner();
+  await app.user({ email: 'eve@example.org', userId: 'eve' });
+  await P.client.updateService('eve', 'github', 'v0');
+  let stop = false;
+  // Background readers keep readings in flight, so each check below lands behind one.
+  const background = Array.from({ length: 8 }, async () => {
+    while (!stop) await P.client.returnServices('eve');
+  });
+  try {
+    for (let n = 1; n <= 25; n++) {
+      await P.client.updateService('eve', 'github', `v${n}`);
+      assert.deepEqual((await P.client.returnServices('eve')).map((s) => s.usrSvcId), [`v${n}`], `the read after write ${n}`);
+    }
+  } finally {
+    stop = true;
+    await Promise.all(background);
+  }
+  assert.equal(readings.maxInFlight, 1);
+});
