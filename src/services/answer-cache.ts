@@ -12,10 +12,10 @@
 // flight at a time: lookups of later turns wait for the next, which starts when it ends and serves
 // all of them (on SQLite a reading is a synchronous indexed read; on PostgreSQL a round trip, so
 // under load one round trip serves every lookup made during the one before, instead of each turn
-// sending its own and queueing it in the pool ahead of the views' own queries). While the feed cannot be read (the database is away, the table gone),
-// nothing is served from memory nor kept; when a reading timed out (a stalled database), the lookups
-// waiting on it get that error at once rather than a second wait in the render, so a read is
-// answered 503 within DATABASE_TIMEOUT_MS.
+// sending its own and queueing it in the pool ahead of the views' own queries). While the feed
+// cannot be read (the database is away, the table gone), nothing is served from memory nor kept;
+// when a reading timed out (a stalled database), the lookups waiting on it get that error at once
+// rather than a second wait in the render, so a read is answered 503 within DATABASE_TIMEOUT_MS.
 // PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock through its
 // commit, which serialised concurrent pushes (repositories/answer-feed.ts, migration 012).
 //
