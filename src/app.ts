@@ -13,7 +13,7 @@ import { protocolErrorAnswers } from './http/protocol-errors.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
 import { installNulRefusal } from './http/nul-refusal.js';
 import { createMetrics } from './http/metrics.js';
-import { redactUrl, secretQueryField } from './http/redact.js';
+import { redactedError, redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
@@ -66,6 +66,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
         // Never the body, headers or the raw URL: those can hold secrets or e-mail addresses.
         req: (req: { method: string; url: string; ip?: string; id?: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        // An error may quote the URL or body it failed on (a parser's message, a library's `input`).
+        err: redactedError,
       },
     },
     bodyLimit: BODY_LIMIT,
