@@ -12,6 +12,7 @@ import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
 import { installNulRefusal } from './http/nul-refusal.js';
+import { installConnectionCap, timeoutOptions, trustedPeer } from './http/connections.js';
 import { createMetrics } from './http/metrics.js';
 import { redactedError, redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -71,6 +72,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       },
     },
     bodyLimit: BODY_LIMIT,
+    ...timeoutOptions(ctx.config),
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     genReqId: (req) => {
@@ -94,6 +96,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   });
   app.server.on('connect', (req, socket: Duplex) => protocolErrors.connect(req, socket, app.log));
 
+  // First of the hooks: a connection over its address's cap is served nothing.
+  installConnectionCap(app, ctx.config.connectionsPerAddress, trustedPeer(ctx.config.trustProxy));
   await app.register(formbody);
   await registerOpenApi(app, ctx.config.baseUrl, countRequest);
 

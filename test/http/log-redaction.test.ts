@@ -79,7 +79,7 @@ test('any key that names a token, secret or password is redacted, in every encod
     ['hmac_sig=hmacSig11', 'hmacSig11', 'hmac_sig'],
     ['refresh_token[]=bracketRefresh12', 'bracketRefresh12', 'refresh_token[]'],
   ];
-  for (const [query, secret] of cases) {
+  for (const [query] of cases) {
     await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/github?format=json&${query}`);
   }
   // Repeated keys, each judged on its own, and `;` as a separator: the value of `format` would otherwise carry the second pair.
