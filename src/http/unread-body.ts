@@ -35,7 +35,10 @@ function discardBody(req: IncomingMessage, maxBytes: number): Promise<Outcome> {
   if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve('too_large');
   return new Promise((resolve) => {
     let seen = 0;
+    let settled = false;
     const finish = (outcome: Outcome) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       clearTimeout(stall);
       req.off('data', onData).off('end', onEnd).off('close', onClose);
@@ -44,12 +47,20 @@ function discardBody(req: IncomingMessage, maxBytes: number): Promise<Outcome> {
     const onData = (chunk: Buffer) => {
       seen += chunk.length;
       if (seen > maxBytes) finish('too_large');
-      else stall.refresh();
+      else if (!settled) stall.refresh();
     };
     const onEnd = () => finish('read');
     const onClose = () => finish(req.complete ? 'read' : 'gave_up');
     const timer = setTimeout(() => finish('gave_up'), DISCARD_MAX_MS);
-    const stall = setTimeout(() => finish('gave_up'), DISCARD_STALL_MS);
+    // Timers run before pending reads in an event-loop turn: after a long turn, the bytes that
+    // arrived meanwhile are read first (setImmediate follows the poll phase) before calling it a stall.
+    const stall = setTimeout(() => {
+      const before = seen;
+      setImmediate(() => {
+        if (seen === before) finish('gave_up');
+        else if (!settled) stall.refresh();
+      });
+    }, DISCARD_STALL_MS);
     req.on('data', onData).on('end', onEnd).on('close', onClose);
     req.resume();
   });
