@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { XMLParser } from 'fast-xml-parser';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { parseAnswer, rawRequest, type RawAnswer } from '../helpers/raw-http.js';
+import { servedForThisFile } from '../helpers/serve.js';
 
 /** How long a test waits for the server to cut a connection before it calls it a failure. */
 const GIVE_UP_MS = 20_000;
@@ -234,5 +235,26 @@ describe('connections per address behind a trusted proxy (cap 2, TRUST_PROXY=127
     const past = await rawRequest(t.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n', { localAddress: '127.0.0.2' });
     assert.equal(past.status, 429);
     for (const h of [...proxy, ...direct]) h.socket.destroy();
+  });
+});
+
+describe('the real `idsvc serve` process', () => {
+  const { database, serve } = servedForThisFile();
+
+  test('takes its timeouts and cap from the environment: a slow loris is cut off, a connection past the cap refused', async (tc) => {
+    const db = database('edge');
+    const served = await serve({ ...db.env, HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000', CONNECTIONS_PER_ADDRESS: '2', BACKGROUND_JOBS: '0' });
+    const loris = hold(served.url);
+    loris.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n');
+    trickle(loris, 'X-Slow: 1\r\n', 100);
+    const ms = await loris.closed;
+    tc.diagnostic(`cut off after ${ms} ms`);
+    assert.ok(ms < 8000, `cut off after ${ms} ms (setting 1000 ms)`);
+    assert.equal(loris.answer().status, 400);
+
+    const held = await keptOpen(served.url, 2);
+    const past = await rawRequest(served.url, 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.equal(past.status, 429);
+    for (const h of held) h.socket.destroy();
   });
 });
