@@ -122,3 +122,14 @@ test('an error that quotes a URL or a form body is logged with the secret values
   assert.equal(logged.body, 'user=ann&password=[redacted]');
   assert.match(logged.stack, /access_token=\[redacted\]&b=2/);
 });
+
+test('redacting a long error costs time in proportion to its length', () => {
+  // Long runs of the characters an address or a key is made of, where an unbounded pattern would
+  // rescan to the end of the text from every position.
+  const message = `${'a'.repeat(100_000)} ${'b.'.repeat(50_000)} ${'c%'.repeat(50_000)} ?${'k'.repeat(100_000)}`;
+  const before = process.cpuUsage();
+  t.app.log.error({ err: new Error(message) }, 'request failed');
+  const used = process.cpuUsage(before);
+  const ms = (used.user + used.system) / 1000;
+  assert.ok(ms < 2000, `redacting took ${ms} ms of CPU`);
+});
