@@ -10,7 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { ApiError } from '../domain/errors.js';
 
-type ConnectionSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs'>;
+type ConnectionSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'databaseTimeoutMs'>;
+
+/** What a request may spend waiting on the database beyond DATABASE_TIMEOUT_MS before its answer is written. */
+const ANSWER_MARGIN_MS = 5_000;
 
 /** Fastify's and Node's server options for the timeouts. */
 export function timeoutOptions(config: ConnectionSettings): { http: ServerOptions; requestTimeout: number; keepAliveTimeout: number; connectionTimeout: number } {
@@ -25,7 +28,9 @@ export function timeoutOptions(config: ConnectionSettings): { http: ServerOption
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     // A connection on which nothing moves either way (a client that stopped reading its answer).
-    connectionTimeout: config.requestTimeoutMs,
+    // Nothing moves either while an answer waits for the database, so that wait must end first and
+    // the client hear `unavailable` rather than see its connection dropped.
+    connectionTimeout: Math.max(config.requestTimeoutMs, config.databaseTimeoutMs + ANSWER_MARGIN_MS),
   };
 }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { timeoutOptions } from '../../src/http/connections.js';
 import { projectRoot } from '../../src/paths.js';
 import { idsvcArgv } from '../helpers/idsvc-command.js';
 
@@ -87,4 +88,12 @@ test('start-up with a bad value stops with a message naming the variable', () =>
   });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /PORT must be a whole number/);
+});
+
+test('a connection idle while its answer waits for the database outlasts that wait', () => {
+  const idle = (env: Record<string, string>) => timeoutOptions(loadConfig(env)).connectionTimeout;
+  assert.equal(idle({}), 30_000);
+  assert.equal(idle({ REQUEST_TIMEOUT_MS: '45000' }), 45_000);
+  // A database wait of 60 s answers `unavailable` at 60 s: the connection must still be there then.
+  assert.equal(idle({ DATABASE_TIMEOUT_MS: '60000' }), 65_000);
 });
