@@ -156,6 +156,8 @@ export async function startService(entry: string, ds: Dataset, port: number, set
     RATE_LIMIT_PER_KEY: '100000000',
     RATE_LIMIT_PER_KEY_UNPROVEN: '100000000',
     RATE_LIMIT_PER_ADDRESS: '100000000',
+    // Likewise the connections from that one address (--connections may be set past the default cap).
+    CONNECTIONS_PER_ADDRESS: '0',
     // The re-verification job would fetch 8 M profile pages from the internet.
     BACKGROUND_JOBS: '0',
     ...settings.serviceEnv,

@@ -12,8 +12,9 @@ import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
 import { installNulRefusal } from './http/nul-refusal.js';
+import { installConnectionCap, timeoutOptions, trustedPeer } from './http/connections.js';
 import { createMetrics } from './http/metrics.js';
-import { redactUrl, secretQueryField } from './http/redact.js';
+import { redactedError, redactUrl, secretQueryField } from './http/redact.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerApi } from './api/index.js';
 import { registerOps } from './ops/routes.js';
@@ -66,9 +67,12 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
         // Never the body, headers or the raw URL: those can hold secrets or e-mail addresses.
         req: (req: { method: string; url: string; ip?: string; id?: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        // An error may quote the URL or body it failed on (a parser's message, a library's `input`).
+        err: redactedError,
       },
     },
     bodyLimit: BODY_LIMIT,
+    ...timeoutOptions(ctx.config),
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     genReqId: (req) => {
@@ -92,6 +96,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   });
   app.server.on('connect', (req, socket: Duplex) => protocolErrors.connect(req, socket, app.log));
 
+  // First of the hooks: a connection over its address's cap is served nothing.
+  installConnectionCap(app, ctx.config.connectionsPerAddress, trustedPeer(ctx.config.trustProxy));
   await app.register(formbody);
   await registerOpenApi(app, ctx.config.baseUrl, countRequest);
 

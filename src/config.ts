@@ -60,6 +60,14 @@ export interface Config {
   readonly mailFrom: string;
   /** Where messages are written when no SMTP relay is configured. */
   readonly mailDir: string;
+  /** The longest a client may take to send a request's headers (Node's headersTimeout); also how long a connection may stay open without a request. */
+  readonly headersTimeoutMs: number;
+  /** The longest a client may take to send a whole request, body included (Node's requestTimeout); also the longest a connection may sit with nothing sent either way. */
+  readonly requestTimeoutMs: number;
+  /** How long a kept-alive connection may wait idle for its next request. */
+  readonly keepAliveTimeoutMs: number;
+  /** Open connections one peer address may hold; past it a request is answered `rate_limited` and its connection closed. 0: no cap. */
+  readonly connectionsPerAddress: number;
   readonly nodeEnv: string;
   /** IDSVC_DEMO: a first start creates a demo partner even when NODE_ENV is production (`serve --demo` too). */
   readonly demo: boolean;
@@ -215,6 +223,10 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = env.REDIS_URL?.trim() || null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://');
   const siteName = siteNameVar(env);
+  const headersTimeoutMs = intVar(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = intVar(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  // Node refuses a headers timeout longer than the request's, which includes the headers.
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS', `must not be longer than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
 
   return Object.freeze({
     port,
@@ -245,6 +257,10 @@ export function loadConfig(env: Env = process.env): Config {
     answerCacheMb: intVar(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
     siteName,
     ...mailVars(env, baseUrl, siteName),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: intVar(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    connectionsPerAddress: intVar(env, 'CONNECTIONS_PER_ADDRESS', 100, 0, 1_000_000),
     nodeEnv: env.NODE_ENV?.trim() || 'development',
     demo: boolVar(env, 'IDSVC_DEMO', false),
   });

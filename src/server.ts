@@ -22,8 +22,8 @@ const JOBS_GRACE_MS = 5000;
 /**
  * Stops listening and lets requests under way finish. Node closes the connections idle at that
  * moment, but a keep-alive connection whose request was under way stays open once answered, until
- * its client or the keep-alive timeout (72 s) ends it: so idle connections are closed as they appear,
- * and whatever is still open at the grace period's end is cut.
+ * its client or the keep-alive timeout (KEEP_ALIVE_TIMEOUT_MS) ends it: so idle connections are
+ * closed as they appear, and whatever is still open at the grace period's end is cut.
  */
 async function closeHttp(app: FastifyInstance): Promise<void> {
   const sweep = setInterval(() => app.server.closeIdleConnections(), 100);

@@ -43,13 +43,13 @@ const RETRY_HEADERS = { ...ANSWER_HEADERS, 'Retry-After': headerRef('RetryAfter'
 const ERRORS: Record<string, { description: string; retry?: boolean }> = {
   '400': {
     description:
-      '`invalid_request`: a field the operation does not know or a value it refuses, a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is neither a form nor a JSON object. `credentials_in_query`: `api_token`, `password` or `email_address` in the URL (send them in the POST body). Refusals by the HTTP parser itself (headers too large, not HTTP) carry a fresh X-Request-Id and no RateLimit-* headers.',
+      '`invalid_request`: a field the operation does not know or a value it refuses, a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is neither a form nor a JSON object. `credentials_in_query`: `api_token`, `password` or `email_address` in the URL (send them in the POST body). Refusals by the HTTP parser itself (headers too large, not HTTP, headers or body not received in time) carry a fresh X-Request-Id and no RateLimit-* headers.',
   },
   '401': { description: '`invalid_api_key`: no partner has this key. `invalid_api_token`: a wrong api_token, or none where the operation (or the private view) needs it. `invalid_credentials`: a wrong e-mail address or password (sync_user, unsync_user).' },
   '403': { description: '`forbidden`: the partner is suspended, the request comes from an origin the partner did not list, or the user has not linked this partner (or has not confirmed their address yet).' },
   '404': { description: '`not_found`: no opted-in user, service or link by that identifier (unknown and opted-out users answer alike).' },
   '413': { description: '`payload_too_large`: a body over 64 KiB, also on GET.' },
-  '429': { description: '`rate_limited`: too many requests; `Retry-After` says when to try again.', retry: true },
+  '429': { description: '`rate_limited`: too many requests, or too many connections open from one client address; `Retry-After` says when to try again.', retry: true },
   '500': { description: '`internal_error`: a fault in idsvc; the message names the request id, nothing else.' },
   '503': { description: '`unavailable`: the database cannot be reached just now; `Retry-After` says when to try again.', retry: true },
 };

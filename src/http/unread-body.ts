@@ -8,9 +8,15 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 
-/** Past either, the client is not sending a body we could answer after reading, and the connection is simply closed. */
+/**
+ * Past any of these, the client is not sending a body we could answer after reading, and the
+ * answer goes out with the connection closed behind it. The time is what a refusal may be held
+ * back (the contract answers it within 10 s); a client that stops sending has nothing left to reset
+ * the connection with, so its answer need not wait for the rest.
+ */
 const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
-const DISCARD_MAX_MS = 10_000;
+const DISCARD_MAX_MS = 5_000;
+const DISCARD_STALL_MS = 1_000;
 
 /** Methods whose body Fastify never parses (lib/handle-request.js). */
 const BODYLESS = new Set(['GET', 'HEAD', 'TRACE']);
@@ -29,18 +35,32 @@ function discardBody(req: IncomingMessage, maxBytes: number): Promise<Outcome> {
   if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve('too_large');
   return new Promise((resolve) => {
     let seen = 0;
+    let settled = false;
     const finish = (outcome: Outcome) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
+      clearTimeout(stall);
       req.off('data', onData).off('end', onEnd).off('close', onClose);
       resolve(outcome);
     };
     const onData = (chunk: Buffer) => {
       seen += chunk.length;
       if (seen > maxBytes) finish('too_large');
+      else if (!settled) stall.refresh();
     };
     const onEnd = () => finish('read');
     const onClose = () => finish(req.complete ? 'read' : 'gave_up');
     const timer = setTimeout(() => finish('gave_up'), DISCARD_MAX_MS);
+    // Timers run before pending reads in an event-loop turn: after a long turn, the bytes that
+    // arrived meanwhile are read first (setImmediate follows the poll phase) before calling it a stall.
+    const stall = setTimeout(() => {
+      const before = seen;
+      setImmediate(() => {
+        if (seen === before) finish('gave_up');
+        else if (!settled) stall.refresh();
+      });
+    }, DISCARD_STALL_MS);
     req.on('data', onData).on('end', onEnd).on('close', onClose);
     req.resume();
   });

@@ -20,13 +20,15 @@ export interface RawRequestOptions {
   body?: string | Buffer;
   /** Give up after this long (the answer is then incomplete). */
   timeoutMs?: number;
+  /** Connect from this local address (another loopback address, such as 127.0.0.2, is another client). */
+  localAddress?: string;
 }
 
 /** Sends `head` (request line and headers, CRLF-terminated, blank line included) and reads the answer. */
 export function rawRequest(baseUrl: string, head: string, options: RawRequestOptions = {}): Promise<RawAnswer> {
   const { port, hostname } = new URL(baseUrl);
   return new Promise((resolve) => {
-    const socket = net.connect(Number(port), hostname);
+    const socket = net.connect({ port: Number(port), host: hostname, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
     const chunks: Buffer[] = [];
     let error: string | undefined;
     const timer = setTimeout(() => socket.destroy(), options.timeoutMs ?? 20_000);
@@ -43,7 +45,7 @@ export function rawRequest(baseUrl: string, head: string, options: RawRequestOpt
   });
 }
 
-function parseAnswer(bytes: Buffer, headRequest: boolean): Omit<RawAnswer, 'error'> {
+export function parseAnswer(bytes: Buffer, headRequest: boolean): Omit<RawAnswer, 'error'> {
   const end = bytes.indexOf('\r\n\r\n');
   if (end < 0) return { status: 0, headers: {}, body: bytes.toString('utf8'), complete: false };
   const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');

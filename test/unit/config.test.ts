@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { timeoutOptions } from '../../src/http/connections.js';
 import { projectRoot } from '../../src/paths.js';
 import { idsvcArgv } from '../helpers/idsvc-command.js';
 
@@ -19,6 +20,8 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.equal(c.databaseTimeoutMs, 5000);
   assert.equal(loadConfig({ DATABASE_TIMEOUT_MS: '1500' }).databaseTimeoutMs, 1500);
   assert.ok(Object.isFrozen(c));
+  assert.deepEqual([c.headersTimeoutMs, c.requestTimeoutMs, c.keepAliveTimeoutMs, c.connectionsPerAddress], [10_000, 30_000, 5_000, 100]);
+  assert.equal(loadConfig({ CONNECTIONS_PER_ADDRESS: '0' }).connectionsPerAddress, 0);
   assert.equal(c.demo, false);
   assert.equal(loadConfig({ IDSVC_DEMO: '1' }).demo, true);
   assert.throws(() => loadConfig({ IDSVC_DEMO: 'maybe' }), /IDSVC_DEMO/);
@@ -64,6 +67,12 @@ test('every bad value names its variable', () => {
     [{ MAIL_FROM: 'a@example.org, b@example.org' }, 'MAIL_FROM'],
     [{ MAIL_FROM: 'nobody' }, 'MAIL_FROM'],
     [{ SITE_NAME: 'x'.repeat(65) }, 'SITE_NAME'],
+    [{ HEADERS_TIMEOUT_MS: '50' }, 'HEADERS_TIMEOUT_MS'],
+    [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' }, 'HEADERS_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: 'long' }, 'REQUEST_TIMEOUT_MS'],
+    [{ KEEP_ALIVE_TIMEOUT_MS: '0' }, 'KEEP_ALIVE_TIMEOUT_MS'],
+    [{ CONNECTIONS_PER_ADDRESS: '-1' }, 'CONNECTIONS_PER_ADDRESS'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);
@@ -79,4 +88,12 @@ test('start-up with a bad value stops with a message naming the variable', () =>
   });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /PORT must be a whole number/);
+});
+
+test('a connection idle while its answer waits for the database outlasts that wait', () => {
+  const idle = (env: Record<string, string>) => timeoutOptions(loadConfig(env)).connectionTimeout;
+  assert.equal(idle({}), 30_000);
+  assert.equal(idle({ REQUEST_TIMEOUT_MS: '45000' }), 45_000);
+  // A database wait of 60 s answers `unavailable` at 60 s: the connection must still be there then.
+  assert.equal(idle({ DATABASE_TIMEOUT_MS: '60000' }), 65_000);
 });
