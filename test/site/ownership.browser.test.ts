@@ -99,6 +99,8 @@ test('a forgotten password is reset the same way: the mail from the SMTP server,
   await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
 
   const before = smtp.received.length;
+  // The link is made and mailed after the answer (services/after-answer.ts).
+  await t.ctx.afterAnswer.idle();
   assert.equal(await sendDueMail(t.ctx, t.app.log), 1);
   const mail = (await smtp.waitFor(before + 1)).at(-1)!;
   assert.equal(mail.parsed.subject, 'Set a new password for Dora IDs');

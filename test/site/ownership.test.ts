@@ -316,7 +316,7 @@ test("a stranger's claim on an address whose owner has not confirmed yet does no
   assert.notEqual(claim.subject, own.subject);
   assert.doesNotMatch(claim.subject ?? '', /^Confirm your e-mail address/);
   assert.match(claim.subject ?? '', /second sign-up.*confirm only if it was you/);
-  const opening = (m: typeof own) => (m.text ?? '').trim().split('\n')[0];
+  const opening = (m: typeof own) => (m.text ?? '').trim().split('\n')[0] ?? '';
   assert.notEqual(opening(claim), opening(own));
   assert.match(opening(claim), new RegExp(`A second account, "${strangerId}", asks to take this e-mail address.*Confirm only if you just signed up as "${strangerId}"`));
   // The page the claim link opens says the same, and its button names the account it creates.
