@@ -188,6 +188,24 @@ test(`past ${AFTER_ANSWER_CAPACITY} waiting tasks, forgot password refuses every
   assert.equal((await askReset(me.email)).res.status, 303, 'once the queue empties, requests are taken again');
 });
 
+test('work that fails after its answer is logged by its error name and code, without the message (it may hold the address), and the work behind it still runs', async () => {
+  const address = `failing.${++n}@example.org`;
+  secrets.push(address);
+  let ranAfter = false;
+  assert.ok(t.ctx.afterAnswer.offer('password reset request', t.app.log, async () => {
+    throw Object.assign(new Error(`no luck for ${address}`), { code: 'EXAMPLE_FAULT' });
+  }));
+  assert.ok(t.ctx.afterAnswer.offer('next', t.app.log, async () => {
+    ranAfter = true;
+  }));
+  await t.ctx.afterAnswer.idle();
+  assert.ok(ranAfter);
+  const line = t.logs.find((l) => l.includes('password reset request failed after the answer'));
+  assert.ok(line, 'the failure is logged');
+  assert.match(line, /EXAMPLE_FAULT/);
+  assert.doesNotMatch(line, /no luck/);
+});
+
 test('a reset link lasts an hour; requests are limited per account', async () => {
   const me = await account('hourly');
   await askReset(me.email);
