@@ -44,7 +44,7 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   await page.getByLabel('E-mail address').fill(EMAIL);
   await page.getByLabel('Choose a userId').fill(USER_ID);
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await page.getByLabel('Show my identities and public profile to anyone who knows my e-mail address or userId, and on my public page').check();
+  await page.getByLabel('Show my identities and public profile on my public page, and to anyone who knows my userId or my email').check();
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/signup\/sent$/);
   await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();

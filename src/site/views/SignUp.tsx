@@ -55,7 +55,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
             <Checkbox
               name="opt_in"
               checked={v.opt_in}
-              label="Show my identities and public profile to anyone who knows my e-mail address or userId, and on my public page"
+              label="Show my identities and public profile on my public page, and to anyone who knows my userId or my email"
               hint={`This is your opt-in: once your address is confirmed, ${OPT_IN_REACH} Without it your account still works, but ${NOT_VISIBLE}. More ways to find you (discoverable: ${DISCOVERABLE_ADDS_SHORT}) are a separate choice, off until you turn it on in your account. You can change both at any time.`}
             />
           </fieldset>
