@@ -206,6 +206,31 @@ test('work that fails after its answer is logged by its error name and code, wit
   assert.doesNotMatch(line, /no luck/);
 });
 
+test('shutting down waits for the work answered requests handed over, before the database closes', async () => {
+  const other = await startSiteApp();
+  const user = await other.user({ email: `closing.${++n}@example.org`, userId: `closing_${n}` });
+  secrets.push(`closing.${n}@example.org`);
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  assert.ok(other.ctx.afterAnswer.offer('test gate', other.app.log, () => gate));
+  let wrote = 0;
+  assert.ok(other.ctx.afterAnswer.offer('test write', other.app.log, async () => {
+    wrote = (await other.ctx.db.kysely.selectFrom('users').select('id').where('id', '=', user.id).execute()).length;
+  }));
+  let closed = false;
+  const closing = other.close().then(() => {
+    closed = true;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(closed, false, 'still waiting for the queued work');
+  release();
+  await closing;
+  assert.equal(wrote, 1, 'the queued work ran on an open database');
+  assert.equal(other.logs.filter((l) => l.includes('failed after the answer')).length, 0);
+});
+
 test('a reset link lasts an hour; requests are limited per account', async () => {
   const me = await account('hourly');
   await askReset(me.email);
