@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { AnswerCache } from './services/answer-cache.js';
 import { PartnerCache } from './services/partner-cache.js';
+import { AfterAnswer } from './services/after-answer.js';
 import { RequestLimiter } from './services/rate-limits.js';
 import { RedisLink } from './services/redis-link.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
@@ -31,8 +32,13 @@ export interface AppContext {
   readonly redis: RedisLink | null;
   /** Where the mail job hands queued messages: SMTP, or .eml files (src/mail/transport.ts). */
   readonly mail: MailTransport;
+  /** Work done once a request is answered, so that the answer's time tells nothing of it. */
+  readonly afterAnswer: AfterAnswer;
   close(): Promise<void>;
 }
+
+/** Tasks that may wait behind the one running: far more than people asking for links at once. */
+export const AFTER_ANSWER_CAPACITY = 256;
 
 export interface ContextOptions {
   clock?: Clock;
@@ -59,6 +65,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
   await redis?.settled();
   const mail = createMailTransport(config);
+  const afterAnswer = new AfterAnswer(AFTER_ANSWER_CAPACITY);
   return {
     config,
     db,
@@ -71,7 +78,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,
     mail,
+    afterAnswer,
     async close() {
+      // What answered requests started still needs the database.
+      await afterAnswer.idle();
       mail.close();
       redis?.close();
       await partners.close();

@@ -1,5 +1,6 @@
 // Reading the mail an app sent, as its recipient would: the mail job runs, and the messages are
-// parsed from the .eml files it wrote (the default without SMTP_URL).
+// parsed from the .eml files it wrote (the default without SMTP_URL), once the work answered
+// requests handed over is done.
 import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
@@ -13,6 +14,8 @@ function recipients(m: ParsedMail): string[] {
 
 /** Every message sent to `address` so far, oldest first (sends what is queued first). */
 export async function mailsTo(t: TestApp, address: string): Promise<ParsedMail[]> {
+  // Some answers go out before their mail is queued (services/after-answer.ts).
+  await t.ctx.afterAnswer.idle();
   await sendDueMail(t.ctx, t.app.log);
   const dir = t.config.mailDir;
   if (!fs.existsSync(dir)) return [];

@@ -61,10 +61,10 @@ test('the account page says what each consent means, in two parts, each with its
   const { body } = await dora.get('/account');
   const section = /<section[^>]*id="visibility"[\s\S]*?<\/section>/.exec(body)?.[0] ?? '';
   const text = section.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
-  assert.match(text, /Opt-in You are opted in\. Opting in means: partner sites that know your e-mail address \(or its hash\) or your userId see your identities/);
+  assert.match(text, /Opt-in You are opted in\. Opting in means: anyone who knows your e-mail address \(or its MD5 or SHA-256 hash\) or your userId sees your identities/);
   assert.match(
     text,
-    /Discoverable You are not discoverable\. Discoverable means more: .*reverse lookup.*contact matching.*find your page by your e-mail address \(WebFinger mailto: ?\)\. It is off until you turn it on/,
+    /Discoverable You are not discoverable\. Discoverable adds more ways to find you: .*reverse lookup.*contact matching.*WebFinger finds your page by your plain e-mail address \(mailto:\).* It is off until you turn it on/,
   );
   const forms = section.match(/<form\b[\s\S]*?<\/form>/g) ?? [];
   assert.deepEqual(forms.map((f) => /action="([^"]+)"/.exec(f)?.[1]), ['/account/opt-in', '/account/discoverable']);

@@ -44,7 +44,7 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   await page.getByLabel('E-mail address').fill(EMAIL);
   await page.getByLabel('Choose a userId').fill(USER_ID);
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await page.getByLabel('Show my identities and public profile to partner sites and on my public page').check();
+  await page.getByLabel('Show my identities and public profile on my public page, and to anyone who knows my userId or my email').check();
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/signup\/sent$/);
   await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
@@ -99,6 +99,8 @@ test('a forgotten password is reset the same way: the mail from the SMTP server,
   await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
 
   const before = smtp.received.length;
+  // The link is made and mailed after the answer (services/after-answer.ts).
+  await t.ctx.afterAnswer.idle();
   assert.equal(await sendDueMail(t.ctx, t.app.log), 1);
   const mail = (await smtp.waitFor(before + 1)).at(-1)!;
   assert.equal(mail.parsed.subject, 'Set a new password for Dora IDs');

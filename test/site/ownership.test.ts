@@ -302,6 +302,32 @@ test('the impostor scenario: partners push under carol\'s address, someone signs
   ]);
 });
 
+test("a stranger's claim on an address whose owner has not confirmed yet does not read like the owner's own confirmation", async () => {
+  // The owner signs up and has not followed the link yet; a stranger then signs up with her address.
+  const owner = fresh('slowpoke');
+  await signUpOnly(owner);
+  const own = await lastMailTo(t, owner.email);
+  const strangerId = `claimer_${n}`;
+  const stranger = browser();
+  assert.equal((await stranger.signUp({ email: owner.email, user_id: strangerId, password: 'a stranger picks this phrase' })).headers.get('location'), '/signup/sent');
+  const claim = await lastMailTo(t, owner.email);
+  assert.notEqual(claim.messageId, own.messageId, 'the claim was mailed');
+  assert.match(own.subject ?? '', /^Confirm your e-mail address/);
+  assert.notEqual(claim.subject, own.subject);
+  assert.doesNotMatch(claim.subject ?? '', /^Confirm your e-mail address/);
+  assert.match(claim.subject ?? '', /second sign-up.*confirm only if it was you/);
+  const opening = (m: typeof own) => (m.text ?? '').trim().split('\n')[0] ?? '';
+  assert.notEqual(opening(claim), opening(own));
+  assert.match(opening(claim), new RegExp(`A second account, "${strangerId}", asks to take this e-mail address.*Confirm only if you just signed up as "${strangerId}"`));
+  // The page the claim link opens says the same, and its button names the account it creates.
+  const page = await browser().get(linkIn(claim, '/confirm?token='));
+  assert.match(page.body, /<h1>A second sign-up asks for this address<\/h1>/);
+  assert.match(page.body, new RegExp(`Confirm and create ${strangerId}`));
+  assert.doesNotMatch(page.body, /Confirm my address/);
+  const ownPage = await browser().get(linkIn(own, '/confirm?token='));
+  assert.match(ownPage.body, /<h1>Confirm your e-mail address<\/h1>/);
+});
+
 describe('accounts the operator creates', () => {
   const cli = (args: string[], stdin = '') => runCli(t, args, { stdin });
 

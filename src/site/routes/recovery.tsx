@@ -1,9 +1,11 @@
 // "Forgot password" and the reset link (services/recovery.ts). Like sign-up, asking for a link
-// answers the same whether or not the address has an account.
+// answers the same whether or not the address has an account, and as fast: the lookup and the mail
+// happen after the answer (services/after-answer.ts).
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { isValidEmail } from '../../domain/identifiers.js';
 import { passwordProblem } from '../../domain/passwords.js';
+import { answerSent } from '../../services/after-answer.js';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../../services/recovery.js';
 import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
 import type { TypedApp } from '../../http/typed-app.js';
@@ -32,7 +34,16 @@ export function registerRecoveryRoutes(app: TypedApp, ctx: AppContext): void {
       return page({ form: 'Too many requests from your network just now. Try again in a minute.' }, 429);
     }
     if (!isValidEmail(email)) return page({ email: 'Enter an e-mail address like name@example.org' }, 400);
-    await requestPasswordReset(ctx, email);
+    // Answered before the address is looked up: the time of the answer cannot tell who has an account.
+    const sent = answerSent(reply.raw);
+    const queued = ctx.afterAnswer.offer('password reset request', request.log, async () => {
+      await sent;
+      await requestPasswordReset(ctx, email);
+    });
+    if (!queued) {
+      reply.header('Retry-After', '60');
+      return page({ form: 'Too many requests just now. Try again in a minute.' }, 503);
+    }
     return seeOther(reply, '/forgot/sent');
   });
 

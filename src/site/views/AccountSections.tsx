@@ -2,6 +2,7 @@
 import { parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
 import type { AccountData } from '../account-data.js';
 import { Checkbox, CsrfField } from './fields.js';
+import { DISCOVERABLE_ADDS, NOT_VISIBLE, OPT_IN_REACH } from './consent.js';
 import { Day } from './Layout.js';
 
 export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
@@ -9,8 +10,9 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
   const on = data.user.consented;
   const visible = data.user.opted_in;
   const discoverable = data.user.discoverable;
-  // Two separate consents, each said as what it lets others do (issue 14.10): opting in lets those
-  // who already know you see you; being discoverable lets others find you.
+  // Two separate consents, each said as what it lets others do (views/consent.ts): opting in lets
+  // those who know your address, its hash or your userId see you; being discoverable adds the paths
+  // that find you by other means.
   return (
     <section class={visible ? 'card visibility on' : 'card visibility off'} aria-labelledby="visibility-title" id="visibility">
       <h2 id="visibility-title">Sharing</h2>
@@ -22,11 +24,11 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
             {visible ? 'You are opted in.' : on ? 'You will be visible once you confirm your e-mail address.' : 'You are hidden.'}
           </p>
           <p class="hint">
-            Opting in means: partner sites that know your e-mail address (or its hash) or your userId see your identities and your public profile
-            fields, and your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online.
+            Opting in means: {OPT_IN_REACH} Your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online, and WebFinger finds it by
+            your userId (<code>acct:</code>).
           </p>
-          {on && !visible ? <p class="hint">Until your address is confirmed, partner sites and visitors see nothing of you.</p> : null}
-          {on ? null : <p class="hint">Now partner sites and visitors see nothing of you, not even sites you connected. What they stored themselves stays theirs.</p>}
+          {on && !visible ? <p class="hint">Until your address is confirmed, {NOT_VISIBLE}.</p> : null}
+          {on ? null : <p class="hint">Now {NOT_VISIBLE}, not even sites you connected. What they stored themselves stays theirs.</p>}
         </div>
         <form method="post" action="/account/opt-in" class="inline-form">
           <CsrfField token={csrf} />
@@ -42,11 +44,7 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
           <p class="discoverable-state" data-discoverable={discoverable ? 'yes' : 'no'}>
             {discoverable ? (on ? 'You are discoverable.' : 'You are discoverable once you opt in.') : 'You are not discoverable.'}
           </p>
-          <p class="hint">
-            Discoverable means more: you can be found by those who do not know your address. Partner sites can look up who claims an identity (reverse
-            lookup) and match you in an address book one of their users shared (contact matching), and anyone can find your page by your e-mail address
-            (WebFinger <code>mailto:</code>). It is off until you turn it on, and applies only while you are opted in.
-          </p>
+          <p class="hint">Discoverable adds more ways to find you: {DISCOVERABLE_ADDS} It is off until you turn it on, and applies only while you are opted in.</p>
         </div>
         <form method="post" action="/account/discoverable" class="inline-form">
           <CsrfField token={csrf} />
@@ -177,8 +175,8 @@ export function ProfileSection({ data, csrf, error }: { data: AccountData; csrf:
     <section class="card" aria-labelledby="profile-title" id="profile">
       <h2 id="profile-title">Profile</h2>
       <p class="hint">
-        Everything is optional. A field marked <strong>public</strong> appears on your public page and to every partner site while you are visible;
-        the others only to sites you connected.
+        Everything is optional. A field marked <strong>public</strong> appears on your public page and to every partner site while you are visible
+        (names, place and bio also in your Gravatar-compatible profile); the others only to sites you connected.
       </p>
       {error ? (
         <p class="field-error" role="alert">

@@ -25,10 +25,12 @@ export function CheckInboxPage() {
 
 export function ConfirmLinkPage(p: { csrf: string; token: string; userId: string; holderUserId?: string | null }) {
   const claim = p.holderUserId !== undefined;
+  // A claim gives the address to a new sign-up: its page must not read like an ordinary confirmation.
+  const title = claim ? 'A second sign-up asks for this address' : 'Confirm your e-mail address';
   return (
-    <Layout title="Confirm your e-mail address" narrow>
-      <div class="card form-card" data-page="confirm">
-        <h1>Confirm your e-mail address</h1>
+    <Layout title={title} narrow>
+      <div class="card form-card" data-page={claim ? 'claim' : 'confirm'}>
+        <h1>{title}</h1>
         {claim ? (
           <p>
             Confirming creates your account <strong class="user-id">{p.userId}</strong> with this address.
@@ -49,7 +51,7 @@ export function ConfirmLinkPage(p: { csrf: string; token: string; userId: string
           <CsrfField token={p.csrf} />
           <input type="hidden" name="token" value={p.token} />
           <button type="submit" class="button wide">
-            Confirm my address
+            {claim ? `Confirm and create ${p.userId}` : 'Confirm my address'}
           </button>
         </form>
         <p class="form-foot">Did not sign up? Close this page: nothing happens without the button.</p>

@@ -1,5 +1,6 @@
 import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/passwords.js';
 import { Checkbox, CsrfField, TextField } from './fields.js';
+import { DISCOVERABLE_ADDS_SHORT, NOT_VISIBLE, OPT_IN_REACH } from './consent.js';
 import { ErrorSummary, Layout } from './Layout.js';
 
 export interface SignUpValues {
@@ -54,8 +55,8 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
             <Checkbox
               name="opt_in"
               checked={v.opt_in}
-              label="Show my identities and public profile to partner sites and on my public page"
-              hint="This is your opt-in: partner sites that know your e-mail address (or its hash) or your userId will see your identities and public profile. Without it your account still works, but partner sites and visitors see nothing of you. Being found by those who do not know your address (discoverable) is a separate choice, off until you turn it on in your account. You can change both at any time."
+              label="Show my identities and public profile on my public page, and to anyone who knows my userId or my email"
+              hint={`This is your opt-in: once your address is confirmed, ${OPT_IN_REACH} Without it your account still works, but ${NOT_VISIBLE}. More ways to find you (discoverable: ${DISCOVERABLE_ADDS_SHORT}) are a separate choice, off until you turn it on in your account. You can change both at any time.`}
             />
           </fieldset>
           <button type="submit" class="button wide">
