@@ -6,7 +6,11 @@
 // On SQLite the outage is a database locked by another process beyond busy_timeout.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import SQLite from 'better-sqlite3';
@@ -231,4 +235,88 @@ test('SQLite: a database locked by another process beyond busy_timeout answers u
   assert.deepEqual((await P.client.returnServices('lock')).map((s) => s.usrSvcId), ['after']);
   const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).find((l) => l.msg === 'database unavailable');
   assert.equal(warned?.cause, 'SQLITE_BUSY');
+});
+
+test('SQLite: a full disk answers unavailable, not internal_error; reads go on; nothing acknowledged is lost; writes resume when there is room', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async (ctx) => {
+  const P = await t.partner();
+  await P.client.updateService('full', 'github', 'before');
+  const raw = t.ctx.db.sqlite!;
+  // SQLite itself answers SQLITE_FULL once the file would grow past max_page_count, as it does
+  // when the disk is full; a few pages of room let some writes through first.
+  const room = Number(raw.pragma('page_count', { simple: true })) + 6;
+  raw.pragma(`max_page_count = ${room}`);
+  // Several writers at once, so a commit holds several callers' writes when the room runs out.
+  const writers = Array.from({ length: 6 }, (_, i) => writer(P.client, `full${String.fromCharCode(97 + i)}`));
+  try {
+    await waitFor('writes refused for want of room', async () => writers.reduce((n, w) => n + w.refused.length, 0) >= 30, 60_000);
+    const ready = await fetch(`${t.baseUrl}/readyz`);
+    assert.equal(ready.status, 200, 'reads work, so the instance stays ready');
+    assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['before'], 'reads go on');
+  } finally {
+    for (const w of writers) await w.stop();
+  }
+  const refused = writers.flatMap((w) => w.refused);
+  const acked = writers.flatMap((w) => w.acked);
+  ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused`);
+  assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
+  await assertAllPresent(P.client, acked);
+  const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).filter((l) => l.msg === 'database unavailable');
+  assert.ok(warned.some((l) => l.cause === 'SQLITE_FULL'), 'the cause is logged');
+
+  raw.pragma(`max_page_count = ${2 ** 30}`);
+  await P.client.updateService('full', 'github', 'after');
+  assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['after']);
+});
+
+/** A small tmpfs of this test's own, where the machine lets it mount one (root); null elsewhere. */
+function smallTmpfs(): string | null {
+  if (process.platform !== 'linux') return null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-full-'));
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' }).status === 0) return dir;
+  fs.rmSync(dir, { recursive: true, force: true });
+  return null;
+}
+
+// A really full disk fails the COMMIT (the WAL cannot grow), after which SQLite has rolled the
+// transaction back itself; where no tmpfs can be mounted, the max_page_count test above and
+// test/db/group-commit.test.ts cover the same answer.
+test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing acknowledged is lost; writes resume when there is room', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async (ctx) => {
+  const dir = smallTmpfs();
+  if (!dir) return ctx.skip('cannot mount a tmpfs here');
+  let f: TestApp | undefined;
+  try {
+    f = await startTestApp({ DATABASE_URL: `sqlite:${path.join(dir, 'full.sqlite')}` });
+    const P = await f.partner();
+    await P.client.updateService('full', 'github', 'before');
+    // Fill the disk, then give back 64 KiB: room for a few commits.
+    const filler = path.join(dir, 'filler');
+    const fd = fs.openSync(filler, 'w');
+    try {
+      for (const block = Buffer.alloc(64 * 1024); ; ) fs.writeSync(fd, block);
+    } catch (e) {
+      assert.equal((e as { code?: string }).code, 'ENOSPC');
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.truncateSync(filler, Math.max(0, fs.statSync(filler).size - 64 * 1024));
+    const writers = Array.from({ length: 4 }, (_, i) => writer(P.client, `disk${String.fromCharCode(97 + i)}`));
+    try {
+      await waitFor('writes refused for want of room', async () => writers.reduce((n, w) => n + w.refused.length, 0) >= 20, 60_000);
+      assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['before'], 'reads go on');
+    } finally {
+      for (const w of writers) await w.stop();
+    }
+    const refused = writers.flatMap((w) => w.refused);
+    const acked = writers.flatMap((w) => w.acked);
+    ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused`);
+    assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
+    fs.rmSync(filler);
+    await P.client.updateService('full', 'github', 'after');
+    assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['after']);
+    await assertAllPresent(P.client, acked);
+  } finally {
+    await f?.close();
+    spawnSync('umount', [dir], { stdio: 'ignore' });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
