@@ -13,7 +13,7 @@ let one: TestApp;
 let two: TestApp;
 let receiver: http.Server;
 /** Requests the receiver holds, unanswered, until the test lets them go. */
-let held: { id: string; answer(): void }[] = [];
+const held: { id: string; answer(): void }[] = [];
 /** Requests per webhook-id, and the ids that arrived while the same id was still held. */
 const seen = new Map<string, number>();
 const inFlight = new Map<string, number>();
