@@ -8,7 +8,7 @@
 //
 // PostgreSQL needs none of this: each write gets its own transaction on a pooled connection, and
 // the server already flushes concurrent commits together.
-import type { Transaction } from 'kysely';
+import type { ControlledTransaction, Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 
@@ -64,25 +64,40 @@ export class GroupCommit {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         const outcomes: Outcome[] = [];
+        // What undid the whole batch, if anything did. Kept here because SQLite rolls the whole
+        // transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM), and
+        // the ROLLBACK sent after that fails with "no transaction is active": that second error
+        // must not replace the first, which says why (and which db/faults.ts maps to unavailable).
+        let failure: { err: unknown } | null = null;
+        let tx: ControlledTransaction<Database> | null = null;
         try {
           // Kysely's transaction holds its one connection, so nothing else runs inside this one.
-          await this.db.kysely.transaction().execute(async (tx) => {
-            lock.run();
-            for (const job of batch) {
-              savepoint.run();
-              try {
-                outcomes.push({ ok: true, value: await job.work(tx) });
-                release.run();
-              } catch (err) {
-                rollback.run();
-                release.run();
-                outcomes.push({ ok: false, err });
+          tx = await this.db.kysely.startTransaction().execute();
+          lock.run();
+          for (const job of batch) {
+            savepoint.run();
+            try {
+              outcomes.push({ ok: true, value: await job.work(tx) });
+              release.run();
+            } catch (err) {
+              if (!raw.inTransaction) {
+                // Gone with the transaction: the earlier jobs' writes too, so none of them is answered ok.
+                failure = { err };
+                break;
               }
+              rollback.run();
+              release.run();
+              outcomes.push({ ok: false, err });
             }
-          });
+          }
+          if (!failure) await tx.commit().execute();
         } catch (err) {
-          // The commit itself failed: nothing of the batch is stored.
-          for (const job of batch) job.reject(err);
+          failure ??= { err };
+        }
+        if (failure) {
+          // Also releases Kysely's connection; its own error (nothing left to roll back) says nothing new.
+          if (tx && !tx.isCommitted) await tx.rollback().execute().catch(() => {});
+          for (const job of batch) job.reject(failure.err);
           continue;
         }
         batch.forEach((job, i) => {

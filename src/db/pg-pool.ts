@@ -12,6 +12,8 @@
 //   The caller gets an error the HTTP edge answers as `unavailable` (db/faults.ts).
 // - A connection that timed out or broke is discarded when released rather than handed to the
 //   next caller: its unanswered statement would hold up every statement queued behind it.
+// - The server ends sessions idle in a transaction for twice that long (below), so a transaction
+//   cut off by a network outage does not keep its locks after the network is back.
 import type { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
@@ -38,6 +40,15 @@ export interface BoundedPool {
 }
 
 export function createPgPool(options: PgPoolOptions): BoundedPool {
+  const sessionOptions = [
+    ...(options.schema ? [`-c search_path=${options.schema}`] : []),
+    // The server ends a session left idle inside a transaction: one whose client gave up on it
+    // while the network dropped everything, its goodbye lost too, would otherwise hold its row
+    // locks until the server's retransmissions, backing off for as long as the outage lasted,
+    // learn that the client is gone (minutes), and every write to those rows would wait on it.
+    // Twice the timeout: our own transactions never pause that long between statements.
+    ...(options.timeoutMs > 0 ? [`-c idle_in_transaction_session_timeout=${2 * options.timeoutMs}`] : []),
+  ];
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: 10,
@@ -46,7 +57,7 @@ export function createPgPool(options: PgPoolOptions): BoundedPool {
     // Lets the kernel notice a peer that vanished without a word (no FIN, no RST) on idle connections.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+    ...(sessionOptions.length > 0 ? { options: sessionOptions.join(' ') } : {}),
   });
   pool.on('error', (err) => options.events.emit('connection-lost', err));
   // pg-pool's listener covers idle clients only; a checked-out one reports its loss to its next query.

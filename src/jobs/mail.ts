@@ -14,9 +14,19 @@ import { claimDueMail, markMailFailed, markMailRetry, markMailSent } from '../re
 import { SMTP_TIMEOUT_MS } from '../mail/transport.js';
 
 export const MAIL_EVERY_MS = 2000;
-/** Longer than the three SMTP timeouts of one attempt together. */
-const LEASE_MS = 5 * SMTP_TIMEOUT_MS;
+/** Messages tried per pass, one after another. */
 const BATCH = 20;
+
+/**
+ * How long one message is leased: longer than its attempt can take (the three SMTP timeouts
+ * together and the database writes around them, each bounded by DATABASE_TIMEOUT_MS), with room to
+ * spare. Each message is claimed just before its own attempt, so a pass of slow sends (20 × 90 s)
+ * never holds messages whose lease could run out before their turn, which another instance would
+ * then send too.
+ */
+export function mailLeaseMs(ctx: AppContext): number {
+  return 3 * SMTP_TIMEOUT_MS + 2 * ctx.config.databaseTimeoutMs + 50_000;
+}
 /** Mail about a sign-up or a reset is useless after its link expires (a day at most). */
 export const MAIL_GIVE_UP_AFTER_MS = 24 * 3600 * 1000;
 
@@ -73,13 +83,16 @@ async function sendOne(ctx: AppContext, log: FastifyBaseLogger, row: MailRow, no
   }
 }
 
-/** One pass: claim due messages, try each once. Returns how many were attempted. */
+/** One pass: claim the oldest due message, try it once, up to BATCH times. Returns how many were attempted. */
 export async function sendDueMail(ctx: AppContext, log: FastifyBaseLogger): Promise<number> {
-  const now = ctx.clock.now();
-  // In the order they were queued (PostgreSQL's UPDATE … RETURNING keeps no order).
-  const rows = (await claimDueMail(ctx.db.kysely, now, now + LEASE_MS, BATCH)).sort((a, b) => a.id - b.id);
-  for (const row of rows) await sendOne(ctx, log, row, now);
-  return rows.length;
+  let attempted = 0;
+  for (; attempted < BATCH; attempted++) {
+    const now = ctx.clock.now();
+    const [row] = await claimDueMail(ctx.db.kysely, now, now + mailLeaseMs(ctx), 1);
+    if (!row) break;
+    await sendOne(ctx, log, row, now);
+  }
+  return attempted;
 }
 
 export const mailJob = { name: 'mail', everyMs: MAIL_EVERY_MS, run: async (ctx: AppContext, log: FastifyBaseLogger) => void (await sendDueMail(ctx, log)) };

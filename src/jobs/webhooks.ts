@@ -14,8 +14,18 @@ import { isVisible } from '../domain/visibility.js';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const GIVE_UP_AFTER_MS = 72 * 3600 * 1000;
-const LEASE_MS = 60_000;
+/** Events tried per pass, one after another. */
 const BATCH = 20;
+
+/**
+ * How long one event is leased: longer than its attempt can take (the POST, 15 s at most, and the
+ * reads and the write around it, each bounded by DATABASE_TIMEOUT_MS), with room to spare. Each
+ * event is claimed just before its own attempt, so a pass of slow endpoints (20 × 15 s) never holds
+ * events whose lease could run out before their turn, which another instance would then send too.
+ */
+export function webhookLeaseMs(ctx: AppContext): number {
+  return ATTEMPT_TIMEOUT_MS + 3 * ctx.config.databaseTimeoutMs + 30_000;
+}
 
 /** v1 signature of Standard Webhooks: base64 HMAC-SHA256 of "{id}.{timestamp}.{body}". */
 export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
@@ -93,11 +103,13 @@ async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Ou
   return { status: 'pending', error, nextAttemptAt: next };
 }
 
-/** One pass: claim due events, try each once. Returns how many were attempted. */
+/** One pass: claim a due event, try it once, up to BATCH times. Returns how many were attempted. */
 export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
-  const now = ctx.clock.now();
-  const rows = await claimDueEvents(ctx.db.kysely, now, now + LEASE_MS, BATCH);
-  for (const row of rows) {
+  let attempted = 0;
+  for (; attempted < BATCH; attempted++) {
+    const now = ctx.clock.now();
+    const [row] = await claimDueEvents(ctx.db.kysely, now, now + webhookLeaseMs(ctx), 1);
+    if (!row) break;
     const outcome = await deliver(ctx, row, now);
     await recordDelivery(ctx.db.kysely, row.id, {
       status: outcome.status,
@@ -110,7 +122,7 @@ export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
       await disablePartnerWebhook(ctx.db.kysely, row.partner_id, now);
     }
   }
-  return rows.length;
+  return attempted;
 }
 
 export const webhookJob = { name: 'webhooks', everyMs: 2000, run: async (ctx: AppContext) => void (await deliverDueWebhooks(ctx)) };

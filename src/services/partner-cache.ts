@@ -22,7 +22,9 @@ import { findPartnerByKey, listenToPartnerChanges, onPartnerWrite, partnerChange
 
 /**
  * Reconnection back-off of the change feed: 0.5 s doubling to 10 s, reset once it listens again.
- * Capped low because every call reads the table while the feed is down.
+ * Capped low because every call reads the table while the feed is down. The pool opening a
+ * connection ends the wait at once: the database is back, and after a long outage the back-off
+ * alone would keep the feed down for up to 10 s more.
  */
 const RECONNECT_FIRST_MS = 500;
 const RECONNECT_MAX_MS = 10_000;
@@ -41,6 +43,13 @@ export class PartnerCache extends EventEmitter {
   /** The PostgreSQL backend of the listening connection (tests end it to see the cache stop). */
   listenerPid: number | null = null;
   private readonly stopLocal: () => void;
+  private readonly databaseBack = () => {
+    if (!this.reconnect || this.closed) return;
+    clearTimeout(this.reconnect);
+    this.reconnect = null;
+    this.retry?.();
+  };
+  private retry: (() => void) | null = null;
   /** SQLite: the change counter of migration 004, and the value the cached rows were read under. */
   private readonly readVersion: (() => number) | null = null;
   private version: number | null = null;
@@ -71,7 +80,12 @@ export class PartnerCache extends EventEmitter {
     }
     // Its own connection, outside the pool: LISTEN holds a session for as long as the server runs.
     const url = db.pgPool?.options.connectionString;
-    if (enabled && url) void this.listen(url, db.pgPool?.options.connectionTimeoutMillis ?? 0);
+    if (enabled && url) {
+      const timeoutMs = db.pgPool?.options.connectionTimeoutMillis ?? 0;
+      this.retry = () => void this.listen(url, timeoutMs);
+      db.pgPool?.on('connect', this.databaseBack);
+      this.retry();
+    }
   }
 
   async get(apiKey: string): Promise<Partner | undefined> {
@@ -134,7 +148,10 @@ export class PartnerCache extends EventEmitter {
       void client.end().catch(() => {});
       if (!this.closed) {
         // While the database is away, each attempt costs it a connection: back off.
-        this.reconnect = setTimeout(() => void this.listen(connectionString, timeoutMs), this.reconnectMs);
+        this.reconnect = setTimeout(() => {
+          this.reconnect = null;
+          void this.listen(connectionString, timeoutMs);
+        }, this.reconnectMs);
         this.reconnect.unref();
         this.reconnectMs = Math.min(this.reconnectMs * 2, RECONNECT_MAX_MS);
       }
@@ -161,6 +178,7 @@ export class PartnerCache extends EventEmitter {
     this.live = false;
     this.rows.clear();
     this.stopLocal();
+    this.db.pgPool?.off('connect', this.databaseBack);
     if (this.reconnect) clearTimeout(this.reconnect);
     const client = this.listener;
     this.listener = null;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { openDatabase, migrate } from '../../src/db/database.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
+import { isUnavailable } from '../../src/db/faults.js';
 import { TEST_DB, PG_URL } from '../helpers/app.js';
 
 test('concurrent writes: each is committed or undone on its own', async () => {
@@ -42,6 +43,37 @@ test('concurrent writes: each is committed or undone on its own', async () => {
       await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await c.end();
     }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('SQLite: a write that finds the disk full fails its whole commit with the cause, and later commits go on', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-gc-'));
+  const db = await openDatabase(`sqlite:${path.join(dir, 'gc.sqlite')}`);
+  try {
+    await migrate(db);
+    const raw = db.sqlite!;
+    // SQLite answers SQLITE_FULL once the file would pass max_page_count, as on a full disk; for a
+    // one-row insert (no statement journal) it then rolls the whole transaction back by itself.
+    raw.pragma(`max_page_count = ${Number(raw.pragma('page_count', { simple: true })) + 2}`);
+    const writes = new GroupCommit(db);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        writes.run(async (tx) => {
+          await tx.insertInto('settings').values({ key: `full${i}`, value: 'x'.repeat(i === 0 ? 10 : 3000) }).execute();
+          return i;
+        }),
+      ),
+    );
+    const reasons = results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'fulfilled'));
+    // The first writes shared the commit that failed: none of them may be answered as stored.
+    assert.deepEqual([...new Set(reasons)], ['SQLITE_FULL']);
+    assert.ok(results.every((r) => r.status === 'rejected' && isUnavailable(r.reason)));
+    assert.equal((raw.prepare("SELECT count(*) AS n FROM settings WHERE key LIKE 'full%'").get() as { n: number }).n, 0);
+    raw.pragma(`max_page_count = ${2 ** 30}`);
+    assert.equal(await writes.run(async (tx) => (await tx.insertInto('settings').values({ key: 'after', value: '1' }).execute()).length), 1);
+  } finally {
+    await db.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -6,7 +6,11 @@
 // On SQLite the outage is a database locked by another process beyond busy_timeout.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import SQLite from 'better-sqlite3';
@@ -170,6 +174,8 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   assert.equal((await fetch(`${t.baseUrl}/healthz`)).status, 200, 'the process is up');
 
   await sleep(Math.max(0, 10_000 - (performance.now() - cutAt)));
+  assert.equal(cache.caching, false);
+  const feedLive = once(cache, 'live').then(() => performance.now());
   await proxy!.restore();
   const restoredAt = performance.now();
   const back = await waitFor('a successful call after the cut', async () => (await fetch(`${t.baseUrl}/readyz`)).status === 200, 10_000);
@@ -184,10 +190,13 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   assert.ok(slowest < 3000, `each refusal came within 3 s (slowest ${Math.round(slowest)} ms)`);
   assert.ok(back < 5000, `ready again ${Math.round(back)} ms after the restore`);
   ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused (slowest refusal ${Math.round(slowest)} ms), ready again ${Math.round(back)} ms after the restore`);
+  const feedBack = (await feedLive) - restoredAt;
+  ctx.diagnostic(`the change feed listens again ${Math.round(feedBack)} ms after the restore`);
   await assertAllPresent(P.client, acked);
   assert.ok(acked.length > 20, `writes were acknowledged before and after (${acked.length})`);
   assert.ok(writers.every((w) => w.ackedAt.some((at) => at < cutAt) && w.ackedAt.some((at) => at > restoredAt)), 'writes were acknowledged before the cut and after the restore');
-  await waitFor('the change feed listening again', async () => cache.caching, 15_000);
+  // Its reconnection back-off has grown to seconds by now; the pool's first connection ends the wait.
+  assert.ok(feedBack < 3000, `the change feed listens again ${Math.round(feedBack)} ms after the restore`);
 });
 
 test('PostgreSQL: a stalled connection answers unavailable within the timeout, and the server recovers when it moves again', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
@@ -231,4 +240,144 @@ test('SQLite: a database locked by another process beyond busy_timeout answers u
   assert.deepEqual((await P.client.returnServices('lock')).map((s) => s.usrSvcId), ['after']);
   const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).find((l) => l.msg === 'database unavailable');
   assert.equal(warned?.cause, 'SQLITE_BUSY');
+});
+
+test('SQLite: a full disk answers unavailable, not internal_error; reads go on; nothing acknowledged is lost; writes resume when there is room', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async (ctx) => {
+  const P = await t.partner();
+  await P.client.updateService('full', 'github', 'before');
+  const raw = t.ctx.db.sqlite!;
+  // SQLite itself answers SQLITE_FULL once the file would grow past max_page_count, as it does
+  // when the disk is full; a few pages of room let some writes through first.
+  const room = Number(raw.pragma('page_count', { simple: true })) + 6;
+  raw.pragma(`max_page_count = ${room}`);
+  // Several writers at once, so a commit holds several callers' writes when the room runs out.
+  const writers = Array.from({ length: 6 }, (_, i) => writer(P.client, `full${String.fromCharCode(97 + i)}`));
+  try {
+    await waitFor('writes refused for want of room', async () => writers.reduce((n, w) => n + w.refused.length, 0) >= 30, 60_000);
+    const ready = await fetch(`${t.baseUrl}/readyz`);
+    assert.equal(ready.status, 200, 'reads work, so the instance stays ready');
+    assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['before'], 'reads go on');
+  } finally {
+    for (const w of writers) await w.stop();
+  }
+  const refused = writers.flatMap((w) => w.refused);
+  const acked = writers.flatMap((w) => w.acked);
+  ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused`);
+  assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
+  await assertAllPresent(P.client, acked);
+  const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).filter((l) => l.msg === 'database unavailable');
+  assert.ok(warned.some((l) => l.cause === 'SQLITE_FULL'), 'the cause is logged');
+
+  raw.pragma(`max_page_count = ${2 ** 30}`);
+  await P.client.updateService('full', 'github', 'after');
+  assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['after']);
+});
+
+/** A small tmpfs of this test's own, where the machine lets it mount one (root); null elsewhere. */
+function smallTmpfs(): string | null {
+  if (process.platform !== 'linux') return null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-full-'));
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' }).status === 0) return dir;
+  fs.rmSync(dir, { recursive: true, force: true });
+  return null;
+}
+
+// A really full disk fails the COMMIT (the WAL cannot grow), after which SQLite has rolled the
+// transaction back itself; where no tmpfs can be mounted, the max_page_count test above and
+// test/db/group-commit.test.ts cover the same answer.
+test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing acknowledged is lost; writes resume when there is room', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async (ctx) => {
+  const dir = smallTmpfs();
+  if (!dir) return ctx.skip('cannot mount a tmpfs here');
+  let f: TestApp | undefined;
+  try {
+    f = await startTestApp({ DATABASE_URL: `sqlite:${path.join(dir, 'full.sqlite')}` });
+    const P = await f.partner();
+    await P.client.updateService('full', 'github', 'before');
+    // Fill the disk, then give back 64 KiB: room for a few commits.
+    const filler = path.join(dir, 'filler');
+    const fd = fs.openSync(filler, 'w');
+    try {
+      for (const block = Buffer.alloc(64 * 1024); ; ) fs.writeSync(fd, block);
+    } catch (e) {
+      assert.equal((e as { code?: string }).code, 'ENOSPC');
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.truncateSync(filler, Math.max(0, fs.statSync(filler).size - 64 * 1024));
+    const writers = Array.from({ length: 4 }, (_, i) => writer(P.client, `disk${String.fromCharCode(97 + i)}`));
+    try {
+      await waitFor('writes refused for want of room', async () => writers.reduce((n, w) => n + w.refused.length, 0) >= 20, 60_000);
+      assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['before'], 'reads go on');
+    } finally {
+      for (const w of writers) await w.stop();
+    }
+    const refused = writers.flatMap((w) => w.refused);
+    const acked = writers.flatMap((w) => w.acked);
+    ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused`);
+    assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
+    fs.rmSync(filler);
+    await P.client.updateService('full', 'github', 'after');
+    assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['after']);
+    await assertAllPresent(P.client, acked);
+  } finally {
+    await f?.close();
+    spawnSync('umount', [dir], { stdio: 'ignore' });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const FREEZE_MS = Number(process.env.FREEZE_MS ?? 60_000);
+
+test('PostgreSQL: a long freeze under light load answers unavailable meanwhile; the same process serves again within 3 s of the restore', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
+  const P = await t.partner();
+  const writers = [writer(P.client, 'frza'), writer(P.client, 'frzb')];
+  await sleep(1000);
+  proxy!.freeze();
+  const frozenAt = performance.now();
+  await sleep(FREEZE_MS);
+  await proxy!.restore();
+  const restoredAt = performance.now();
+  const ready = await waitFor('/readyz 200 after the freeze', async () => (await fetch(`${t.baseUrl}/readyz`)).status === 200, 30_000);
+  await waitFor('writes acknowledged after the freeze', async () => writers.every((w) => w.ackedAt.some((at) => at > restoredAt)), 30_000);
+  const writesBack = Math.max(...writers.map((w) => w.ackedAt.find((at) => at > restoredAt)! - restoredAt));
+  await sleep(500);
+  for (const w of writers) await w.stop();
+  const refused = writers.flatMap((w) => w.refused);
+  const acked = writers.flatMap((w) => w.acked);
+  ctx.diagnostic(`freeze ${FREEZE_MS} ms: ${acked.length} acknowledged, ${refused.length} refused; ready ${Math.round(ready)} ms and every writer acknowledged ${Math.round(writesBack)} ms after the restore`);
+  assert.ok(refused.length >= 10, `calls were refused during the freeze (${refused.length})`);
+  assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code}`))], ['503 unavailable']);
+  assert.ok(writers.every((w) => w.ackedAt.some((at) => at < frozenAt)));
+  assert.ok(writesBack < 3000, `writes acknowledged again ${Math.round(writesBack)} ms after the restore`);
+  await assertAllPresent(P.client, acked);
+});
+
+test('PostgreSQL: a transaction cut off by a partition does not hold its locks after the restore', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
+  const P = await t.partner();
+  await P.client.updateService('zombie', 'github', 'before');
+  // A transaction of this server's, holding the row the next push needs, when the network drops
+  // everything: its next statement is lost, this side gives up on the connection, and that goes
+  // unheard too, so on the server the session stays open, idle in its transaction.
+  const tx = await t.ctx.db.kysely.startTransaction().execute();
+  await tx.selectFrom('partner_identities').select('id').where('partner_id', '=', P.id).forUpdate().execute();
+  proxy!.partition();
+  const partitionedAt = performance.now();
+  await assert.rejects(tx.commit().execute());
+  await tx.rollback().execute().catch(() => {}); // hands the connection back (discarded: it timed out)
+  await sleep(Math.max(0, 2 * TIMEOUT_MS + 3000 - (performance.now() - partitionedAt)));
+  await proxy!.restore();
+  const restoredAt = performance.now();
+  await waitFor('the push after the partition', async () => {
+    try {
+      await P.client.updateService('zombie', 'github', 'after');
+      return true;
+    } catch (e) {
+      if (e instanceof IdsvcError && e.status === 503) return false;
+      throw e;
+    }
+  }, 20_000);
+  const back = performance.now() - restoredAt;
+  ctx.diagnostic(`the push went through ${Math.round(back)} ms after the restore`);
+  assert.ok(back < 3000, `the push went through ${Math.round(back)} ms after the restore`);
+  assert.deepEqual((await P.client.returnServices('zombie')).map((s) => s.usrSvcId), ['after']);
 });

@@ -4,6 +4,9 @@
 // - cut():     every open connection is destroyed and new ones are refused (the port is closed);
 // - freeze():  connections stay open but nothing is forwarded (a stalled network); what was sent
 //              meanwhile is delivered on restore, in order, as TCP would after a stall;
+// - partition(): connections stay open but what either side sends meanwhile is lost, its closing
+//              too (a network dropping packets, where a peer learns that the other gave up only
+//              when its own retransmissions, backing off, finally get an answer);
 // - restore(): back to forwarding, on the same port.
 import net from 'node:net';
 
@@ -16,6 +19,8 @@ export class TcpProxy {
   private server: net.Server | null = null;
   private readonly pairs = new Set<Pair>();
   private frozen = false;
+  /** Partitioned: what arrives is dropped instead of held. */
+  private dropping = false;
   /** What arrived while frozen, to be delivered in order on restore. */
   private held: (() => void)[] = [];
   port = 0;
@@ -78,13 +83,14 @@ export class TcpProxy {
       client.destroy();
       upstream.destroy();
     };
-    client.on('error', drop);
-    upstream.on('error', drop);
+    client.on('error', () => this.deliver(drop));
+    upstream.on('error', () => this.deliver(drop));
     client.on('close', () => this.deliver(drop));
     upstream.on('close', () => this.deliver(drop));
   }
 
   private deliver(step: () => void): void {
+    if (this.dropping) return;
     if (this.frozen) this.held.push(step);
     else step();
   }
@@ -92,6 +98,7 @@ export class TcpProxy {
   /** Destroys every connection and refuses new ones until restore(). */
   async cut(): Promise<void> {
     this.frozen = false;
+    this.dropping = false;
     this.held = [];
     const server = this.server;
     this.server = null;
@@ -109,9 +116,15 @@ export class TcpProxy {
     this.frozen = true;
   }
 
+  /** Drops what either side sends, closings included; connections (old and new) stay open. */
+  partition(): void {
+    this.dropping = true;
+  }
+
   /** Forwards again: re-opens the port after a cut, delivers what a freeze held. */
   async restore(): Promise<void> {
     if (!this.server) await this.listen(this.port);
+    this.dropping = false;
     this.frozen = false;
     const held = this.held;
     this.held = [];
