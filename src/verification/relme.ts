@@ -79,9 +79,19 @@ export function normaliseProfileUrl(u: string): string {
     return u;
   }
   // URL already lower-cases scheme and host and drops the scheme's default port.
-  if (url.host === '') return url.href.replace(/#.*$/, '');
-  const path = url.pathname.replace(/\/+$/, '');
-  return `${url.protocol}//${url.host}${path}${url.search}`;
+  if (url.host === '') {
+    const hash = url.href.indexOf('#');
+    return hash === -1 ? url.href : url.href.slice(0, hash);
+  }
+  return `${url.protocol}//${url.host}${withoutTrailingSlashes(url.pathname)}${url.search}`;
+}
+
+// A loop, not /\/+$/: that regex retries from every slash of a run that does not end the string,
+// so a path of many slashes followed by anything else costs time quadratic in its length.
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  return path.slice(0, end);
 }
 
 export type RelMeOutcome = 'verified' | 'unreachable' | 'no_link' | 'link_elsewhere';
