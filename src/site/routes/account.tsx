@@ -130,7 +130,7 @@ function registerAccountRoutes(app: TypedApp, ctx: AppContext): void {
     const key = `pwchange:${user.id}`;
     const refused = await currentPasswordRefusal(ctx, reply, user, b.current_password, key);
     if (refused) return fail(refused.message, refused.status);
-    const problem = passwordProblem(b.new_password, { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] });
+    const problem = await passwordProblem(b.new_password, { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] });
     if (problem) return fail(`The new password ${problem}.`, 400);
     await ctx.throttle.reset(key);
     await changePassword(ctx, user, b.new_password, request.site.sessionId);
