@@ -2,6 +2,7 @@
 // back to the user's public profile with rel="me".
 import { Parser } from 'htmlparser2';
 import LinkHeader from 'http-link-header';
+import { withoutTrailingSlashes } from '../domain/slashes.js';
 import { safeFetch } from './safe-fetch.js';
 import type { SafeFetchFailureReason } from './safe-fetch.js';
 
@@ -84,14 +85,6 @@ export function normaliseProfileUrl(u: string): string {
     return hash === -1 ? url.href : url.href.slice(0, hash);
   }
   return `${url.protocol}//${url.host}${withoutTrailingSlashes(url.pathname)}${url.search}`;
-}
-
-// A loop, not /\/+$/: that regex retries from every slash of a run that does not end the string,
-// so a path of many slashes followed by anything else costs time quadratic in its length.
-function withoutTrailingSlashes(path: string): string {
-  let end = path.length;
-  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
-  return path.slice(0, end);
 }
 
 export type RelMeOutcome = 'verified' | 'unreachable' | 'no_link' | 'link_elsewhere';
