@@ -161,7 +161,8 @@ function fixedValue(name: string, s: FieldSchema, t: Target): string | string[] 
   if (s.const !== undefined) return String(s.const);
   if (s.anyOf) return fixedValue(name, s.anyOf[0]!, t);
   if (s.type === 'array' && s.items) return Array.from({ length: s.maxItems ?? 1 }, () => String(fixedValue(name, s.items!, t) ?? 'x'));
-  if (s.pattern === '^[0-9]{1,15}$') return '9'.repeat(15);
+  const digits = s.pattern === undefined ? null : /^\^\[0-9\]\{1,(\d+)\}\$$/.exec(s.pattern);
+  if (digits) return '9'.repeat(Number(digits[1]));
   return undefined;
 }
 

@@ -257,7 +257,8 @@ function registerAccountRoutes(app: TypedApp, ctx: AppContext): void {
     return seeOther(reply, `/account?checked=${encodeURIComponent(svcId)}#identity-${encodeURIComponent(svcId)}`);
   });
 
-  app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,15}$' }), remove_added: checkbox }) }, async (request, reply) => {
+  // Nine digits: partner ids are PostgreSQL integers, and a larger number there is an error, not "no such link".
+  app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,9}$' }), remove_added: checkbox }) }, async (request, reply) => {
     const user = request.user;
     const b = request.body;
     await endLinkByUser(ctx, user, Number(b.partner_id), { removeAdded: b.remove_added === '1' });
