@@ -2,7 +2,7 @@
 // at its largest accepted size, filled with the inputs that have made matchers and regexes slow
 // (runs of slashes or spaces that do not end the value, l33t symbols, random text), plus the known
 // worst cases of whole requests (a deeply nested JSON body, a 1,024-character password with an
-// invalid address, a WebFinger resource of 15,500 slashes). Used by the CPU test
+// invalid address, a WebFinger resource of 15,500 slashes, a long Accept-Encoding q value). Used by the CPU test
 // (test/http/abuse.test.ts) and by `npm run abuse` (bench/abuse.ts), which times the event loop.
 
 /** The part of a route's JSON schema the cases are built from. */
@@ -285,6 +285,18 @@ function knownWorst(routes: RouteInfo[]): AbuseCase[] {
   add('POST /signup', '16 l33t symbols, invalid e-mail', { body: { email: 'not an address', password: L33T.slice(0, 16) } });
   add('POST /signup', '1,024 l33t symbols, valid e-mail', { body: { password: cycle(L33T, 1024) } });
   add('GET /.well-known/webfinger', 'resource of 15,500 slashes after the host', { query: { resource: `https://idsvc.example/${'/'.repeat(15_500)}x` } });
+  for (const key of ['GET /widget/catalogue.json', 'GET /widget/:file']) {
+    const r = byKey.get(key);
+    if (!r) continue;
+    out.push({
+      route: key,
+      label: 'Accept-Encoding with a 15,000-digit q',
+      build: (t) => {
+        const plain = request(r, t, {});
+        return { ...plain, headers: { ...plain.headers, 'accept-encoding': `gzip;q=0.${'1'.repeat(15_000)}x` } };
+      },
+    });
+  }
   const discover = byKey.get('POST /account/discover');
   if (discover) out.push({ route: 'POST /account/discover', label: 'a page whose rel="me" link has 40,000 slashes', build: (t) => request(discover, t, { body: { url: t.slashPage } }) });
   return out;

@@ -18,7 +18,7 @@ export function cachedBody(content: string | Buffer): CachedBody {
 
 /**
  * Whether Accept-Encoding lists gzip with no parameter or a q above 0 (RFC 9110 §12.5.3). Read entry
- * by entry: one regex over the whole header was quadratic in a long run of spaces.
+ * by entry, with q at most three decimals: one regex over the whole header was quadratic in a long q value.
  */
 function acceptsGzip(request: FastifyRequest): boolean {
   return (request.headers['accept-encoding'] ?? '').split(',').some((entry) => {
