@@ -28,9 +28,10 @@ const t = await startTestApp(
 const partner = await t.partner();
 const user = { userId: 'abuse_target', email: 'abuse.target@example.org', password: 'teapot dormouse riddle' };
 await t.user({ ...user, optedIn: true });
-// The app's clock is the test helper's manual one: moved on a minute every 20 ms, so per-minute and
-// per-quarter-hour throttles on the one account let the next requests do their work again.
-setInterval(() => t.clock.advance(60_000), 20).unref();
+// The app's clock is the test helper's manual one: moved on a minute every second, so per-minute
+// throttles on the one account let later requests do their work again, without making every
+// background job due at every turn.
+setInterval(() => t.clock.advance(60_000), 1000).unref();
 process.stdout.write(`${JSON.stringify({ baseUrl: t.baseUrl, apiKey: partner.apiKey, apiToken: partner.apiToken, user, routes })}\n`);
 
 const stop = () => {
