@@ -2,7 +2,7 @@
 // app and talk to it through HTTP (app.inject or a real port).
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyInstance, type onResponseHookHandler } from 'fastify';
+import Fastify, { type FastifyInstance, type onResponseHookHandler, type RouteOptions } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
   /** Where JSON log lines go (tests read them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
   errorRenderers?: ErrorRenderers;
+  /** Sees each route as it is registered, with its schemas (the abuse test and `npm run abuse` build their requests from them). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export { API_VERSION };
@@ -131,6 +133,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     if (request.is404) unmatched.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
+
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   installBodyDiscarding(app, BODY_LIMIT);
   installNulRefusal(app);

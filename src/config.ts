@@ -1,5 +1,6 @@
 // Configuration is read once, validated, and frozen: a bad value stops start-up with a message
 // that names the variable, instead of surfacing later as a confusing runtime fault.
+import { withoutTrailingSlashes } from './domain/slashes.js';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
@@ -212,7 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
   try {
     const u = new URL(rawBase);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-    baseUrl = u.toString().replace(/\/+$/, '');
+    baseUrl = withoutTrailingSlashes(u.toString());
   } catch {
     // Unset, BASE_URL is made from HOST: then HOST is the value to change.
     if (!env.BASE_URL?.trim()) throw new ConfigError('HOST', `must be an IP address or a host name, got "${host}"`);

@@ -18,6 +18,7 @@
 // (host and path around the identifier); a builder such as Mastodon's, which matches any host, is
 // the least specific. When the most specific match is shared by two services (two catalogue entries
 // with the same template), the answer is `ambiguous` with both, never a guess.
+import { withoutTrailingSlashes } from '../domain/slashes.js';
 import { buildProfileUrl, type ProfileUrlTemplate } from './profile-url.js';
 
 export interface ReverseTemplateEntry extends ProfileUrlTemplate {
@@ -68,10 +69,6 @@ function compileAll(entries: readonly ReverseTemplateEntry[]): CompiledTemplate[
   return compiled;
 }
 
-function trimSlashes(path: string): string {
-  return path.replace(/\/+$/, '');
-}
-
 function compile(entry: ReverseTemplateEntry): CompiledTemplate | null {
   if (entry.urlBuilder !== null || entry.svcLeftURL === '') return null;
   let url: URL;
@@ -85,19 +82,19 @@ function compile(entry: ReverseTemplateEntry): CompiledTemplate | null {
     const [label, ...rest] = url.hostname.split('.');
     if (label !== PLACEHOLDER || rest.length === 0) return null;
     const suffix = `.${rest.join('.')}`;
-    const path = trimSlashes(url.pathname).toLowerCase();
+    const path = withoutTrailingSlashes(url.pathname).toLowerCase();
     return { ...base, position: 'host', host: suffix, before: path, specificity: suffix.length + path.length };
   }
   const host = url.host.replace(HOST_VARIANTS, '');
   const at = url.pathname.indexOf(PLACEHOLDER);
   if (at >= 0) {
     const before = url.pathname.slice(0, at).toLowerCase();
-    const after = trimSlashes(url.pathname.slice(at + PLACEHOLDER.length)).toLowerCase();
+    const after = withoutTrailingSlashes(url.pathname.slice(at + PLACEHOLDER.length)).toLowerCase();
     return { ...base, position: 'path', host, before, after, specificity: host.length + before.length + after.length };
   }
   for (const [name, value] of url.searchParams) {
     if (value !== PLACEHOLDER) continue;
-    const path = trimSlashes(url.pathname).toLowerCase();
+    const path = withoutTrailingSlashes(url.pathname).toLowerCase();
     return { ...base, position: 'query', host, before: path, param: name, specificity: host.length + path.length + name.length };
   }
   return null;
@@ -125,7 +122,7 @@ function decode(segment: string): string | null {
 }
 
 function readIdentifier(t: CompiledTemplate, url: URL): string | null {
-  const path = trimSlashes(url.pathname);
+  const path = withoutTrailingSlashes(url.pathname);
   if (t.position === 'host') {
     const host = url.hostname;
     if (!host.endsWith(t.host) || path.toLowerCase() !== t.before) return null;
@@ -149,7 +146,7 @@ function readIdentifier(t: CompiledTemplate, url: URL): string | null {
 const FEDIVERSE_PROFILE = /^\/@([A-Za-z0-9_]+)$/;
 
 function readFediverseHandle(url: URL): string | null {
-  const m = FEDIVERSE_PROFILE.exec(trimSlashes(url.pathname));
+  const m = FEDIVERSE_PROFILE.exec(withoutTrailingSlashes(url.pathname));
   return m ? `${m[1]}@${url.hostname}` : null;
 }
 

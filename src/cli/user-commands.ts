@@ -64,7 +64,7 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
         if (!isValidEmail(o.email)) throw new CliError('--email is not a valid e-mail address');
         if (!isValidUserId(o.userId)) throw new CliError('--user-id must be 3–30 characters of a-z, 0-9 and _, and not 32 or 64 hex digits');
         const password = await readStdin();
-        const problem = passwordProblem(password, { userId: o.userId, email: o.email });
+        const problem = await passwordProblem(password, { userId: o.userId, email: o.email });
         if (problem) throw new CliError(`password ${problem}`);
         try {
           const input = { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false };

@@ -8,7 +8,7 @@
 // own autocheckpoint (database.ts): when the WAL reaches that size it copies only what the
 // worker has not yet copied, and it is still what restarts the WAL from the beginning, so the
 // file stays bounded even when the worker falls behind or stops.
-import { Worker } from 'node:worker_threads';
+import { spawnModuleWorker } from '../worker-module.js';
 import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint-worker.js';
 
 export interface CheckpointerLog {
@@ -23,18 +23,8 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-// Compiled, the worker is a .js file beside this one. Under tsx (tests, npm run dev) it is
-// TypeScript, and on Node 20 a worker does not inherit tsx's loader: it registers it first.
-function spawnWorker(data: CheckpointWorkerData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: data });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const file = new URL('./checkpoint-worker.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(file)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
-}
-
 export function startCheckpointer(file: string, intervalMs: number, log: CheckpointerLog): Checkpointer {
-  const worker = spawnWorker({ file, intervalMs });
+  const worker = spawnModuleWorker(import.meta.url, 'checkpoint-worker', { file, intervalMs } satisfies CheckpointWorkerData);
   // The server's shutdown stops it; a process that forgets to must still be able to exit.
   worker.unref();
   const stats = { rounds: 0, framesCopied: 0, failures: 0 };

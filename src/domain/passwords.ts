@@ -1,22 +1,12 @@
 // SPEC §12: argon2id at or above OWASP's minimum (m=19 MiB, t=2, p=1); never truncated; guessable
 // passwords refused (issue 14.9). The one place that decides whether a password may be used.
 import argon2 from 'argon2';
-import { ZxcvbnFactory, type ZxcvbnResult } from '@zxcvbn-ts/core';
-import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
-import * as zxcvbnEn from '@zxcvbn-ts/language-en';
+import type { Worker } from 'node:worker_threads';
+import { spawnModuleWorker } from '../worker-module.js';
+import type { StrengthAnswer, StrengthRequest } from './password-strength-worker.js';
+import { PASSWORD_MAX_BYTES, PASSWORD_MIN, PASSWORD_MIN_SCORE } from './password-rules.js';
 
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX_BYTES = 1024;
-
-export const PASSWORD_RECOMMENDED = 15;
-
-/**
- * zxcvbn's score 3 means "safely unguessable": at least 10^8 guesses by its estimate. Below that,
- * a password falls to a guessing attack that knows the common lists, patterns and the user's own
- * names, whatever its length.
- */
-export const PASSWORD_MIN_SCORE = 3;
 
 /** What a password must not be built from: the account's own names. */
 export interface PasswordContext {
@@ -24,19 +14,6 @@ export interface PasswordContext {
   email?: string | null | undefined;
   /** Nickname, first and last name, when the account has them. */
   names?: readonly (string | null | undefined)[];
-}
-
-// Built on first use (about 0.1 s: it ranks the dictionaries). Levenshtein matching stays off: it
-// costs about 250 ms a check on the event loop and catches little that the l33t and dictionary
-// matchers do not.
-let estimator: ZxcvbnFactory | undefined;
-function zxcvbn(): ZxcvbnFactory {
-  estimator ??= new ZxcvbnFactory({
-    translations: zxcvbnEn.translations,
-    graphs: zxcvbnCommon.adjacencyGraphs,
-    dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEn.dictionary },
-  });
-  return estimator;
 }
 
 /** The words a guesser targeting this account would try first: its names and their parts. */
@@ -65,21 +42,61 @@ export function contextWords(context: PasswordContext): string[] {
   return [...words];
 }
 
-function feedbackText(result: ZxcvbnResult): string {
-  const why = result.feedback.warning ?? 'It would be found quickly by guessing.';
-  const how = result.feedback.suggestions.length > 0 ? result.feedback.suggestions.join(' ') : 'Add another word or two that are not common.';
+type Judgement = Extract<StrengthAnswer, { ok: true }>;
+
+// One thread judges every password, in turn: started on first use (building the ranked
+// dictionaries takes about 0.1 s), and not holding the process open while nobody waits for it.
+let strength: { worker: Worker; waiting: Map<number, (a: StrengthAnswer) => void> } | undefined;
+let nextId = 1;
+
+function strengthThread(): NonNullable<typeof strength> {
+  if (strength) return strength;
+  const worker = spawnModuleWorker(import.meta.url, 'password-strength-worker', null);
+  const waiting = new Map<number, (a: StrengthAnswer) => void>();
+  const current = { worker, waiting };
+  worker.unref();
+  worker.on('message', (a: StrengthAnswer) => {
+    waiting.get(a.id)?.(a);
+    waiting.delete(a.id);
+    if (waiting.size === 0) worker.unref();
+  });
+  const fail = (message: string) => {
+    if (strength === current) strength = undefined;
+    for (const answer of waiting.values()) answer({ id: 0, ok: false, message });
+    waiting.clear();
+  };
+  worker.on('error', (err) => fail(err.message));
+  worker.on('exit', () => fail('the password-strength thread stopped'));
+  strength = current;
+  return current;
+}
+
+function judge(password: string, words: string[]): Promise<Judgement> {
+  const { worker, waiting } = strengthThread();
+  const id = nextId++;
+  worker.ref(); // someone waits for the answer
+  return new Promise((resolve, reject) => {
+    waiting.set(id, (a) => (a.ok ? resolve(a) : reject(new Error(`password strength check failed: ${a.message}`))));
+    worker.postMessage({ id, password, words } satisfies StrengthRequest);
+  });
+}
+
+function feedbackText(result: Judgement): string {
+  const why = result.warning ?? 'It would be found quickly by guessing.';
+  const how = result.suggestions.length > 0 ? result.suggestions.join(' ') : 'Add another word or two that are not common.';
   return `is too easy to guess. ${why} ${how}`;
 }
 
 /**
  * Why this password may not be used, as a phrase that follows "The password …", or null when it
  * may. Length is counted in characters (at least 8) and bytes (at most 1024), then the estimator
- * judges it against common passwords, words, names, keyboard patterns and the account's own names.
+ * judges its first PASSWORD_JUDGED_CHARS characters against common passwords, words, names,
+ * keyboard patterns and the account's own names, in a thread of its own.
  */
-export function passwordProblem(password: string, context: PasswordContext = {}): string | null {
+export async function passwordProblem(password: string, context: PasswordContext = {}): Promise<string | null> {
   if ([...password].length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`;
   if (Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) return `must be at most ${PASSWORD_MAX_BYTES} bytes`;
-  const result = zxcvbn().check(password, contextWords(context));
+  const result = await judge(password, contextWords(context));
   return result.score < PASSWORD_MIN_SCORE ? feedbackText(result) : null;
 }
 

@@ -52,7 +52,10 @@ function refusedForGood(e: SmtpError): boolean {
 /** What an operator sees of a failure; relays echo recipients, so addresses are blanked. */
 function describe(e: SmtpError): string {
   const text = [e.code, e.responseCode, e.response ?? e.message].filter((x) => x !== undefined && x !== '').join(' ');
-  return text.replace(/[^\s<>@]+@[^\s<>@]+/g, '[address]').slice(0, 500);
+  // Word by word rather than one regex over the text: /[^\s<>@]+@[^\s<>@]+/ retries from every
+  // character of a long run without an @, quadratic in the length of the relay's reply.
+  const words = text.split(/([\s<>]+)/);
+  return words.map((w) => (/[^@]@[^@]/.test(w) ? '[address]' : w)).join('').slice(0, 500);
 }
 
 async function sendOne(ctx: AppContext, log: FastifyBaseLogger, row: MailRow, now: number): Promise<void> {

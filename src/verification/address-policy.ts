@@ -112,7 +112,8 @@ export function classifyAddress(ip: string): AddressVerdict {
       return classifyV4(ipaddr.IPv4.parse(ip));
     }
     // The zone only picks an interface; it does not change which range the address is in.
-    return classifyV6(ipaddr.IPv6.parse(withHexSuffix(ip.replace(/%.*$/, ''))));
+    const zone = ip.indexOf('%');
+    return classifyV6(ipaddr.IPv6.parse(withHexSuffix(zone === -1 ? ip : ip.slice(0, zone))));
   } catch {
     return { allowed: false, range: 'invalid' };
   }

@@ -2,6 +2,7 @@
 // back to the user's public profile with rel="me".
 import { Parser } from 'htmlparser2';
 import LinkHeader from 'http-link-header';
+import { withoutTrailingSlashes } from '../domain/slashes.js';
 import { safeFetch } from './safe-fetch.js';
 import type { SafeFetchFailureReason } from './safe-fetch.js';
 
@@ -79,9 +80,11 @@ export function normaliseProfileUrl(u: string): string {
     return u;
   }
   // URL already lower-cases scheme and host and drops the scheme's default port.
-  if (url.host === '') return url.href.replace(/#.*$/, '');
-  const path = url.pathname.replace(/\/+$/, '');
-  return `${url.protocol}//${url.host}${path}${url.search}`;
+  if (url.host === '') {
+    const hash = url.href.indexOf('#');
+    return hash === -1 ? url.href : url.href.slice(0, hash);
+  }
+  return `${url.protocol}//${url.host}${withoutTrailingSlashes(url.pathname)}${url.search}`;
 }
 
 export type RelMeOutcome = 'verified' | 'unreachable' | 'no_link' | 'link_elsewhere';

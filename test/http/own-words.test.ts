@@ -143,3 +143,27 @@ test('a NUL character in a path, query or body is invalid_request on both databa
     assert.match(body, /NUL character/, what);
   }
 });
+
+test('a deeply nested JSON body is invalid_request, with no error in the log (it overflowed the stack: 500)', async () => {
+  const P = await t.partner();
+  const nestedArray = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
+  const nestedObject = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+  const logsBefore = t.logs.length;
+  const json = { 'content-type': 'application/json' };
+  const cases: [string, Promise<Response>, AnswerKind][] = [
+    ['API, arrays', fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/alice`, { method: 'POST', body: nestedArray, headers: json }), 'xml'],
+    ['API, objects, json answer', fetch(`${t.baseUrl}/api/return_contacts/${P.apiKey}/alice?format=json`, { method: 'POST', body: nestedObject, headers: json }), 'json'],
+    ['site form', fetch(`${t.baseUrl}/signup`, { method: 'POST', body: nestedObject, headers: json }), 'html'],
+  ];
+  for (const [what, call, kind] of cases) {
+    const res = await call;
+    const body = await res.text();
+    assert.equal(res.status, 400, `${what}: ${body.slice(0, 200)}`);
+    const answer = assertWellFormed(res.headers.get('content-type'), res.status, body);
+    assert.equal(answer.kind, kind, what);
+    if (kind === 'xml' || kind === 'json') assert.equal(errorOf(answer.kind, answer.parsed)?.code, 'invalid_request', what);
+    assert.match(body, /nested more than 16 levels/, what);
+  }
+  const errors = t.logs.slice(logsBefore).filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
+  assert.deepEqual(errors, []);
+});

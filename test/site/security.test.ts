@@ -390,6 +390,18 @@ describe('passwords', () => {
     secrets.push('bob.smith@example.org', 'alice.liddell1', 'teapot dormouse riddle');
   });
 
+  test('a password is judged on its first 32 characters: a weak beginning is refused whatever follows, l33t readings still count', async () => {
+    const weakStart = await attempt(`passwordpasswordpasswordpassword${'Zq7#vR2!kW9@mX4$'.repeat(4)}`, 'pw_weak_start');
+    assert.equal(weakStart.res.status, 400);
+    assert.match(weakStart.body, /The password is too easy to guess\./);
+    const l33t = await attempt('P4$$w0rd!P4$$w0rd!', 'pw_l33t');
+    assert.equal(l33t.res.status, 400);
+    assert.match(l33t.body, /The password is too easy to guess\./);
+    const strongStart = `teapot dormouse riddle quokka zanzibar${'a'.repeat(900)}`;
+    secrets.push(strongStart);
+    assert.equal((await attempt(strongStart, 'pw_strong_start')).res.status, 303);
+  });
+
   test('long passwords are kept whole: a prefix does not log in', async () => {
     const password = `${'correct horse battery staple '.repeat(3)}and then some`;
     secrets.push(password);

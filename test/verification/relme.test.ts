@@ -80,6 +80,19 @@ describe('normaliseProfileUrl', () => {
     assert.equal(normaliseProfileUrl('https://idsvc.example/u/bob?x=1'), 'https://idsvc.example/u/bob?x=1');
     assert.notEqual(normaliseProfileUrl('https://idsvc.example/U/bob'), normaliseProfileUrl('https://idsvc.example/u/bob'));
     assert.equal(normaliseProfileUrl('not a url'), 'not a url');
+    assert.equal(normaliseProfileUrl('https://idsvc.example/u/bob///'), 'https://idsvc.example/u/bob');
+    assert.equal(normaliseProfileUrl('https://idsvc.example//a//'), 'https://idsvc.example//a');
+    assert.equal(normaliseProfileUrl('mailto:bob@idsvc.example#x#y'), 'mailto:bob@idsvc.example');
+  });
+
+  test('a path of 40,000 slashes that does not end in one costs linear time', () => {
+    const url = `https://idsvc.example/${'/'.repeat(40_000)}x`;
+    const before = process.cpuUsage();
+    const out = normaliseProfileUrl(url);
+    const used = process.cpuUsage(before);
+    assert.equal(out, url);
+    // Quadratic, this took seconds; linear, well under a millisecond.
+    assert.ok(used.user + used.system < 200_000, `${(used.user + used.system) / 1000} ms of CPU`);
   });
 });
 

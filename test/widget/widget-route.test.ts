@@ -344,6 +344,22 @@ describe('the widget bundle', () => {
     assert.equal((await gz.arrayBuffer()).byteLength, manifest.bytes);
   });
 
+  test('is gzipped only when Accept-Encoding takes gzip with a q above 0, read in linear time', async () => {
+    const url = `${t.baseUrl}/widget/${manifest.file}`;
+    const encodingFor = async (acceptEncoding: string) => {
+      const res = await fetch(url, { headers: { 'accept-encoding': acceptEncoding } });
+      await res.arrayBuffer();
+      return res.headers.get('content-encoding');
+    };
+    for (const taken of ['gzip', 'br, GZIP', 'deflate, gzip;q=0.5', 'gzip ; q=1.0', 'x, gzip;q=.001']) assert.equal(await encodingFor(taken), 'gzip', taken);
+    for (const refused of ['identity', 'gzip;q=0', 'gzip;q=0.000', 'gzip;level=9', 'x-gzip', 'gzip;q=2']) assert.equal(await encodingFor(refused), null, refused);
+    // One regex over the header was quadratic in a long q value that did not end the entry.
+    const before = process.cpuUsage();
+    assert.equal(await encodingFor(`gzip;q=0.${'1'.repeat(15_000)}x`), null);
+    const used = process.cpuUsage(before);
+    assert.ok(used.user + used.system < 200_000, `${(used.user + used.system) / 1000} ms of CPU`);
+  });
+
   test('only bundle files are served', async () => {
     for (const name of ['widget.00000000.js', 'manifest.json', '..%2F..%2Fpackage.json', 'widget.c6ac0c96.js.map']) {
       assert.equal(await widgetError(`/widget/${name}`, 404), 'idsvc widget: not_found: No such widget bundle', name);

@@ -130,7 +130,7 @@ function registerAccountRoutes(app: TypedApp, ctx: AppContext): void {
     const key = `pwchange:${user.id}`;
     const refused = await currentPasswordRefusal(ctx, reply, user, b.current_password, key);
     if (refused) return fail(refused.message, refused.status);
-    const problem = passwordProblem(b.new_password, { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] });
+    const problem = await passwordProblem(b.new_password, { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] });
     if (problem) return fail(`The new password ${problem}.`, 400);
     await ctx.throttle.reset(key);
     await changePassword(ctx, user, b.new_password, request.site.sessionId);
@@ -257,7 +257,8 @@ function registerAccountRoutes(app: TypedApp, ctx: AppContext): void {
     return seeOther(reply, `/account?checked=${encodeURIComponent(svcId)}#identity-${encodeURIComponent(svcId)}`);
   });
 
-  app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,15}$' }), remove_added: checkbox }) }, async (request, reply) => {
+  // Nine digits: partner ids are PostgreSQL integers, and a larger number there is an error, not "no such link".
+  app.post('/account/links/end', { config: SITE, schema: formSchema({ partner_id: Type.String({ pattern: '^[0-9]{1,9}$' }), remove_added: checkbox }) }, async (request, reply) => {
     const user = request.user;
     const b = request.body;
     await endLinkByUser(ctx, user, Number(b.partner_id), { removeAdded: b.remove_added === '1' });

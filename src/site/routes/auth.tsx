@@ -34,7 +34,7 @@ function minutes(seconds: number): string {
   return m <= 1 ? 'a minute' : `${m} minutes`;
 }
 
-function signUpProblems(b: SignUpBody): Record<string, string> {
+async function signUpProblems(b: SignUpBody): Promise<Record<string, string>> {
   const errors: Record<string, string> = {};
   if (!b.email.trim()) errors.email = 'Enter your e-mail address';
   else if (!isValidEmail(b.email)) errors.email = 'Enter an e-mail address like name@example.org';
@@ -42,7 +42,7 @@ function signUpProblems(b: SignUpBody): Record<string, string> {
   if (!id) errors.user_id = 'Choose a userId';
   else if (!isValidUserId(id)) errors.user_id = 'A userId is 3–30 lower-case letters, digits or _ (and not a 32- or 64-digit hex number)';
   else if (RESERVED_USER_IDS.has(id)) errors.user_id = 'That userId is reserved; choose another';
-  const problem = passwordProblem(b.password, { userId: id, email: b.email });
+  const problem = await passwordProblem(b.password, { userId: id, email: b.email });
   if (problem) errors.password = `The password ${problem}`;
   return errors;
 }
@@ -71,7 +71,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
         reply.header('Retry-After', String(limit.resetSeconds));
         return page({ form: `Too many sign-ups from your network just now. Try again in ${minutes(limit.resetSeconds)}.` }, 429);
       }
-      const errors = signUpProblems(b);
+      const errors = await signUpProblems(b);
       if (Object.keys(errors).length > 0) return page(errors, 400);
       const userId = b.user_id.trim();
       try {

@@ -60,7 +60,7 @@ export function registerRecoveryRoutes(app: TypedApp, ctx: AppContext): void {
     const b = request.body;
     const who = await resetLinkUser(ctx, b.token);
     if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
-    const problem = passwordProblem(b.password, who);
+    const problem = await passwordProblem(b.password, who);
     if (problem) return sendPage(reply, <ResetPage csrf={await csrfToken(ctx, request, reply)} token={b.token} userId={who.userId} errors={{ password: `The password ${problem}` }} />, 400);
     if (!(await resetPassword(ctx, b.token, b.password))) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
     // Every session ended, this browser's too.

@@ -1,5 +1,5 @@
 // "Forgot password": ask for a link, "check your inbox", and the page the link opens.
-import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/passwords.js';
+import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/password-rules.js';
 import { CsrfField, TextField } from './fields.js';
 import { ErrorSummary, Layout } from './Layout.js';
 

@@ -1,4 +1,4 @@
-import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/passwords.js';
+import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/password-rules.js';
 import { Checkbox, CsrfField, TextField } from './fields.js';
 import { DISCOVERABLE_ADDS_SHORT, NOT_VISIBLE, OPT_IN_REACH } from './consent.js';
 import { ErrorSummary, Layout } from './Layout.js';
