@@ -37,6 +37,13 @@ test('mail: .eml files under ./data/mail unless SMTP_URL names a relay; From nam
   assert.equal(loadConfig({ MAIL_FROM: 'Team <team@example.org>' }).mailFrom, 'Team <team@example.org>');
 });
 
+test("passwords are hashed at the SPEC's cost unless a test suite asks for the lowest, which production refuses (above)", () => {
+  assert.equal(loadConfig({}).argon2Cost, 'spec');
+  assert.equal(loadConfig({ NODE_ENV: 'production' }).argon2Cost, 'spec');
+  assert.equal(loadConfig({ IDSVC_TEST_ARGON2_MINIMUM: '0', NODE_ENV: 'production' }).argon2Cost, 'spec');
+  assert.equal(loadConfig({ IDSVC_TEST_ARGON2_MINIMUM: '1' }).argon2Cost, 'test-minimum');
+});
+
 test('every bad value names its variable', () => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: 'eighty' }, 'PORT'],
@@ -64,6 +71,8 @@ test('every bad value names its variable', () => {
     [{ MAIL_FROM: 'a@example.org, b@example.org' }, 'MAIL_FROM'],
     [{ MAIL_FROM: 'nobody' }, 'MAIL_FROM'],
     [{ SITE_NAME: 'x'.repeat(65) }, 'SITE_NAME'],
+    [{ IDSVC_TEST_ARGON2_MINIMUM: 'cheap' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
+    [{ IDSVC_TEST_ARGON2_MINIMUM: '1', NODE_ENV: 'production' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);
