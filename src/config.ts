@@ -72,7 +72,11 @@ export interface Config {
   readonly nodeEnv: string;
   /** IDSVC_DEMO: a first start creates a demo partner even when NODE_ENV is production (`serve --demo` too). */
   readonly demo: boolean;
+  /** How costly password hashes are: the SPEC's argon2id parameters, or (IDSVC_TEST_ARGON2_MINIMUM, test suites only) the cheapest. */
+  readonly argon2Cost: Argon2Cost;
 }
+
+export type Argon2Cost = 'spec' | 'test-minimum';
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
@@ -80,7 +84,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -205,6 +209,14 @@ function mailVars(env: Env, baseUrl: string, siteName: string): MailVars {
   return { smtpUrl, smtpUser, smtpPassword, mailFrom, mailDir };
 }
 
+// Cheap hashes let a test suite create hundreds of accounts; a server holding real passwords must
+// never store them so, so production refuses the setting rather than ignoring it.
+function argon2CostVar(env: Env): Argon2Cost {
+  if (!boolVar(env, 'IDSVC_TEST_ARGON2_MINIMUM', false)) return 'spec';
+  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('IDSVC_TEST_ARGON2_MINIMUM', 'is for test suites only and may not be set when NODE_ENV is production');
+  return 'test-minimum';
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -264,5 +276,6 @@ export function loadConfig(env: Env = process.env): Config {
     connectionsPerAddress: intVar(env, 'CONNECTIONS_PER_ADDRESS', 100, 0, 1_000_000),
     nodeEnv: env.NODE_ENV?.trim() || 'development',
     demo: boolVar(env, 'IDSVC_DEMO', false),
+    argon2Cost: argon2CostVar(env),
   });
 }

@@ -3,8 +3,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { backupSqlite } from '../db/backup.js';
-import { CliError, print, type Out } from './output.js';
-import type { GlobalOpts } from './run.js';
+import { CliError, fail, print, type Out } from './output.js';
 
 function pgDumpAdvice(file: string, schema: string | null): string {
   // The URL is named, never printed: it may hold a password.
@@ -18,23 +17,21 @@ function pgDumpAdvice(file: string, schema: string | null): string {
   ].join('\n');
 }
 
-export function backupCommand(program: Command, globals: () => GlobalOpts): void {
+export function backupCommand(program: Command, run: () => Out): void {
   program
     .command('backup <file>')
     .description('write a consistent copy of the SQLite database to FILE while the server runs (PostgreSQL: explains pg_dump)')
     .action(async (file: string) => {
-      const out: Out = { json: globals().json ?? false };
+      const out = run();
       try {
-        const config = loadConfig();
+        const config = loadConfig(out.env);
         if (!config.databaseUrl.startsWith('sqlite:')) throw new CliError(pgDumpAdvice(file, config.databaseSchema));
         const source = config.databaseUrl.slice('sqlite:'.length);
         if (source === ':memory:') throw new CliError('DATABASE_URL is sqlite::memory:, which lives only inside its process: there is nothing on disk to back up');
         const result = await backupSqlite(source, file);
         print(out, result, () => `backup written to ${result.file} (${result.bytes} bytes, integrity ${result.integrity})`);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        process.stderr.write(out.json ? `${JSON.stringify({ error: message })}\n` : `idsvc: ${message}\n`);
-        process.exitCode = 1;
+        fail(out, err instanceof Error ? err.message : String(err));
       }
     });
 }

@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { parseCatalogueFile, serialiseCatalogue, type CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { normaliseSvcId } from '../domain/svc-id.js';
 import { listCatalogue, setServiceDisabled, upsertServices } from '../repositories/catalogue.js';
-import { CliError, print } from './output.js';
-import { withContext, type GlobalOpts } from './run.js';
+import { CliError, print, type Out } from './output.js';
+import { withContext } from './run.js';
 
 const SETTABLE: Record<string, keyof CatalogueEntry> = {
   name: 'svcName',
@@ -19,14 +19,14 @@ const SETTABLE: Record<string, keyof CatalogueEntry> = {
   pattern: 'regexCheck',
 };
 
-export function catalogueCommands(program: Command, globals: () => GlobalOpts): void {
+export function catalogueCommands(program: Command, run: () => Out): void {
   const cat = program.command('catalogue').description('the catalogue of supported services');
 
   cat
     .command('import <file>')
     .description('add or replace services from a catalogue file (the format `export --json` writes)')
     .action(async (file: string) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         let json: unknown;
         try {
           json = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -48,15 +48,15 @@ export function catalogueCommands(program: Command, globals: () => GlobalOpts): 
     .command('export [file]')
     .description('write the whole catalogue (disabled services included) in the import format')
     .action(async (file: string | undefined) =>
-      withContext(globals(), async (ctx) => {
+      withContext(run(), async (ctx, out) => {
         const text = serialiseCatalogue(await listCatalogue(ctx.db.kysely, true));
         if (file) fs.writeFileSync(file, text);
-        else process.stdout.write(text);
+        else out.stdout(text);
       }),
     );
 
   cat.command('list').action(async () =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const all = await listCatalogue(ctx.db.kysely, true);
       print(out, all, () => all.map((e) => `${e.svcId.padEnd(24)} ${e.disabled ? '[disabled] ' : ''}${e.svcName}  ${e.svcLeftURL}{id}${e.svcRightURL}`).join('\n'));
     }),
@@ -66,7 +66,7 @@ export function catalogueCommands(program: Command, globals: () => GlobalOpts): 
   for (const flag of Object.keys(SETTABLE)) set.option(`--${flag} <value>`);
   set.option('--enable', 'enable a disabled service');
   set.action(async (rawSvcId: string, o: Record<string, string | boolean | undefined>) =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const svcId = normaliseSvcId(rawSvcId);
       const all = await listCatalogue(ctx.db.kysely, true);
       const current = all.find((e) => e.svcId === svcId);
@@ -95,7 +95,7 @@ export function catalogueCommands(program: Command, globals: () => GlobalOpts): 
     .description('hide a service from the catalogue and from answers; its entries are kept')
     .option('--enable', 'undo: enable it again')
     .action(async (rawSvcId: string, o: { enable?: boolean }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const svcId = normaliseSvcId(rawSvcId);
         const ok = await setServiceDisabled(ctx.db.kysely, svcId, !o.enable, ctx.clock.now());
         if (!ok) throw new CliError(`no service ${svcId}`);

@@ -3,8 +3,8 @@
 import type { Command } from 'commander';
 import type { MailRow } from '../db/schema.js';
 import { listMail, retryFailedMail } from '../repositories/mail-queue.js';
-import { CliError, print } from './output.js';
-import { withContext, type GlobalOpts } from './run.js';
+import { CliError, print, type Out } from './output.js';
+import { withContext } from './run.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -30,7 +30,7 @@ function mailLine(m: MailRow): string {
   return `${String(m.id).padStart(6)}  ${m.status.padEnd(7)} ${when}  ${m.kind.padEnd(20)} ${m.to_address}  (${m.attempts} attempt${m.attempts === 1 ? '' : 's'})${error}`;
 }
 
-export function mailCommands(program: Command, globals: () => GlobalOpts): void {
+export function mailCommands(program: Command, run: () => Out): void {
   const mail = program.command('mail').description('outgoing mail: what is queued, sent and failed');
 
   mail
@@ -40,7 +40,7 @@ export function mailCommands(program: Command, globals: () => GlobalOpts): void 
     .option('--pending', 'only messages waiting to be sent')
     .option('--limit <n>', 'how many (default 100)')
     .action(async (o: { failed?: boolean; pending?: boolean; limit?: string }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         if (o.failed && o.pending) throw new CliError('--failed and --pending exclude each other');
         const limit = o.limit === undefined ? 100 : Number(o.limit);
         if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be a whole number from 1 to 10000');
@@ -55,7 +55,7 @@ export function mailCommands(program: Command, globals: () => GlobalOpts): void 
     .description('queue failed messages again (the given ids, or all with --all)')
     .option('--all', 'every failed message')
     .action(async (ids: string[], o: { all?: boolean }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         if (!o.all && ids.length === 0) throw new CliError('name the messages to retry (ids from `idsvc mail list --failed`) or use --all');
         if (o.all && ids.length > 0) throw new CliError('give ids or --all, not both');
         const bad = ids.find((id) => !/^\d{1,15}$/.test(id));

@@ -3,8 +3,8 @@ import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartner
 import { pingWebhook } from '../services/webhook-ping.js';
 import type { AppContext } from '../context.js';
 import { checkOutboundUrl } from '../verification/safe-fetch.js';
-import { CliError, print } from './output.js';
-import { withContext, type GlobalOpts } from './run.js';
+import { CliError, print, type Out } from './output.js';
+import { withContext } from './run.js';
 
 export function partnerView(p: Partner) {
   return {
@@ -59,7 +59,7 @@ async function checkWebhookUrl(ctx: AppContext, u: string): Promise<string> {
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
-export function partnerCommands(program: Command, globals: () => GlobalOpts): void {
+export function partnerCommands(program: Command, run: () => Out): void {
   const partner = program.command('partner').description('manage partner applications and their keys');
 
   partner
@@ -70,7 +70,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     .option('--webhook <url>', 'webhook endpoint for change events')
     .option('--legacy-open-reads', 'UNSAFE: serve the private view on the api_key alone, as the original service did')
     .action(async (o: { name: string; trusted?: boolean; origin?: string[]; webhook?: string; legacyOpenReads?: boolean }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const created = await createPartner(
           ctx.db.kysely,
           {
@@ -94,7 +94,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     );
 
   partner.command('list').action(async () =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const all = await listPartners(ctx.db.kysely);
       print(out, all.map(partnerView), () =>
         all.length === 0 ? '(no partners)' : all.map((p) => `${String(p.id).padStart(4)}  ${p.api_key}  ${p.suspended ? 'SUSPENDED ' : ''}${p.trusted ? 'trusted ' : ''}${p.name}`).join('\n'),
@@ -109,7 +109,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
   };
 
   partner.command('show <key>').action(async (key: string) =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const p = await find(ctx, key);
       print(out, partnerView(p), () => partnerText(p));
     }),
@@ -120,7 +120,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     .description('issue a new api_token; the old one keeps working for the grace period')
     .option('--grace <seconds>', 'grace period for the old token (default TOKEN_GRACE_SECONDS, 24 h)')
     .action(async (key: string, o: { grace?: string }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const p = await find(ctx, key);
         const grace = o.grace === undefined ? ctx.config.tokenGraceSeconds : Number(o.grace);
         if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
@@ -136,7 +136,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     ['resume', false],
   ] as const) {
     partner.command(`${name} <key>`).action(async (key: string) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const p = await updatePartner(ctx.db.kysely, (await find(ctx, key)).id, { suspended }, ctx.clock.now());
         print(out, partnerView(p), () => `partner ${p.id} ${suspended ? 'suspended' : 'resumed'}`);
       }),
@@ -157,7 +157,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
         key: string,
         o: { name?: string; trusted?: string; legacyOpenReads?: string; origin?: string[]; anyOrigin?: boolean; webhook?: string; rateLimit?: string },
       ) =>
-        withContext(globals(), async (ctx, out) => {
+        withContext(run(), async (ctx, out) => {
           const onOff = (v: string | undefined, flag: string) => {
             if (v === undefined) return undefined;
             if (v === 'on' || v === 'true') return true;
@@ -193,7 +193,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     .description('issue a new webhook secret; the old one keeps signing (beside the new one) for the grace period')
     .option('--grace <seconds>', 'how long the old secret still signs (default WEBHOOK_SECRET_GRACE_SECONDS, 24 h)')
     .action(async (key: string, o: { grace?: string }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const p = await find(ctx, key);
         if (!p.webhook_url) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
         const grace = o.grace === undefined ? ctx.config.webhookSecretGraceSeconds : Number(o.grace);
@@ -210,7 +210,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
     .command('test-webhook <key>')
     .description("send a signed `ping` event to the partner's webhook now and print the receiver's answer (exit 1 unless it is 2xx)")
     .action(async (key: string) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const p = await find(ctx, key);
         if (!p.webhook_url || !p.webhook_secret) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
         const r = await pingWebhook(ctx, { ...p, webhook_url: p.webhook_url });
@@ -221,7 +221,7 @@ export function partnerCommands(program: Command, globals: () => GlobalOpts): vo
             ...(p.webhook_disabled ? ['note: deliveries to this endpoint are disabled after 410 Gone; `partner set --webhook URL` enables them again'] : []),
           ].join('\n'),
         );
-        if (!r.ok) process.exitCode = 1;
+        if (!r.ok) out.exitCode = 1;
       }),
     );
 }

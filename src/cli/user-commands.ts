@@ -5,8 +5,8 @@ import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, 
 import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues, type User } from '../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
 import { createUnprovenAccount } from '../services/ownership.js';
-import { CliError, print, readStdin } from './output.js';
-import { withContext, type GlobalOpts } from './run.js';
+import { CliError, print, readStdin, type Out } from './output.js';
+import { withContext } from './run.js';
 import { userVerifyCommand } from './user-verify-command.js';
 
 export function userView(u: User) {
@@ -48,7 +48,7 @@ function onOff(v: string, flag: string): boolean {
   throw new CliError(`${flag} takes on or off`);
 }
 
-export function userCommands(program: Command, globals: () => GlobalOpts): void {
+export function userCommands(program: Command, run: () => Out): void {
   const user = program.command('user').description('manage user accounts (the site does this for users themselves)');
 
   user
@@ -60,14 +60,14 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
     .option('--discoverable', 'the user also consents to be found: by reverse_lookup, return_contacts and WebFinger mailto: (off by default)')
     .option('--unproven', 'do not vouch for the address: mail the owner a link to confirm it (the account stays hidden until then)')
     .action(async (o: { email: string; userId: string; optIn?: boolean; discoverable?: boolean; unproven?: boolean }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         if (!isValidEmail(o.email)) throw new CliError('--email is not a valid e-mail address');
         if (!isValidUserId(o.userId)) throw new CliError('--user-id must be 3–30 characters of a-z, 0-9 and _, and not 32 or 64 hex digits');
-        const password = await readStdin();
+        const password = await readStdin(out);
         const problem = await passwordProblem(password, { userId: o.userId, email: o.email });
         if (problem) throw new CliError(`password ${problem}`);
         try {
-          const input = { email: o.email, userId: o.userId, passwordHash: await hashPassword(password), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false };
+          const input = { email: o.email, userId: o.userId, passwordHash: await hashPassword(password, ctx.config.argon2Cost), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false };
           // The operator vouches for the address, unless told not to.
           const u = o.unproven ? await createUnprovenAccount(ctx, input) : await createUser(ctx.db.kysely, { ...input, proven: true }, ctx.clock.now());
           print(out, userView(u), () =>
@@ -83,7 +83,7 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
     );
 
   user.command('list').action(async () =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const all = await listUsers(ctx.db.kysely);
       print(out, all.map(userView), () =>
         all.length === 0
@@ -100,7 +100,7 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
   };
 
   user.command('show <user>').description('by userId or e-mail address').action(async (who: string) =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const u = await find(ctx, who);
       print(out, userView(u), () => userText(u));
     }),
@@ -113,7 +113,7 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
   set.option('--opt-out', 'hide the user from every partner');
   set.option('--discoverable <on|off>', 'findable by reverse_lookup, return_contacts and WebFinger mailto: (only with the user\'s consent)');
   set.action(async (who: string, o: Record<string, string | boolean | undefined>) =>
-    withContext(globals(), async (ctx, out) => {
+    withContext(run(), async (ctx, out) => {
       const u = await find(ctx, who);
       const values: ProfileValues = {};
       for (const [field] of PROFILE_FIELDS) {
@@ -146,20 +146,20 @@ export function userCommands(program: Command, globals: () => GlobalOpts): void 
     .command('set-pro <user>')
     .option('--off', 'end the pro account')
     .action(async (who: string, o: { off?: boolean }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const u = await find(ctx, who);
         await setUserFlags(ctx.db.kysely, u.id, { pro: !o.off }, ctx.clock.now());
         print(out, { userId: u.user_id, pro: !o.off }, () => `${u.user_id} is ${o.off ? 'no longer ' : ''}pro`);
       }),
     );
 
-  userVerifyCommand(user, globals);
+  userVerifyCommand(user, run);
 
   user
     .command('delete <user>')
     .description('erase the account, its central entries and links (linked partners are told)')
     .action(async (who: string) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const u = await find(ctx, who);
         await deleteAccount(ctx, u);
         print(out, { userId: u.user_id, deleted: true }, () => `user ${u.user_id} deleted`);

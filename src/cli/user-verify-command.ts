@@ -3,16 +3,16 @@ import type { Command } from 'commander';
 import { normaliseSvcId } from '../domain/svc-id.js';
 import { findUserForOperator } from '../repositories/users.js';
 import { NoCentralEntryError, ProvenByRelMeError, setOperatorMark } from '../services/operator-mark.js';
-import { CliError, print } from './output.js';
-import { withContext, type GlobalOpts } from './run.js';
+import { CliError, print, type Out } from './output.js';
+import { withContext } from './run.js';
 
-export function userVerifyCommand(user: Command, globals: () => GlobalOpts): void {
+export function userVerifyCommand(user: Command, run: () => Out): void {
   user
     .command('verify <user> <svcId>')
     .description("mark a central entry verified by the operator (--clear removes the operator's mark); linked partners are told")
     .option('--clear', "remove the operator's mark")
     .action(async (who: string, rawSvcId: string, o: { clear?: boolean }) =>
-      withContext(globals(), async (ctx, out) => {
+      withContext(run(), async (ctx, out) => {
         const u = await findUserForOperator(ctx.db.kysely, who);
         if (!u) throw new CliError(`no user ${who.includes('@') ? 'with that e-mail address' : who}`);
         const svcId = normaliseSvcId(rawSvcId);

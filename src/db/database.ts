@@ -162,12 +162,26 @@ export async function migrate(db: Db): Promise<void> {
     // Kysely looks for its migration tables across schemas unless told which one is ours.
     ...(db.pgSchema ? { migrationTableSchema: db.pgSchema } : {}),
   });
-  // A migration may scan a whole table once (005 takes seconds at a million users): no timeout.
-  const { error, results } = await db.unbounded(() => migrator.migrateToLatest());
-  if (error) {
+  for (let attempt = 1; ; attempt++) {
+    // A migration may scan a whole table once (005 takes seconds at a million users): no timeout.
+    const { error, results } = await db.unbounded(() => migrator.migrateToLatest());
+    if (!error) return;
+    if (results === undefined && attempt < MIGRATE_ATTEMPTS && droppedBeside(error, db.pgSchema)) continue;
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
+}
+
+const MIGRATE_ATTEMPTS = 5;
+
+/**
+ * Before it takes its lock, Kysely's migrator lists the tables of every schema in the database, and
+ * that listing fails (invalid_schema_name, 3F000) when another client drops a schema meanwhile.
+ * Nothing has run yet then (no results), so the migration is simply tried again.
+ */
+function droppedBeside(error: unknown, ours: string | null): boolean {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== '3F000') return false;
+  return ours === null || !error.message.includes(`"${ours}"`);
 }
 
 /**

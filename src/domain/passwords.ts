@@ -2,11 +2,15 @@
 // passwords refused (issue 14.9). The one place that decides whether a password may be used.
 import argon2 from 'argon2';
 import type { Worker } from 'node:worker_threads';
+import type { Argon2Cost } from '../config.js';
 import { spawnModuleWorker } from '../worker-module.js';
 import type { StrengthAnswer, StrengthRequest } from './password-strength-worker.js';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN, PASSWORD_MIN_SCORE } from './password-rules.js';
 
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+/** argon2's smallest parameters, for test suites alone (config.ts refuses them in production). */
+const ARGON2_TEST_MINIMUM = { type: argon2.argon2id, memoryCost: 8, timeCost: 1, parallelism: 1 } as const;
+const argon2Options = (cost: Argon2Cost) => (cost === 'test-minimum' ? ARGON2_TEST_MINIMUM : ARGON2_OPTIONS);
 
 /** What a password must not be built from: the account's own names. */
 export interface PasswordContext {
@@ -100,8 +104,8 @@ export async function passwordProblem(password: string, context: PasswordContext
   return result.score < PASSWORD_MIN_SCORE ? feedbackText(result) : null;
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, ARGON2_OPTIONS);
+export function hashPassword(password: string, cost: Argon2Cost): Promise<string> {
+  return argon2.hash(password, argon2Options(cost));
 }
 
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
@@ -114,9 +118,14 @@ export async function verifyPassword(hash: string, password: string): Promise<bo
 
 // Hashing a throwaway password when the account does not exist makes "no such account" take as
 // long as "wrong password", so timing tells nothing (SPEC §4.5). Always false: there is no account.
-let dummyHash: Promise<string> | undefined;
-export async function burnPasswordCheck(password: string): Promise<false> {
-  dummyHash ??= hashPassword('idsvc-dummy-password-for-timing');
+// The throwaway hash has the cost of the real ones, or the comparison would take another time.
+const dummyHashes = new Map<Argon2Cost, Promise<string>>();
+export async function burnPasswordCheck(password: string, cost: Argon2Cost): Promise<false> {
+  let dummyHash = dummyHashes.get(cost);
+  if (!dummyHash) {
+    dummyHash = hashPassword('idsvc-dummy-password-for-timing', cost);
+    dummyHashes.set(cost, dummyHash);
+  }
   await verifyPassword(await dummyHash, password);
   return false;
 }

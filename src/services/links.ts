@@ -56,7 +56,7 @@ export async function checkCredentials(ctx: AppContext, partner: Partner, c: Cre
   );
   if (wait > 0) throw errors.rateLimited(wait);
   const user = await findUserByEmail(ctx.db.kysely, c.email);
-  const ok = user ? await verifyPassword(user.password_hash, c.password) : await burnPasswordCheck(c.password);
+  const ok = user ? await verifyPassword(user.password_hash, c.password) : await burnPasswordCheck(c.password, ctx.config.argon2Cost);
   if (!user || !ok) {
     for (const key of [keys.place, keys.origin, keys.account]) await t.recordFailure(key, cfg.syncFailureWindowSeconds);
     throw errors.invalidCredentials();

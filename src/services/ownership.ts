@@ -63,7 +63,7 @@ export interface SignUpInput {
  */
 export async function signUp(ctx: AppContext, input: SignUpInput): Promise<void> {
   // Hashed in every case, so that the answer takes as long whether or not the address is known.
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(input.password, ctx.config.argon2Cost);
   const email = emailHashes(input.email).email;
   const send = await mayMailAddress(ctx, email);
   const now = ctx.clock.now();

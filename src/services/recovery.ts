@@ -52,7 +52,7 @@ export async function resetLinkUser(ctx: AppContext, secret: string): Promise<{ 
 
 /** Sets the new password through a reset link; false when the link is unknown, used or expired. */
 export async function resetPassword(ctx: AppContext, secret: string, newPassword: string): Promise<boolean> {
-  const passwordHash = await hashPassword(newPassword);
+  const passwordHash = await hashPassword(newPassword, ctx.config.argon2Cost);
   const now = ctx.clock.now();
   const row = await findUsableToken(ctx.db.kysely, secret, ['reset'], now);
   if (!row || row.user_ref === null) return false;
@@ -75,7 +75,7 @@ export async function resetPassword(ctx: AppContext, secret: string, newPassword
 
 /** The account page's change (the current password was checked by the caller): other sessions end. */
 export async function changePassword(ctx: AppContext, user: User, newPassword: string, keepSessionId: string | null): Promise<void> {
-  const passwordHash = await hashPassword(newPassword);
+  const passwordHash = await hashPassword(newPassword, ctx.config.argon2Cost);
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await setPasswordHash(tx, user.id, passwordHash, now);

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { buildWidget } from '../../scripts/build-widget.js';
 import { updatePartner } from '../../src/repositories/partners.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { testRedisUrl } from '../helpers/redis.js';
 
 type Partner = Awaited<ReturnType<TestApp['partner']>>;
 
@@ -110,8 +111,7 @@ describe('an unproven budget larger than the proven one', () => {
 });
 
 describe('shared through Redis by two instances', () => {
-  // A database of its own: other suites flush theirs.
-  const REDIS_URL = `${(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/6`;
+  const REDIS_URL = testRedisUrl('key-budgets');
   let one: TestApp;
   let two: TestApp;
   before(async () => {

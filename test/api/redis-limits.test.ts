@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { updatePartner } from '../../src/repositories/partners.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { testRedisUrl } from '../helpers/redis.js';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl('redis-limits');
 let one: TestApp;
 let two: TestApp;
 

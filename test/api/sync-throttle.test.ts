@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { errorCode as code, startTestApp, type TestApp } from '../helpers/app.js';
+import { testRedisUrl } from '../helpers/redis.js';
 
 const LIMITS = { SYNC_FAILURES_PER_ACCOUNT_ADDRESS: '5', SYNC_FAILURES_PER_PARTNER_ADDRESS: '20', SYNC_FAILURES_PER_ACCOUNT: '12', SYNC_FAILURE_WINDOW_SECONDS: '900' };
 const WRONG = 'not the password at all';
@@ -95,8 +96,7 @@ describe('counted in the database', () => {
 });
 
 describe('counted in Redis', () => {
-  // A database of its own: other suites flush theirs.
-  const REDIS_URL = `${(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/6`;
+  const REDIS_URL = testRedisUrl('sync-throttle');
   let t: TestApp;
   before(async () => {
     const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });

@@ -1,5 +1,5 @@
-// The operator CLI, run as a real process against the database a running server uses: what it
-// changes takes effect without a restart.
+// The operator CLI, run in process (`runIdsvc`) against the database a running server uses: what it
+// changes takes effect without a restart. test/cli/spawned.test.ts runs it as a real process.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

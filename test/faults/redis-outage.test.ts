@@ -12,9 +12,10 @@ import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/services/redis-link.js';
 import type { TestApp } from '../helpers/app.js';
 import { SiteClient, startSiteApp } from '../site/helpers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { testRedisUrl } from '../helpers/redis.js';
 
-// A database of its own (keys are made unique per run too): other tests flush database 0.
-const REDIS_URL = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'}/7`;
+// Keys are made unique per run too.
+const REDIS_URL = testRedisUrl('redis-outage');
 const run = Math.random().toString(36).slice(2, 8);
 let proxy: TcpProxy;
 let t: TestApp;

@@ -55,7 +55,18 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
   }
   // Mail without an SMTP relay is written as files: never into the checkout's ./data.
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-mail-'));
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', BACKGROUND_JOBS: '0', PORT: '0', FETCH_ALLOW_PRIVATE: '1', MAIL_DIR: mailDir, ...env });
+  // Password hashes at argon2's lowest cost: the suite creates hundreds of accounts. The test of
+  // the SPEC's parameters (test/site/security.test.ts) turns this off.
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'info',
+    BACKGROUND_JOBS: '0',
+    PORT: '0',
+    FETCH_ALLOW_PRIVATE: '1',
+    MAIL_DIR: mailDir,
+    IDSVC_TEST_ARGON2_MINIMUM: '1',
+    ...env,
+  });
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...contextOptions, ...(pgSchema ? { pgSchema } : {}) });
   const logs: string[] = [];
@@ -78,7 +89,12 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     baseUrl,
     logs,
     config,
-    cliEnv: { DATABASE_URL: databaseUrl, ...(pgSchema ? { DATABASE_SCHEMA: pgSchema } : {}), LOG_LEVEL: 'warn' },
+    cliEnv: {
+      DATABASE_URL: databaseUrl,
+      ...(pgSchema ? { DATABASE_SCHEMA: pgSchema } : {}),
+      LOG_LEVEL: 'warn',
+      IDSVC_TEST_ARGON2_MINIMUM: config.argon2Cost === 'test-minimum' ? '1' : '0',
+    },
     async partner(input = {}) {
       const created = await createPartner(ctx.db.kysely, { name: 'Test partner', ...input }, clock.now());
       return {
@@ -90,7 +106,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       };
     },
     async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true, discoverable = false }) {
-      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password), optedIn, proven, discoverable }, clock.now());
+      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { TEST_DB, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { testRedisUrl } from '../helpers/redis.js';
 import { SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 const EMAIL = 'rosa.reads@example.org';
@@ -83,8 +84,7 @@ describe('on one instance', () => {
 });
 
 describe('with Redis, across instances', () => {
-  // A database of its own per test database, so parallel runs and other suites do not share counts.
-  const REDIS_URL = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'}/${TEST_DB === 'postgres' ? 14 : 13}`;
+  const REDIS_URL = testRedisUrl('read-limits');
   let one: TestApp;
   let two: TestApp;
   before(async () => {

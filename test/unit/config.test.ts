@@ -40,6 +40,13 @@ test('mail: .eml files under ./data/mail unless SMTP_URL names a relay; From nam
   assert.equal(loadConfig({ MAIL_FROM: 'Team <team@example.org>' }).mailFrom, 'Team <team@example.org>');
 });
 
+test("passwords are hashed at the SPEC's cost unless a test suite asks for the lowest, which production refuses (above)", () => {
+  assert.equal(loadConfig({}).argon2Cost, 'spec');
+  assert.equal(loadConfig({ NODE_ENV: 'production' }).argon2Cost, 'spec');
+  assert.equal(loadConfig({ IDSVC_TEST_ARGON2_MINIMUM: '0', NODE_ENV: 'production' }).argon2Cost, 'spec');
+  assert.equal(loadConfig({ IDSVC_TEST_ARGON2_MINIMUM: '1' }).argon2Cost, 'test-minimum');
+});
+
 test('every bad value names its variable', () => {
   const cases: [Record<string, string>, string][] = [
     [{ PORT: 'eighty' }, 'PORT'],
@@ -73,6 +80,8 @@ test('every bad value names its variable', () => {
     [{ REQUEST_TIMEOUT_MS: 'long' }, 'REQUEST_TIMEOUT_MS'],
     [{ KEEP_ALIVE_TIMEOUT_MS: '0' }, 'KEEP_ALIVE_TIMEOUT_MS'],
     [{ CONNECTIONS_PER_ADDRESS: '-1' }, 'CONNECTIONS_PER_ADDRESS'],
+    [{ IDSVC_TEST_ARGON2_MINIMUM: 'cheap' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
+    [{ IDSVC_TEST_ARGON2_MINIMUM: '1', NODE_ENV: 'production' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
   ];
   for (const [env, name] of cases) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);

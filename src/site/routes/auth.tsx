@@ -116,7 +116,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       reply.header('Retry-After', String(wait));
       return page({ form: `Too many failed log-in attempts. Try again in ${minutes(wait)}, or from a device you have logged in with before.` }, 429);
     }
-    const ok = user ? await verifyPassword(user.password_hash, b.password) : await burnPasswordCheck(b.password);
+    const ok = user ? await verifyPassword(user.password_hash, b.password) : await burnPasswordCheck(b.password, ctx.config.argon2Cost);
     if (!user || !ok) {
       await recordLoginFailure(ctx, attempt);
       return page({ form: 'The e-mail address, userId or password is not right.' }, 400);
