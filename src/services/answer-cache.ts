@@ -6,16 +6,19 @@
 // `p{id}` a partner: collected by the views in services/partner-data.ts) and the catalogue version
 // it was rendered with. Triggers (migration 012) name the tags of every changed row:
 //
-// in the table `answer_changes`. A lookup waits for a reading of the feed that started in its own
-// turn of the event loop or later: the request was received before that turn began, so a change
-// committed before the request was sent is always applied before it is answered. One reading is in
-// flight at a time: lookups of later turns wait for the next, which starts when it ends and serves
-// all of them (on SQLite a reading is a synchronous indexed read; on PostgreSQL a round trip, so
-// under load one round trip serves every lookup made during the one before, instead of each turn
-// sending its own and queueing it in the pool ahead of the views' own queries). While the feed
-// cannot be read (the database is away, the table gone), nothing is served from memory nor kept;
-// when a reading timed out (a stalled database), the lookups waiting on it get that error at once
-// rather than a second wait in the render, so a read is answered 503 within DATABASE_TIMEOUT_MS.
+// in the table `answer_changes`. A lookup that may be answered from memory (its key is kept), or
+// whose answer will be kept, first waits for a reading of the feed that started in its own turn of
+// the event loop or later: the request was received before that turn began, so a change committed
+// before the request was sent is always applied before it is answered. Other lookups (the first
+// ask for a person, most reads of a crawl) read no feed: their render reads the database, current
+// by itself. One reading is in flight at a time: lookups of later turns wait for the next, which
+// starts when it ends and serves all of them (on SQLite a synchronous indexed read; on PostgreSQL a
+// round trip, so under load one round trip serves every lookup made during the one before, instead
+// of each turn sending its own and queueing it in the pool ahead of the views' own queries). While
+// the feed cannot be read (the database is away, the table gone), nothing is served from memory
+// nor kept; when a reading timed out (a stalled database), the lookups waiting on it get that error
+// at once rather than a second wait in the render, so a read is answered 503 within
+// DATABASE_TIMEOUT_MS.
 // PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock through its
 // commit, which serialised concurrent pushes (repositories/answer-feed.ts, migration 012).
 //
@@ -146,20 +149,27 @@ export class AnswerCache extends EventEmitter {
    */
   async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>): Promise<T> {
     if (!this.entries) return render(new Set());
-    const usable = await this.fresh();
-    if (usable.unavailable) throw usable.unavailable;
-    if (usable.ok) {
-      const hit = this.entries.get(key);
-      if (hit && hit.catalogue === catalogueVersion) {
-        this.hits++;
-        return hit.value as T;
+    // The feed is read first only when memory may answer (the key is kept) or the answer will be
+    // kept (asked for before): a render reads the database, current by itself, and an answer kept
+    // after a reading is not dropped by the changes that reading applies, which it already shows.
+    let keep = this.live;
+    if (this.entries.has(key) || this.askedOnce!.wouldKeep(key)) {
+      const usable = await this.fresh();
+      if (usable.unavailable) throw usable.unavailable;
+      if (usable.ok) {
+        const hit = this.entries.get(key);
+        if (hit && hit.catalogue === catalogueVersion) {
+          this.hits++;
+          return hit.value as T;
+        }
       }
+      keep = usable.ok;
     }
     this.misses++;
     const started = this.generation;
     const tags: AnswerTags = new Set();
     const value = await render(tags);
-    if (usable.ok && this.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
+    if (keep && this.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
@@ -282,6 +292,26 @@ class AskedOnce {
 
   /** Whether `key` was asked for since its slot last changed hands; if not, remembers that it was now. */
   askedBefore(key: string): boolean {
+    const slot = this.slotOf(key);
+    const fingerprint = this.fingerprint;
+    if (this.slots[slot] === fingerprint) {
+      this.slots[slot] = 0;
+      return true;
+    }
+    this.slots[slot] = fingerprint;
+    return false;
+  }
+
+  /** Whether askedBefore(key) would say yes now (the answer rendered next is kept), changing nothing. */
+  wouldKeep(key: string): boolean {
+    const slot = this.slotOf(key);
+    return this.slots[slot] === this.fingerprint;
+  }
+
+  /** The fingerprint of the key last given to slotOf(): two numbers without an object per call. */
+  private fingerprint = 0;
+
+  private slotOf(key: string): number {
     // FNV-1a for the slot; a second multiplicative hash for the fingerprint, never 0 (an empty slot).
     let slotHash = 0x811c9dc5;
     let print = 0x9747b28c;
@@ -290,14 +320,8 @@ class AskedOnce {
       slotHash = Math.imul(slotHash ^ c, 0x01000193);
       print = Math.imul(print ^ c, 0x5bd1e995);
     }
-    const slot = (slotHash >>> 0) & (this.slots.length - 1);
-    const fingerprint = print | 1;
-    if (this.slots[slot] === fingerprint) {
-      this.slots[slot] = 0;
-      return true;
-    }
-    this.slots[slot] = fingerprint;
-    return false;
+    this.fingerprint = print | 1;
+    return (slotHash >>> 0) & (this.slots.length - 1);
   }
 }
 

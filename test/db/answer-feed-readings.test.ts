@@ -1,7 +1,8 @@
 // How often the answer cache reads its change feed on PostgreSQL, where each reading is a round trip
-// through the same pool as the views' own queries. At most one reading is in flight: lookups made
-// while one runs share the next, so under load the readings stay fewer than the lookups instead of
-// one per turn of the event loop queueing in the pool ahead of the requests' own statements.
+// through the same pool as the views' own queries. Only a lookup that may be served from memory, or
+// whose answer will be kept, reads it (a render reads the database itself), and at most one reading is in flight: lookups made while
+// one runs share the next, so under load the readings stay fewer than the lookups instead of one
+// per turn of the event loop queueing in the pool ahead of the requests' own statements.
 // Exactness (a change committed before a request is applied before it is answered) is checked by
 // test/db/answer-cache.test.ts; here it is checked again under concurrent reads and writes.
 import { after, before, test } from 'node:test';
@@ -13,9 +14,11 @@ const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a reading is 
 let t: TestApp | undefined;
 const readings = { started: 0, inFlight: 0, maxInFlight: 0 };
 
+
 before(async () => {
   if (skip) return;
-  t = await startTestApp();
+  // Many requests at once from one address, as a load balancer would send them.
+  t = await startTestApp({ CONNECTIONS_PER_ADDRESS: '0' });
   const pool = t.ctx.db.pgPool!;
   const query = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
   // Counts the feed's statement (repositories/answer-feed.ts names it) as it goes through the pool.
@@ -51,6 +54,26 @@ test('concurrent lookups share readings of the change feed: one in flight at a t
   assert.equal(answers.length, lookups);
   assert.equal(readings.maxInFlight, 1, 'never more than one reading in flight');
   assert.ok(readings.started >= 1 && readings.started < lookups, `${readings.started} readings for ${lookups} lookups`);
+});
+
+test('a lookup whose answer will not be kept reads no feed; one kept or served from memory reads it first', { skip }, async () => {
+  const app = t!;
+  const P = await app.partner();
+  const people = ['fay', 'gus', 'hal'];
+  for (const p of people) {
+    await app.user({ email: `${p}@example.org`, userId: p });
+    await P.client.updateService(p, 'github', `${p}-gh`);
+  }
+  const before = { readings: readings.started, hits: app.ctx.answers.hits };
+  // The first ask is rendered and remembered: it reads no feed.
+  for (const p of people) await P.client.returnServices(p);
+  assert.equal(readings.started, before.readings, 'no reading for an answer that is not kept');
+  // The second is rendered and kept, after a reading (so the changes it applies, which the answer
+  // already shows, do not drop it); the third is served from memory, after a reading.
+  for (const p of people) await P.client.returnServices(p);
+  for (const p of people) assert.deepEqual((await P.client.returnServices(p)).map((s) => s.usrSvcId), [`${p}-gh`]);
+  assert.equal(app.ctx.answers.hits, before.hits + people.length);
+  assert.equal(readings.started, before.readings + 2 * people.length, 'one reading before each kept render and each answer from memory (one at a time here)');
 });
 
 test('under concurrent reads, every read sent after a write was acknowledged shows it', { skip }, async () => {
