@@ -119,6 +119,8 @@ function redactFields(value: object, depth: number): Record<string, unknown> {
  * fields such as a URL it could not parse, the causes) passed through redactText.
  */
 export function redactedError(err: Error): { type: string; message: string; stack: string; [key: string]: unknown } {
-  const plain = serializeError(err);
-  return { ...redactFields(plain, 0), type: plain.type, message: redactText(plain.message), stack: redactText(plain.stack) };
+  // pino's serializer gives anything that is not an Error back as it is (a plain `{ name, code }`,
+  // say), without the message and stack an Error has: those stay absent rather than made up.
+  const plain = serializeError(err) as Partial<ReturnType<typeof serializeError>>;
+  return redactFields(plain, 0) as ReturnType<typeof redactedError>;
 }
