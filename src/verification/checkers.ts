@@ -1,0 +1,5 @@
+// Every method a check runs, in the order their outcomes are reported. verify.ts asks each one
+// that applies to the identity's service; the first `verified` answer earns the mark.
+import type { VerificationChecker } from './methods.js';
+
+export const CHECKERS: readonly VerificationChecker[] = [];
