@@ -240,6 +240,7 @@ export interface Database {
   discovery_runs: DiscoveryRunsTable;
   discovery_pages: DiscoveryPagesTable;
   verified_pages: VerifiedPagesTable;
+  avatar_photos: AvatarPhotosTable;
 }
 
 export interface DiscoveryRunsTable {
@@ -276,6 +277,15 @@ export interface VerifiedPagesTable {
   user_ref: number;
   url: string;
   verified_at: Millis;
+}
+
+export interface AvatarPhotosTable {
+  user_ref: number;
+  image: Buffer;
+  media_type: string; // 'image/jpeg'
+  digest: string;
+  side: number;
+  updated_at: Millis;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

@@ -6,6 +6,7 @@
 import type { AppContext } from '../context.js';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import { isValidUserId } from '../domain/identifiers.js';
+import { photoStampOf } from '../repositories/avatar-photos.js';
 import { listCentralIdentities } from '../repositories/central-identities.js';
 import { findProfileAccount, type AccountLookup, type ProfileAccount } from '../repositories/profile-accounts.js';
 import { displayName } from '../site/views/PublicProfile.js';
@@ -66,12 +67,13 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
   const f = account.publicFields;
   const hash = shownHash(account, lookup);
   const name = nameOf(account);
+  const hasPhoto = (await photoStampOf(ctx.db.kysely, account.ref)) !== undefined;
   const profile: GravatarProfile = {
     hash,
     display_name: name,
     profile_url: profilePageUrl(ctx, account.userId),
     avatar_url: `${ctx.config.baseUrl}/avatar/${hash || account.userId}`,
-    avatar_alt_text: `${name}'s initials`,
+    avatar_alt_text: hasPhoto ? `${name}'s photo` : `${name}'s initials`,
     location: [f.city, f.region, f.country].filter(Boolean).join(', '),
     description: f.bio ?? '',
     job_title: '',

@@ -1,5 +1,5 @@
 // Gravatar-compatible reads (issue 18.3): GET /v3/profiles/{profileIdentifier}, as Gravatar's REST
-// API v3 answers it, and GET /avatar/{hash}, the letter avatar its `avatar_url` points at. Both are
+// API v3 answers it, and GET /avatar/{hash}, the photo or letter avatar its `avatar_url` points at. Both are
 // readable from any web page (CORS `*`), cacheable for a minute with an ETag, and answer JSON
 // errors `{"error", "code"}` as Gravatar does. Unknown, hidden and unproven users answer alike.
 import { createHash } from 'node:crypto';
@@ -10,7 +10,9 @@ import { ApiError } from '../domain/errors.js';
 import { toApiError } from '../http/errors.js';
 import { type TypedApp, typed } from '../http/typed-app.js';
 import { countAnonymous, gravatarErrorCode, profileReader } from './caller.js';
+import { blankSvg, identiconSvg } from './identicon.js';
 import { avatarSize, letterAvatarSvg, neutralAvatarSvg } from './letter-avatar.js';
+import { photoAvatar } from './photos.js';
 import { findVisibleAccount, gravatarProfile, nameOf, parseProfileIdentifier } from './profile.js';
 import { ErrorSchema, GRAVATAR_SCHEMAS, ProfileSchema } from './schemas.js';
 
@@ -54,7 +56,7 @@ function unchanged(request: FastifyRequest, etag: string): boolean {
 }
 
 /** The body with a strong ETag, or 304 when the client holds it already. */
-function sendCached(request: FastifyRequest, reply: FastifyReply, contentType: string, body: string, cacheControl: string): FastifyReply {
+function sendCached(request: FastifyRequest, reply: FastifyReply, contentType: string, body: string | Buffer, cacheControl: string): FastifyReply {
   const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
   reply.header('ETag', etag).header('Cache-Control', cacheControl);
   if (unchanged(request, etag)) return reply.code(304).send();
@@ -111,6 +113,25 @@ function registerProfiles(app: TypedApp, ctx: AppContext): void {
   );
 }
 
+/** Gravatar's `f=y` (or `forcedefault=y`): the default picture even for a user who has an avatar. */
+const forcesDefault = (raw: string | undefined) => raw === 'y' || raw === 'yes' || raw === '1';
+
+/** Gravatar's `d=` for an identifier that names no visible user: its own picture, or the neutral one. */
+function defaultAvatar(kind: string | undefined, identifier: string, size: number): string {
+  switch (kind) {
+    case 'identicon':
+    case 'retro':
+    case 'monsterid':
+    case 'wavatar':
+    case 'robohash':
+      return identiconSvg(identifier, size);
+    case 'blank':
+      return blankSvg(size);
+    default: // mp, mm, mysteryman, initials, a URL, none
+      return neutralAvatarSvg(size);
+  }
+}
+
 function registerAvatars(app: TypedApp, ctx: AppContext): void {
   app.route({
     method: 'GET',
@@ -119,22 +140,28 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
     errorHandler,
     schema: {
       operationId: 'getAvatar',
-      summary: 'The letter avatar a profile\'s `avatar_url` points at',
+      summary: 'The avatar a profile\'s `avatar_url` points at: the user\'s photo, or their letter avatar',
       description:
-        'An SVG of the initials of the user\'s display name. `s` (or `size`): 1–2048 pixels, default 80. `d` (or `default`): `404` answers 404 for an identifier that names no visible user; any other value (or none) gives one neutral picture, the same for unknown and hidden users. Other Gravatar parameters are accepted and ignored. A `.png`/`.jpg` suffix is ignored: the answer is always SVG.',
+        'A visible user\'s photo (JPEG, square) when they uploaded one on the site, otherwise an SVG of the initials of their display name. `s` (or `size`): 1–2048 pixels, default 80. `d` (or `default`), for an identifier that names no visible user (unknown, hidden and unproven alike): `404` answers 404; `identicon` (and `retro`, `monsterid`, `wavatar`, `robohash`) a pattern drawn from the identifier; `blank` a transparent square; `mp` or anything else one neutral silhouette. `f=y` (or `forcedefault=y`) gives the default even for a visible user. Other Gravatar parameters are accepted and ignored. A `.png`/`.jpg` suffix is ignored: the type is in `Content-Type`.',
       tags: ['Gravatar-compatible'],
       params: Type.Object({ avatarId: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the normalised e-mail address, or the userId.' }) }),
       querystring: Type.Object(
         {
           s: Type.Optional(Type.String({ description: 'Size in pixels, 1–2048.' })),
           size: Type.Optional(Type.String({ description: 'Same as `s`.' })),
-          d: Type.Optional(Type.String({ description: '`404`: answer 404 when no visible user; otherwise the neutral default.' })),
+          d: Type.Optional(Type.String({ description: 'When no visible user: `404`, `identicon`, `blank`, or `mp` (the default).' })),
           default: Type.Optional(Type.String({ description: 'Same as `d`.' })),
+          f: Type.Optional(Type.String({ description: '`y`: the default picture whoever the identifier names.' })),
+          forcedefault: Type.Optional(Type.String({ description: 'Same as `f`.' })),
         },
         { additionalProperties: true },
       ),
       response: {
-        200: { description: 'The avatar.', headers: RATE_HEADERS, content: { 'image/svg+xml': { schema: { type: 'string' } } } },
+        200: {
+          description: 'The avatar.',
+          headers: { ...RATE_HEADERS, ETag: { type: 'string', description: 'A strong ETag of the bytes.' } },
+          content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } }, 'image/svg+xml': { schema: { type: 'string' } } },
+        },
         304: { description: 'Unchanged since the ETag given in `If-None-Match`.', type: 'null' },
         404: { description: 'With `d=404`: no visible user by that identifier.', headers: RATE_HEADERS, content: errorContent },
         429: { description: 'Over the per-address budget (`rate_limit_exceeded`).', headers: RATE_HEADERS, content: errorContent },
@@ -148,10 +175,15 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
       const lookup = parseProfileIdentifier(id);
       const account = lookup && (await findVisibleAccount(ctx, lookup));
       const size = avatarSize(query.s ?? query.size);
-      if (!account && (query.d ?? query.default) === '404') throw notFound();
-      const svg = account ? letterAvatarSvg(nameOf(account), size) : neutralAvatarSvg(size);
+      const fallback = query.d ?? query.default;
+      const own = account && !forcesDefault(query.f ?? query.forcedefault) ? account : undefined;
+      if (!own && fallback === '404') throw notFound();
+      const photo = own && (await photoAvatar(ctx, own.ref, size));
       openToAnyOrigin(reply).header('Cross-Origin-Resource-Policy', 'cross-origin').header('Content-Security-Policy', "default-src 'none'");
-      return sendCached(request, reply, 'image/svg+xml', svg, `public, max-age=${MAX_AGE_SECONDS}`);
+      const cacheControl = `public, max-age=${MAX_AGE_SECONDS}`;
+      if (photo) return sendCached(request, reply, 'image/jpeg', photo, cacheControl);
+      const svg = own ? letterAvatarSvg(nameOf(own), size) : defaultAvatar(fallback, id, size);
+      return sendCached(request, reply, 'image/svg+xml', svg, cacheControl);
     },
   });
 }

@@ -30,7 +30,7 @@ export const ProfileSchema = Type.Object(
     hash: Type.String({ description: 'The SHA-256 of the user\'s e-mail address; empty when the profile was asked for by userId and the user is not discoverable by address.' }),
     display_name: Type.String({ description: 'First and last name if public, else the nickname if public, else the userId.' }),
     profile_url: Type.String({ format: 'uri', description: 'The public profile page, `{base_url}/u/{userId}`.' }),
-    avatar_url: Type.String({ format: 'uri', description: 'The letter avatar, `{base_url}/avatar/{sha256}` (or `/avatar/{userId}` where `hash` is empty).' }),
+    avatar_url: Type.String({ format: 'uri', description: 'The avatar (the user\'s photo, or their letter avatar), `{base_url}/avatar/{sha256}` (or `/avatar/{userId}` where `hash` is empty).' }),
     avatar_alt_text: Type.String(),
     location: Type.String({ description: 'City, region and country, those the user made public.' }),
     description: Type.String({ description: 'The bio, if public.' }),

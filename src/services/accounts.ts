@@ -1,4 +1,5 @@
 // Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
+import { deletePhoto } from '../repositories/avatar-photos.js';
 import { deleteDiscoveryData } from '../repositories/discovery.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../context.js';
@@ -70,6 +71,7 @@ export async function eraseAccount(tx: Tx, user: User, now: number): Promise<voi
   await endOtherSessions(tx, user.id, null);
   await deleteAttemptsOfUser(tx, user.id);
   await deleteDiscoveryData(tx, user.id);
+  await deletePhoto(tx, user.id);
   await keepSubjectOfDeletedAccount(tx, user, now);
   await deleteUser(tx, user.id);
 }

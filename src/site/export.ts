@@ -11,6 +11,7 @@ import { attemptsOfUser } from '../repositories/verification-attempts.js';
 import { profilePageUrl } from '../verification/verify.js';
 import type { User } from '../repositories/users.js';
 import { runsWithPagesOf, verifiedPagesOf } from '../repositories/discovery.js';
+import { photoOfUser } from '../repositories/avatar-photos.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -24,6 +25,7 @@ export async function buildExport(ctx: AppContext, user: User) {
   const partnerEntries = await pushedEntriesAboutUser(db, user.id);
   const sessions = await sessionTimesOfUser(db, user.id);
   const publicFields = parsePublicFields(user.public_fields);
+  const photo = await photoOfUser(db, user.id);
   const urlOf = (svcId: string, usrSvcId: string) => {
     const svc = snap.byId.get(svcId);
     return svc ? buildProfileUrl(svc, usrSvcId) : null;
@@ -72,5 +74,7 @@ export async function buildExport(ctx: AppContext, user: User) {
       finishedAt: iso(r.finishedAt),
       pages: r.pages.map((p) => ({ url: p.url, finalUrl: p.finalUrl, depth: p.depth, outcome: p.outcome, detail: p.detail, kind: p.kind, svcId: p.svcId, usrSvcId: p.usrSvcId, linksBack: p.linksBack, at: iso(p.fetchedAt) })),
     })),
+    // The photo as stored (re-encoded, without the uploaded file's metadata), as a data: URL.
+    photo: photo ? { updatedAt: iso(photo.updatedAt), dataUrl: `data:${photo.mediaType};base64,${photo.image.toString('base64')}` } : null,
   };
 }

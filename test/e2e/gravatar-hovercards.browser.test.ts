@@ -1,6 +1,6 @@
 // A client no one here wrote reads idsvc (issue 18.3): Gravatar's own hovercards library
 // (@gravatar-com/hovercards, its published browser build) runs in Chromium on a page of Gravatar
-// avatar images. Its requests to api.gravatar.com and to Gravatar's avatar hosts are routed to a
+// avatar images, a letter avatar and a photo among them. Its requests to api.gravatar.com and to Gravatar's avatar hosts are routed to a
 // real idsvc with Playwright's request routing; everything else off this machine is refused.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ProfileData } from '@gravatar-com/hovercards';
 import type { Browser, Route } from 'playwright-core';
+import sharp from 'sharp';
 import { emailHashes } from '../../src/domain/identifiers.js';
+import { preparePhoto } from '../../src/gravatar/photos.js';
+import { savePhoto } from '../../src/repositories/avatar-photos.js';
 import { findCentralIdentity, setVerifiedMark } from '../../src/repositories/central-identities.js';
 import { findUserByRef, setUserFlags, updateProfile } from '../../src/repositories/users.js';
 import { setCentralIdentity } from '../../src/services/central.js';
@@ -57,12 +60,17 @@ before(async () => {
   await identity(alice.id, 'github', 'alice-gh', true);
   await identity(alice.id, 'gitlab', 'alicegl', true);
   await identity(alice.id, 'medium', 'alicemd', false);
+  const pat = await t.user({ email: 'pat@example.org', userId: 'pat' });
+  await updateProfile(t.ctx.db.kysely, pat.id, { firstName: 'Pat' }, ['firstName'], t.clock.now());
+  const photo = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#22aa44' } }).jpeg().toBuffer();
+  await savePhoto(t.ctx.db.kysely, pat.id, await preparePhoto(photo), t.clock.now());
   const hidden = await t.user({ email: 'hidden@example.org', userId: 'hidden' });
   await setUserFlags(t.ctx.db.kysely, hidden.id, { optedIn: false }, t.clock.now());
   pages.pages.set(
     'comments',
     `<!doctype html><html><head><meta charset="utf-8"><style>${styles}</style><script>${library}</script></head><body>
 <p><img id="alice" width="40" height="40" alt="" src="https://www.gravatar.com/avatar/${sha('alice@example.org')}?s=40"> Alice wrote a comment.</p>
+<p style="margin-top:400px"><img id="pat" width="40" height="40" alt="" src="https://www.gravatar.com/avatar/${sha('pat@example.org')}?s=40"> Pat replied.</p>
 <p style="margin-top:400px"><img id="hidden" width="40" height="40" alt="" src="https://secure.gravatar.com/avatar/${sha('hidden@example.org')}?s=40"> Someone else did.</p>
 <script>
 window.fetched = [];
@@ -131,4 +139,22 @@ test('a hidden user gets the library\'s "not found" card, and nothing about them
   assert.match((await card.textContent()) ?? '', /Gravatar not found/);
   assert.doesNotMatch((await card.textContent()) ?? '', /hidden/i);
   assert.deepEqual(await page.evaluate(() => window.fetched), []);
+});
+
+test("a user's photo is the page's Gravatar image and the card's avatar", async () => {
+  const o = await openComments();
+  const { page } = o;
+  assert.ok(await page.locator('#pat').evaluate((img: any) => img.complete && img.naturalWidth === 40));
+  const cardAvatar = page.waitForResponse((r) => r.url() === `${t.baseUrl}/avatar/${sha('pat@example.org')}?s=256`);
+  await page.locator('#pat').scrollIntoViewIfNeeded();
+  await page.hover('#pat');
+  const card = page.locator('.gravatar-hovercard').filter({ has: page.locator('.gravatar-hovercard__name') });
+  await card.waitFor();
+  assert.equal(await card.locator('.gravatar-hovercard__name').textContent(), 'Pat');
+  const answer = await cardAvatar;
+  assert.equal(answer.status(), 200);
+  assert.equal(answer.headers()['content-type'], 'image/jpeg');
+  const avatar = card.locator('img.gravatar-hovercard__avatar');
+  await page.waitForFunction((img: any) => img.complete && img.naturalWidth === 256, await avatar.elementHandle());
+  assert.deepEqual(o.errors, []);
 });

@@ -192,7 +192,7 @@ describe('export and deletion', () => {
     assert.match(res.headers.get('content-disposition') ?? '', /^attachment; filename="idsvc-member_\d+-2026-01-01\.json"$/);
     assert.equal(res.headers.get('cache-control'), 'no-store');
     const data = JSON.parse(body);
-    assert.deepEqual(Object.keys(data), ['format', 'exportedAt', 'account', 'profile', 'identities', 'links', 'verificationAttempts', 'partnerEntries', 'sessions', 'provenPages', 'discoveryRuns']);
+    assert.deepEqual(Object.keys(data), ['format', 'exportedAt', 'account', 'profile', 'identities', 'links', 'verificationAttempts', 'partnerEntries', 'sessions', 'provenPages', 'discoveryRuns', 'photo']);
     assert.equal(data.account.email, me.email);
     assert.equal(data.identities[0].url, 'https://www.github.com/exported');
     assert.equal(data.links[0].partner, 'Exported partner');

@@ -33,6 +33,7 @@ export function AccountPage(p: AccountPageProps) {
           <a href="#identities">Identities</a>
           <a href="#discover">Find my identities</a>
           <a href="#profile">Profile</a>
+          <a href="/account/photo">Photo</a>
           <a href="#links">Connected sites</a>
           <a href="#data">Your data</a>
         </nav>

@@ -1,0 +1,139 @@
+// Photo avatars: what the site keeps of an uploaded picture, and the sizes /avatar/{hash} serves.
+//
+// An upload is never stored as sent. Its first bytes must say JPEG, PNG or WebP; its header must
+// name at most PHOTO_MAX_INPUT_PIXELS before anything is decoded (a small file can declare a huge
+// picture); then sharp decodes it in libuv's thread pool, off the event loop, turns it upright,
+// crops it square from the centre, flattens any transparency onto white and encodes a new JPEG
+// that carries no metadata (no EXIF, no location, no camera). Sizes are made from that one stored
+// picture on demand and kept in a bounded cache named by the stored picture's digest, so a change
+// of photo can never be answered from an old entry.
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import sharp from 'sharp';
+import type { AppContext } from '../context.js';
+import { photoByDigest, photoStampOf, type StoredPhoto } from '../repositories/avatar-photos.js';
+
+/** The largest upload read at all; a larger body is refused before it is decoded. */
+export const PHOTO_UPLOAD_MAX_BYTES = 5 * 1024 * 1024;
+/** The most pixels a picture's header may declare: decoding is refused past it (decompression bombs). */
+export const PHOTO_MAX_INPUT_PIXELS = 40_000_000;
+/** The stored square's side: enough for every size up to the largest without visible loss. */
+export const PHOTO_STORED_SIDE = 1024;
+/** The smallest picture worth showing as a face. */
+export const PHOTO_MIN_SIDE = 16;
+/** Memory for rendered sizes: about 2,000 small avatars. */
+const RENDERED_CACHE_BYTES = 32 * 1024 * 1024;
+
+// libvips keeps its own cache of recent operations; ours is the bounded one. One thread per
+// image: uploads and resizes then share libuv's pool with argon2 instead of taking every core.
+sharp.cache(false);
+sharp.concurrency(1);
+
+export class PhotoRefused extends Error {
+  constructor(
+    message: string,
+    readonly status: 400 | 413 = 400,
+  ) {
+    super(message);
+  }
+}
+
+const ACCEPTED = 'Choose a JPEG, PNG or WebP picture.';
+
+/** The format the file's first bytes announce, or undefined: nothing is decoded to know this. */
+export function sniffFormat(bytes: Uint8Array): 'jpeg' | 'png' | 'webp' | undefined {
+  const at = (offset: number, ascii: string) => Buffer.from(bytes.subarray(offset, offset + ascii.length)).toString('latin1') === ascii;
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  if (at(0, '\x89PNG\r\n\x1a\n')) return 'png';
+  if (at(0, 'RIFF') && at(8, 'WEBP')) return 'webp';
+  return undefined;
+}
+
+const megapixels = (n: number) => `${Math.round(n / 100_000) / 10} megapixels`;
+
+/** The upload as it will be stored, or PhotoRefused with a message for the person who sent it. */
+export async function preparePhoto(upload: Buffer): Promise<StoredPhoto> {
+  if (upload.length === 0) throw new PhotoRefused(`The file is empty. ${ACCEPTED}`);
+  if (upload.length > PHOTO_UPLOAD_MAX_BYTES) throw new PhotoRefused(`The picture is larger than ${PHOTO_UPLOAD_MAX_BYTES / 1024 / 1024} MB. Choose a smaller one.`, 413);
+  const format = sniffFormat(upload);
+  if (!format) throw new PhotoRefused(`That file is not a picture idsvc can use. ${ACCEPTED}`);
+  const options = { limitInputPixels: PHOTO_MAX_INPUT_PIXELS, failOn: 'error', pages: 1 } as const;
+  let width: number;
+  let height: number;
+  try {
+    const meta = await sharp(upload, { ...options, limitInputPixels: false }).metadata();
+    if (meta.format !== format) throw new Error('format mismatch');
+    width = meta.width;
+    height = meta.height;
+  } catch {
+    throw new PhotoRefused(`That file could not be read as a ${format.toUpperCase()} picture. ${ACCEPTED}`);
+  }
+  if (width * height > PHOTO_MAX_INPUT_PIXELS) {
+    throw new PhotoRefused(`The picture is ${width} × ${height} pixels (${megapixels(width * height)}); at most ${megapixels(PHOTO_MAX_INPUT_PIXELS)} are accepted. Make it smaller first.`, 413);
+  }
+  const side = Math.min(width, height, PHOTO_STORED_SIDE);
+  if (side < PHOTO_MIN_SIDE) throw new PhotoRefused(`The picture is ${width} × ${height} pixels; it needs at least ${PHOTO_MIN_SIDE} pixels each way.`);
+  let image: Buffer;
+  try {
+    image = await sharp(upload, options)
+      .rotate()
+      .resize(side, side, { fit: 'cover', position: 'centre' })
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: 88, mozjpeg: true })
+      .toBuffer();
+  } catch {
+    throw new PhotoRefused(`That file could not be read as a ${format.toUpperCase()} picture. ${ACCEPTED}`);
+  }
+  return { image, mediaType: 'image/jpeg', digest: createHash('sha256').update(image).digest('base64url'), side };
+}
+
+const rendered = new LRUCache<string, Buffer>({ maxSize: RENDERED_CACHE_BYTES, sizeCalculation: (b) => Math.max(1, b.length) });
+const rendering = new Map<string, Promise<Buffer>>();
+
+/** The rendered size when this server has it in memory. */
+function renderedPhoto(digest: string, size: number): Buffer | undefined {
+  return rendered.get(`${digest}:${size}`);
+}
+
+/** The stored picture at `size` pixels square (resized in the thread pool once, then from memory). */
+export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Buffer> {
+  const key = `${photo.digest}:${size}`;
+  const kept = rendered.get(key);
+  if (kept) return kept;
+  if (size === photo.side) {
+    rendered.set(key, photo.image);
+    return photo.image;
+  }
+  // Requests for the same size at the same time share one resize.
+  let pending = rendering.get(key);
+  if (!pending) {
+    pending = sharp(photo.image, { limitInputPixels: PHOTO_STORED_SIDE * PHOTO_STORED_SIDE })
+      .resize(size, size, { fit: 'cover' })
+      .jpeg({ quality: 85, mozjpeg: true })
+      .toBuffer()
+      .then((out) => {
+        rendered.set(key, out);
+        return out;
+      })
+      .finally(() => rendering.delete(key));
+    rendering.set(key, pending);
+  }
+  return pending;
+}
+
+/**
+ * The user's photo at `size` pixels, or undefined when they have none. The digest is read first
+ * (one small row); the picture itself only when this size of it is not in memory.
+ */
+export async function photoAvatar(ctx: AppContext, userRef: number, size: number): Promise<Buffer | undefined> {
+  // Twice at most: the photo can be replaced between reading its digest and reading it.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const stamp = await photoStampOf(ctx.db.kysely, userRef);
+    if (!stamp) return undefined;
+    const kept = renderedPhoto(stamp.digest, size);
+    if (kept) return kept;
+    const photo = await photoByDigest(ctx.db.kysely, userRef, stamp.digest);
+    if (photo) return renderPhoto(photo, size);
+  }
+  return undefined;
+}
