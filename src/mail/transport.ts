@@ -1,5 +1,6 @@
 // Where a message goes once the mail job picks it: an SMTP relay (SMTP_URL), or, by default, an
-// .eml file under MAIL_DIR that any mail program opens. Both build the MIME message with nodemailer.
+// .eml file under MAIL_DIR that any mail program opens and a person can read as text (the text
+// part in 8bit). Both build the MIME message with nodemailer.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -62,13 +63,32 @@ function smtpTransport(config: Config, smtpUrl: string): MailTransport {
   };
 }
 
+/** RFC 5322's limit on a line, in octets, without its line break. */
+const MAX_LINE_OCTETS = 998;
+
+/**
+ * A file's message as a person reads it in a text editor: the plain-text part unencoded (8bit), so
+ * a link copied from the raw file works, where quoted-printable would split it with `=` and write
+ * `=` as `=3D`. The HTML part is base64 (its lines are long). A text with a line too long for 8bit
+ * falls back to base64 too, which mail programs decode alike.
+ */
+function fileMailOptions(config: Config, m: OutgoingMessage) {
+  const text = m.text.replace(/\r\n?/g, '\n');
+  const fits = text.split('\n').every((line) => Buffer.byteLength(line) <= MAX_LINE_OCTETS);
+  return {
+    ...mailOptions(config, m),
+    textEncoding: 'base64' as const,
+    ...(fits ? { text: { raw: `Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n${text}` } } : {}),
+  };
+}
+
 function fileTransport(config: Config): MailTransport {
   const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   let counter = 0;
   return {
     kind: 'file',
     async send(m) {
-      const info = await transporter.sendMail(mailOptions(config, m));
+      const info = await transporter.sendMail(fileMailOptions(config, m));
       // Only the owner may read them: the messages hold single-use links.
       await fs.mkdir(config.mailDir, { recursive: true, mode: 0o700 });
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -38,7 +38,7 @@ export function isHttps(ctx: AppContext): boolean {
 /** Over https the __Host- prefix pins a cookie to this exact host, path / and Secure. */
 export function cookieNames(ctx: AppContext) {
   const p = isHttps(ctx) ? '__Host-' : '';
-  return { session: `${p}idsvc_session`, anon: `${p}idsvc_anon`, device: `${p}idsvc_device` };
+  return { session: `${p}idsvc_session`, anon: `${p}idsvc_anon`, device: `${p}idsvc_device`, signup: `${p}idsvc_signup` };
 }
 
 export function cookieOptions(ctx: AppContext, maxAgeSeconds?: number) {

@@ -2,6 +2,7 @@
 // in-process server) or written as .eml files, read back with a real MIME parser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
@@ -33,8 +34,7 @@ after(async () => {
 
 let n = 0;
 /** Queues a confirmation mail with a link holding a fresh secret; returns the address and the secret. */
-async function queueOne(app: TestApp = t): Promise<{ to: string; secret: string; id: number }> {
-  const secret = `tok${++n}${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+async function queueOne(app: TestApp = t, secret = `tok${++n}${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`): Promise<{ to: string; secret: string; id: number }> {
   const to = `person${n}.${Math.random().toString(36).slice(2, 7)}@example.net`;
   const link = `${app.config.baseUrl}/confirm?token=${secret}`;
   const id = await queueMail(app.ctx.db.kysely, { to, ...confirmAddressMail(mailSite(app.config), { userId: `user${n}`, link, hours: 24 }) }, app.clock.now());
@@ -184,7 +184,8 @@ test('no address, token or link in any log line', async () => {
 test('without SMTP_URL each message is written as an .eml file, and one log line names the file', async () => {
   const local = await startTestApp({ BASE_URL: 'http://127.0.0.1:8080' });
   try {
-    const { to, secret } = await queueOne(local);
+    // As long as a real token (base64url of 32 bytes), so the link's line is longer than 76 octets.
+    const { to, secret } = await queueOne(local, randomBytes(32).toString('base64url'));
     assert.equal(await sendDueMail(local.ctx, local.app.log), 1);
     const files = fs.readdirSync(local.config.mailDir).filter((f) => f.endsWith('.eml'));
     assert.equal(files.length, 1);
@@ -195,6 +196,12 @@ test('without SMTP_URL each message is written as an .eml file, and one log line
     assert.equal(parsed.from?.value[0]?.address, 'no-reply@localhost', 'a local install signs as localhost');
     assert.ok(parsed.text?.includes(`http://127.0.0.1:8080/confirm?token=${secret}`));
     assert.ok(String(parsed.html).includes(secret));
+    // Read as text, the file holds the link whole, as it works when copied: no quoted-printable
+    // line splits or `=3D` for `=`.
+    const raw = fs.readFileSync(file, 'utf8');
+    assert.ok(raw.includes(`http://127.0.0.1:8080/confirm?token=${secret}\n`), 'the link is in the raw file as it is');
+    assert.match(raw, /Content-Type: text\/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n/);
+    assert.doesNotMatch(raw, /quoted-printable/i);
     const lines = local.logs.filter((l) => l.includes('mail written to file'));
     assert.equal(lines.length, 1);
     assert.equal(JSON.parse(lines[0]!).file, file);

@@ -279,9 +279,9 @@ test('the impostor scenario: partners push under carol\'s address, someone signs
   const link = linkIn(claim, '/confirm?token=');
   const page = await carolBrowser.get(link);
   assert.match(page.body, new RegExp(`creates your account <strong class="user-id">${carol.userId}</strong>`));
+  // Confirmed in the browser that signed up: the account is created and that browser is in it.
   const done = await followMailedLink(carolBrowser, link);
-  assert.equal(done.res.headers.get('location'), '/login?msg=created');
-  assert.equal((await carolBrowser.logIn(carol.email, carol.password)).status, 303);
+  assert.equal(done.res.headers.get('location'), '/account?msg=confirmed');
 
   // The impostor's account is gone (its session with it); carol's has everything.
   assert.equal((await impostor.get('/account')).res.status, 303);
@@ -419,4 +419,38 @@ test('no token, link or address in any log line', () => {
   const all = t.logs.join('\n');
   assert.doesNotMatch(all, /token=[A-Za-z0-9_-]{10}/, 'a mailed link reached the log');
   assert.match(all, /token=\[redacted\]/, 'the link was opened and logged, redacted');
+});
+
+test('confirming in the browser that signed up continues signed in there, and only there', async () => {
+  const who = fresh('samebrowser');
+  const client = await signUpOnly(who);
+  assert.equal((await client.get('/account')).res.headers.get('location'), '/login', 'signing up alone logs nobody in');
+  const link = linkIn(await lastMailTo(t, who.email), '/confirm?token=');
+  const done = await followMailedLink(client, link);
+  assert.equal(done.res.headers.get('location'), '/account?msg=confirmed');
+  const account = await client.get('/account?msg=confirmed');
+  assert.equal(account.res.status, 200);
+  assert.match(account.body, /Your e-mail address is confirmed/);
+  assert.match(account.body, new RegExp(`<span class="user-id">${who.userId}</span>`));
+
+  // Another browser with a sign-up cookie of its own, for another account, is not let in by this link.
+  const other = fresh('otherbrowser');
+  const elsewhere = await signUpOnly(other);
+  const stranger = fresh('stranger');
+  await signUpOnly(stranger);
+  const strangerLink = linkIn(await lastMailTo(t, stranger.email), '/confirm?token=');
+  const crossed = await followMailedLink(elsewhere, strangerLink);
+  assert.equal(crossed.res.headers.get('location'), '/login?msg=confirmed');
+  assert.equal((await elsewhere.get('/account')).res.headers.get('location'), '/login');
+
+  // A sign-up cookie older than a link's lifetime does not log in either.
+  const late = fresh('late');
+  const lateClient = await signUpOnly(late);
+  t.clock.advance(25 * 3600 * 1000);
+  assert.equal((await lateClient.logIn(late.email, late.password)).status, 303);
+  await lateClient.submit('/account/confirm/resend');
+  await lateClient.post('/logout', { _csrf: await lateClient.csrf('/account') });
+  const fresher = linkIn(await lastMailTo(t, late.email), '/confirm?token=');
+  assert.ok(lateClient.cookies.has('idsvc_signup'), 'the browser still sends its old sign-up cookie');
+  assert.equal((await followMailedLink(lateClient, fresher)).res.headers.get('location'), '/login?msg=confirmed');
 });

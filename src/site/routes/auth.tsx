@@ -13,6 +13,7 @@ import { csrfToken, endSession, startSession } from '../session.js';
 import { LogInPage } from '../views/LogIn.js';
 import { CheckInboxPage } from '../views/Ownership.js';
 import { SignUpPage, type SignUpValues } from '../views/SignUp.js';
+import { rememberSignUp } from '../signup-browser.js';
 
 /** Names that would let an account pass for the service itself. */
 const RESERVED_USER_IDS = new Set(['admin', 'administrator', 'root', 'idsvc', 'support', 'security', 'abuse', 'postmaster', 'webmaster', 'hostmaster', 'staff', 'help', 'api', 'www', 'mail', 'system', 'operator']);
@@ -84,6 +85,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
           return page({ user_id: 'That userId is taken; choose another' }, 400);
         }
       }
+      await rememberSignUp(ctx, reply, b.email, userId);
       return seeOther(reply, '/signup/sent');
     },
   );

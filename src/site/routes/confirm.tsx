@@ -1,13 +1,16 @@
 // Following a mailed link (services/ownership.ts). The GET only shows what the link is for, with a
 // button: mail scanners and link previews open links, and must not prove an address for anyone.
-// The POST proves it. Neither logs in: a link forwarded by someone else must not open their account
-// in your browser; after confirming you log in with your password.
+// The POST proves it, and logs in only the browser that signed up for that account (signup-browser.ts):
+// a link forwarded by someone else must not open their account in your browser, so anywhere else
+// you log in with your password after confirming.
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { followLink, previewLink } from '../../services/ownership.js';
 import { formSchema, mailedTokenField, seeOther, sendPage, SITE } from '../http.js';
 import type { TypedApp } from '../../http/typed-app.js';
-import { csrfToken } from '../session.js';
+import { findUserByRef } from '../../repositories/users.js';
+import { signedUpHere } from '../signup-browser.js';
+import { csrfToken, startSession } from '../session.js';
 import { ConfirmLinkPage, LinkProblemPage } from '../views/Ownership.js';
 
 const USED_OR_EXPIRED = {
@@ -33,9 +36,17 @@ export function registerConfirmRoutes(app: TypedApp, ctx: AppContext): void {
 
   app.post('/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
     const outcome = await followLink(ctx, request.body.token);
+    if (outcome.kind === 'confirmed' || outcome.kind === 'created') {
+      if (request.site.user?.id === outcome.userRef) return seeOther(reply, '/account?msg=confirmed');
+      const user = await findUserByRef(ctx.db.kysely, outcome.userRef);
+      if (user && (await signedUpHere(ctx, request, reply, user))) {
+        await startSession(ctx, request, reply, user);
+        return seeOther(reply, '/account?msg=confirmed');
+      }
+    }
     switch (outcome.kind) {
       case 'confirmed':
-        return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account?msg=confirmed' : '/login?msg=confirmed');
+        return seeOther(reply, '/login?msg=confirmed');
       case 'created':
         return seeOther(reply, '/login?msg=created');
       case 'invalid':
