@@ -12,6 +12,7 @@ import { accountRoutes } from './routes/account.js';
 import { typed } from '../http/typed-app.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
+import { registerDevMailRoutes } from './routes/dev-mail.js';
 import { registerEmailChangeRoutes } from './routes/email-change.js';
 import { registerRecoveryRoutes } from './routes/recovery.js';
 import { registerPageRoutes } from './routes/pages.js';
@@ -45,6 +46,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     registerConfirmRoutes(pages, ctx);
     registerEmailChangeRoutes(pages, ctx);
     registerRecoveryRoutes(pages, ctx);
+    registerDevMailRoutes(pages, ctx);
     await site.register(accountRoutes(ctx));
   });
 }
