@@ -1,6 +1,5 @@
 // `idsvc backup FILE`: a consistent copy of a SQLite database while the server runs. PostgreSQL has
 // its own tool for that (pg_dump), and the command says how to use it instead of half-doing it.
-import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { backupSqlite } from '../db/backup.js';
 import { CliError, fail, print, type Out } from './output.js';
@@ -17,21 +16,16 @@ function pgDumpAdvice(file: string, schema: string | null): string {
   ].join('\n');
 }
 
-export function backupCommand(program: Command, run: () => Out): void {
-  program
-    .command('backup <file>')
-    .description('write a consistent copy of the SQLite database to FILE while the server runs (PostgreSQL: explains pg_dump)')
-    .action(async (file: string) => {
-      const out = run();
-      try {
-        const config = loadConfig(out.env);
-        if (!config.databaseUrl.startsWith('sqlite:')) throw new CliError(pgDumpAdvice(file, config.databaseSchema));
-        const source = config.databaseUrl.slice('sqlite:'.length);
-        if (source === ':memory:') throw new CliError('DATABASE_URL is sqlite::memory:, which lives only inside its process: there is nothing on disk to back up');
-        const result = await backupSqlite(source, file);
-        print(out, result, () => `backup written to ${result.file} (${result.bytes} bytes, integrity ${result.integrity})`);
-      } catch (err) {
-        fail(out, err instanceof Error ? err.message : String(err));
-      }
-    });
+/** `idsvc backup FILE` (declared in program.ts, which loads this module only to run it). */
+export async function runBackup(out: Out, file: string): Promise<void> {
+  try {
+    const config = loadConfig(out.env);
+    if (!config.databaseUrl.startsWith('sqlite:')) throw new CliError(pgDumpAdvice(file, config.databaseSchema));
+    const source = config.databaseUrl.slice('sqlite:'.length);
+    if (source === ':memory:') throw new CliError('DATABASE_URL is sqlite::memory:, which lives only inside its process: there is nothing on disk to back up');
+    const result = await backupSqlite(source, file);
+    print(out, result, () => `backup written to ${result.file} (${result.bytes} bytes, integrity ${result.integrity})`);
+  } catch (err) {
+    fail(out, err instanceof Error ? err.message : String(err));
+  }
 }

@@ -19,8 +19,8 @@ const SETTABLE: Record<string, keyof CatalogueEntry> = {
   pattern: 'regexCheck',
 };
 
-export function catalogueCommands(program: Command, run: () => Out): void {
-  const cat = program.command('catalogue').description('the catalogue of supported services');
+/** The subcommands of `idsvc catalogue` (the group itself, with its description, is program.ts's). */
+export function catalogueCommands(cat: Command, run: () => Out): void {
 
   cat
     .command('import <file>')

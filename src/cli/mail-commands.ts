@@ -30,8 +30,8 @@ function mailLine(m: MailRow): string {
   return `${String(m.id).padStart(6)}  ${m.status.padEnd(7)} ${when}  ${m.kind.padEnd(20)} ${m.to_address}  (${m.attempts} attempt${m.attempts === 1 ? '' : 's'})${error}`;
 }
 
-export function mailCommands(program: Command, run: () => Out): void {
-  const mail = program.command('mail').description('outgoing mail: what is queued, sent and failed');
+/** The subcommands of `idsvc mail` (the group itself, with its description, is program.ts's). */
+export function mailCommands(mail: Command, run: () => Out): void {
 
   mail
     .command('list')

@@ -59,8 +59,8 @@ async function checkWebhookUrl(ctx: AppContext, u: string): Promise<string> {
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
-export function partnerCommands(program: Command, run: () => Out): void {
-  const partner = program.command('partner').description('manage partner applications and their keys');
+/** The subcommands of `idsvc partner` (the group itself, with its description, is program.ts's). */
+export function partnerCommands(partner: Command, run: () => Out): void {
 
   partner
     .command('create')

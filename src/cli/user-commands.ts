@@ -48,8 +48,8 @@ function onOff(v: string, flag: string): boolean {
   throw new CliError(`${flag} takes on or off`);
 }
 
-export function userCommands(program: Command, run: () => Out): void {
-  const user = program.command('user').description('manage user accounts (the site does this for users themselves)');
+/** The subcommands of `idsvc user` (the group itself, with its description, is program.ts's). */
+export function userCommands(user: Command, run: () => Out): void {
 
   user
     .command('create')
