@@ -2,7 +2,7 @@
 // answering as with the svcId; a URL that fits no service, or several, is refused and says why.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { postForm, startTestApp, type TestApp } from '../helpers/app.js';
+import { errorCode, postForm, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 let P: Awaited<ReturnType<TestApp['partner']>>;
@@ -63,4 +63,12 @@ test('the OpenAPI document describes the url form', async () => {
   const op = doc.paths['/api/update_service/{api_key}/{user_identifier}'];
   assert.ok(op?.post, 'the path without svcId is documented');
   assert.match(JSON.stringify(op.post.requestBody), /"url"/);
+});
+
+test('@idsvc/client sends the url= form: updateServiceFromUrl', async () => {
+  const who = 'client.url@example.org';
+  assert.deepEqual(await P.client.updateServiceFromUrl(who, 'https://gitlab.com/Client-Url'), { svcId: 'gitlab', usrSvcId: 'Client-Url' });
+  assert.deepEqual((await P.client.returnServices(who)).map((s) => [s.svcId, s.usrSvcId]), [['gitlab', 'Client-Url']]);
+  assert.equal(await errorCode(P.client.updateServiceFromUrl(who, 'https://unknown.example/someone')), 'not_found');
+  assert.equal(await errorCode(P.client.updateServiceFromUrl(who, 'https://chaos.social/@bob')), 'invalid_request');
 });

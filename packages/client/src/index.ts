@@ -171,6 +171,17 @@ export class IdsvcClient {
     return { svcId: String(s.svcId), usrSvcId: String(s.usrSvcId ?? '') };
   }
 
+  /**
+   * update_service with a profile URL (`https://github.com/alice`) in place of svcId and usrSvcId:
+   * idsvc reads the service and the identifier from it and answers what it stored. A URL that fits
+   * no service is `not_found`; one that fits several is `invalid_request`, naming them.
+   */
+  async updateServiceFromUrl(userIdentifier: string, url: string): Promise<{ svcId: string; usrSvcId: string }> {
+    const json = await this.call(`update_service/${this.key}/${seg(userIdentifier)}`, { url });
+    const s = json.service as Json;
+    return { svcId: String(s.svcId), usrSvcId: String(s.usrSvcId ?? '') };
+  }
+
   /** sync_user: link this partner's repository for the person to their account. */
   async syncUser(userIdentifier: string, creds: { email: string; password: string; endUserIp?: string }): Promise<true> {
     await this.call(`sync_user/${this.key}/${seg(userIdentifier)}`, { email_address: creds.email, password: creds.password, end_user_ip: creds.endUserIp });
