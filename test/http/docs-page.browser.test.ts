@@ -48,6 +48,9 @@ test('/docs loads only from this idsvc, reads /api/openapi.json, and lists each 
   assert.ok(requested.length > 3, requested.join('\n'));
   assert.deepEqual(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:')), [], 'no request leaves this idsvc');
   assert.ok(requested.includes(`${origin}/api/openapi.json`), 'the page reads the served document');
+  assert.ok(!requested.includes(`${origin}/docs/json`), 'directly, not through /docs/json');
+  // The link to the document under the title is the documented address.
+  assert.equal(await page.$eval('.info a.link', (a) => a.getAttribute('href')), `${origin}/api/openapi.json`);
   assert.deepEqual(problems, []);
 
   const entries = await page.$$eval('.opblock-summary', (els) => els.map((e) => `${e.querySelector('.opblock-summary-method')?.textContent} ${e.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`));
