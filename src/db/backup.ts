@@ -11,7 +11,7 @@ export interface BackupResult {
 }
 
 /**
- * Copies the database at `sourceFile` into `targetFile`, checks the copy with
+ * Copies the database at `sourceFile` into `targetFile` (mode 0600), checks the copy with
  * `PRAGMA integrity_check`, and only then gives it its name: a backup that stopped halfway or
  * failed the check never stands where a good one is expected.
  */
@@ -20,6 +20,8 @@ export async function backupSqlite(sourceFile: string, targetFile: string): Prom
   const target = path.resolve(targetFile);
   if (fs.existsSync(target)) throw new Error(`${target} exists already; choose a new name (backups are never overwritten)`);
   const partial = `${target}.partial-${process.pid}`;
+  // Created empty and private before SQLite writes into it: a backup holds what the database holds.
+  fs.closeSync(fs.openSync(partial, 'wx', 0o600));
   const source = new SQLite(sourceFile, { readonly: true, fileMustExist: true });
   try {
     source.pragma('busy_timeout = 5000');

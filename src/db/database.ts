@@ -58,10 +58,24 @@ export interface OpenOptions {
   timeoutMs?: number;
 }
 
+/**
+ * A new SQLite database file (and its directory) readable by its owner only: it holds password
+ * hashes and tokens. SQLite gives the -wal and -shm files beside it the database file's mode. An
+ * existing file keeps the mode its owner gave it.
+ */
+function createPrivately(file: string): void {
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Db> {
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length);
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    if (file !== ':memory:') createPrivately(file);
     const raw = new SQLite(file);
     // WAL lets readers run beside the single writer (the server and the CLI at once); FULL
     // synchronous makes each commit durable across power loss, not just a process crash;
