@@ -1,11 +1,12 @@
 // Starts the app: listen, log where, shut down cleanly on SIGINT/SIGTERM.
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { startBackgroundJobs } from './jobs/index.js';
 import { startCheckpointer } from './db/checkpointer.js';
-import { explainListenError } from './startup-errors.js';
+import { assertCanListen, explainListenError } from './startup-errors.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -37,6 +38,8 @@ async function closeHttp(app: FastifyInstance): Promise<void> {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
+  // A cluster worker shares the primary's listener, which the primary has checked already.
+  if (!cluster.isWorker) await assertCanListen(config);
   const ctx = await createContext(config);
   const app = await buildApp(ctx);
   try {

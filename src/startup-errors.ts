@@ -1,6 +1,7 @@
 // Start-up failures that are the environment's doing (a database that cannot be reached, a port
 // already taken) become one sentence naming the variable to change, instead of a stack trace or a
 // library's message ("migration ? failed", "listen EADDRINUSE") that leaves the operator guessing.
+import net from 'node:net';
 import type { Config } from './config.js';
 
 export class StartupError extends Error {
@@ -117,4 +118,24 @@ export function explainListenError(err: unknown, where: { port: number; host: st
       break;
   }
   return new StartupError(hostVariable ? `${portVariable}/${hostVariable}` : portVariable, `cannot listen on ${address}: ${reasonOf(err)}. Check ${portVariable}${hostHint}.`, { cause: err });
+}
+
+/**
+ * Fails at once, naming PORT or HOST, when the server could not listen where it is told to: checked
+ * by listening there for a moment before the database is opened and migrated, which can take long,
+ * so a port in use is said in a second instead of after the migrations. (Something may still take
+ * the port in between; the real listen reports that the same way.)
+ */
+export async function assertCanListen(config: Pick<Config, 'port' | 'host'>): Promise<void> {
+  if (config.port === 0) return;
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port: config.port, host: config.host, exclusive: true }, resolve);
+    });
+  } catch (err) {
+    throw explainListenError(err, { port: config.port, host: config.host, portVariable: 'PORT', hostVariable: 'HOST' });
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { createContext } from '../context.js';
 import { countPartners, createPartner } from '../repositories/partners.js';
 import { startServer, type RunningServer } from '../server.js';
-import { StartupError } from '../startup-errors.js';
+import { assertCanListen, StartupError } from '../startup-errors.js';
 
 /** How a cluster worker tells the primary that starting again is pointless (sysexits' EX_CONFIG). */
 const EXIT_STARTUP_FAILED = 78;
@@ -90,6 +90,7 @@ export async function runServe(config: Config, workers: number, { demo = false }
     // The primary migrates and loads the catalogue once before forking: workers doing it at the same
     // moment on a new SQLite database would race (SQLite has no migration lock), and a database that
     // cannot be used is reported once, here. Then it only supervises; workers serve on the shared port.
+    await assertCanListen(config);
     const ctx = await createContext({ ...config, backgroundJobs: false, partnerCache: false, answerCacheMb: 0 });
     await ctx.close();
     superviseWorkers(workers);

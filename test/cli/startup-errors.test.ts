@@ -108,6 +108,12 @@ test('an address in use names PORT; one not of this machine or not resolvable na
     assert.match(r.stderr, /already in use/);
     // With several workers the primary stops too, instead of restarting workers that cannot start.
     assertNamed(await serve({ ...t.cliEnv, PORT: String(taken.port) }, { args: ['--workers', '2'] }), 'PORT', 'port in use, two workers');
+    // Said before the database is opened or migrated: a new SQLite database is not even created.
+    for (const args of [[], ['--workers', '2']]) {
+      const file = path.join(tmp, `never-created-${args.length}.sqlite`);
+      assertNamed(await serve({ ...t.cliEnv, DATABASE_URL: `sqlite:${file}`, PORT: String(taken.port) }, { args }), 'PORT', `port in use, ${args.join(' ') || 'one process'}, new database`);
+      assert.equal(fs.existsSync(file), false, 'nothing was created or migrated');
+    }
   } finally {
     await taken.close();
   }

@@ -94,6 +94,8 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       ...(pgSchema ? { DATABASE_SCHEMA: pgSchema } : {}),
       LOG_LEVEL: 'warn',
       IDSVC_TEST_ARGON2_MINIMUM: config.argon2Cost === 'test-minimum' ? '1' : '0',
+      // The server's public address, as an operator runs the CLI with the server's settings.
+      BASE_URL: config.baseUrl,
     },
     async partner(input = {}) {
       const created = await createPartner(ctx.db.kysely, { name: 'Test partner', ...input }, clock.now());
