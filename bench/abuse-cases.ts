@@ -2,8 +2,11 @@
 // at its largest accepted size, filled with the inputs that have made matchers and regexes slow
 // (runs of slashes or spaces that do not end the value, l33t symbols, random text), plus the known
 // worst cases of whole requests (a deeply nested JSON body, a 1,024-character password with an
-// invalid address, a WebFinger resource of 15,500 slashes, a long Accept-Encoding q value). Used by the CPU test
+// invalid address, a WebFinger resource of 15,500 slashes, a long Accept-Encoding q value, photo uploads
+// that declare 42 megapixels or fill the 5 MB with what no decoder reads). Used by the CPU test
 // (test/http/abuse.test.ts) and by `npm run abuse` (bench/abuse.ts), which times the event loop.
+
+import zlib from 'node:zlib';
 
 /** The part of a route's JSON schema the cases are built from. */
 export interface FieldSchema {
@@ -42,7 +45,7 @@ export interface AbuseRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Uint8Array<ArrayBuffer>;
 }
 
 export interface AbuseCase {
@@ -299,7 +302,39 @@ function knownWorst(routes: RouteInfo[]): AbuseCase[] {
   }
   const discover = byKey.get('POST /account/discover');
   if (discover) out.push({ route: 'POST /account/discover', label: 'a page whose rel="me" link has 40,000 slashes', build: (t) => request(discover, t, { body: { url: t.slashPage } }) });
+  if (byKey.has('POST /account/photo')) {
+    out.push({ route: 'POST /account/photo', label: 'a PNG of a few kilobytes declaring 7000 × 6000 pixels', build: (t) => photoUpload(t, pngBomb()) });
+    out.push({ route: 'POST /account/photo', label: '5 MB of a JPEG header and zeros', build: (t) => photoUpload(t, Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(5 * 1024 * 1024 - 4)])) });
+  }
   return out;
+}
+
+/** The photo form as a browser sends it: multipart, the session's CSRF token, one file. */
+function photoUpload(t: Target, bytes: Uint8Array): AbuseRequest {
+  const boundary = `----abuse${Date.now()}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${t.session.csrf}\r\n--${boundary}\r\nContent-Disposition: form-data; name="photo"; filename="p"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const body = new Uint8Array(Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]));
+  return { method: 'POST', path: '/account/photo', headers: { 'x-forwarded-for': nextAddress(), cookie: t.session.cookie, 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
+}
+
+/** A PNG whose header declares 42 megapixels of zeros, deflated to a few kilobytes: refused before decoding. */
+function pngBomb(): Uint8Array {
+  const width = 7000;
+  const height = 6000;
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(body));
+    return Buffer.concat([head, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.writeUInt8(8, 8);
+  const idat = zlib.deflateSync(Buffer.alloc(height * (width + 1)), { level: 9 });
+  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
 }
 
 /** Reads the cookies a response sets into a Cookie header (no attributes, last one wins). */
