@@ -21,11 +21,9 @@ function bodyProblem(body: unknown): ApiError | undefined {
     const { value, depth } = item;
     if (typeof value === 'string') {
       if (value.includes('\u0000')) return nulRefusal();
-    } else if (ArrayBuffer.isView(value)) {
-      // An uploaded file's bytes (the photo form) are no text field: a zero byte is a byte there,
-      // and walking a buffer entry by entry would cost a step per byte.
-      continue;
-    } else if (typeof value === 'object' && value !== null) {
+    } else if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
+      // Not into an uploaded file's bytes (the photo form): they are no text field, a zero byte is
+      // a byte there, and walking a buffer entry by entry would cost a step per byte.
       if (depth >= MAX_BODY_DEPTH) return depthRefusal();
       for (const [key, child] of Object.entries(value)) {
         if (key.includes('\u0000')) return nulRefusal();
