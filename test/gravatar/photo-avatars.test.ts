@@ -137,6 +137,8 @@ test('an uploaded JPEG is served square, re-encoded without metadata, at Gravata
     const m = await sharp(sized.bytes).metadata();
     assert.deepEqual([m.width, m.height], [size, size], query);
   }
+  // The public page shows it as the h-card's photo.
+  assert.match((await client.get('/u/alice')).body, new RegExp(`<img class="avatar photo u-photo" src="${t.baseUrl}/avatar/alice\\?s=160"`));
   // By userId and MD5 too, and whatever d= says: a visible user's photo.
   for (const id of ['alice', emailHashes('alice@example.org').md5, `${ALICE}?d=404`, `${ALICE}?d=identicon`]) {
     assert.deepEqual((await get(`/avatar/${id}`)).bytes, bytes, id);

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../domain/errors.js';
+import { photoStampOf } from '../../repositories/avatar-photos.js';
 import { optionalText, sendPage, SITE, viewerOf } from '../http.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { findVisibleUser, publicProfileOf } from '../public-profile.js';
@@ -29,9 +30,18 @@ export function registerPageRoutes(app: TypedApp, ctx: AppContext): void {
     if (!user) throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');
     const p = await publicProfileOf(ctx, user);
     const viewer = await viewerOf(ctx, request, reply);
+    const photo = await photoStampOf(ctx.db.kysely, user.id);
     return sendPage(
       reply,
-      <PublicProfilePage viewer={viewer} userId={user.user_id} profileUrl={p.profileUrl} fields={p.fields} identities={p.identities} isOwner={viewer?.userId === user.user_id} />,
+      <PublicProfilePage
+        viewer={viewer}
+        userId={user.user_id}
+        profileUrl={p.profileUrl}
+        fields={p.fields}
+        identities={p.identities}
+        isOwner={viewer?.userId === user.user_id}
+        photoUrl={photo ? `${ctx.config.baseUrl}/avatar/${user.user_id}?s=160` : undefined}
+      />,
     );
   });
 }

@@ -17,6 +17,8 @@ export interface PublicProfileProps {
   fields: Partial<Record<ProfileField, string>>;
   identities: PublicIdentity[];
   isOwner: boolean;
+  /** The photo's address (a u-photo), when the user uploaded one; else the initial is shown. */
+  photoUrl?: string | undefined;
 }
 
 export function displayName(p: { userId: string; fields: Partial<Record<ProfileField, string>> }): string {
@@ -51,9 +53,13 @@ export function PublicProfilePage(p: PublicProfileProps) {
     >
       <article class="h-card profile card">
         <header class="profile-head">
-          <span class="avatar" aria-hidden="true">
-            {name.slice(0, 1).toUpperCase()}
-          </span>
+          {p.photoUrl ? (
+            <img class="avatar photo u-photo" src={p.photoUrl} alt="" width={80} height={80} />
+          ) : (
+            <span class="avatar" aria-hidden="true">
+              {name.slice(0, 1).toUpperCase()}
+            </span>
+          )}
           <div>
             <h1 class="p-name">
               {hasParts ? (
