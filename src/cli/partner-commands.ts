@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, rotateWebhookSecret, updatePartner, type Partner, type PartnerSettings } from '../repositories/partners.js';
-import { pingWebhook } from '../services/webhook-ping.js';
 import type { AppContext } from '../context.js';
-import { checkOutboundUrl } from '../verification/safe-fetch.js';
 import { CliError, print, type Out } from './output.js';
 import { withContext } from './run.js';
 
@@ -48,6 +46,8 @@ function checkUrl(u: string, what: string): string {
  */
 async function checkWebhookUrl(ctx: AppContext, u: string): Promise<string> {
   const url = checkUrl(u, 'webhook');
+  // The HTTP client loads only for the commands that check or call a webhook URL.
+  const { checkOutboundUrl } = await import('../verification/safe-fetch.js');
   const verdict = await checkOutboundUrl(url, { allowPrivate: ctx.config.fetchAllowPrivate });
   if (verdict.ok) return url;
   if (verdict.reason === 'dns_failed' || verdict.reason === 'timeout') throw new CliError(`--webhook: ${verdict.detail}; check the host name`);
@@ -213,6 +213,7 @@ export function partnerCommands(partner: Command, run: () => Out): void {
       withContext(run(), async (ctx, out) => {
         const p = await find(ctx, key);
         if (!p.webhook_url || !p.webhook_secret) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
+        const { pingWebhook } = await import('../services/webhook-ping.js');
         const r = await pingWebhook(ctx, { ...p, webhook_url: p.webhook_url });
         print(out, { webhook_id: r.eventId, ok: r.ok, status: r.status, answer: r.excerpt, webhook_disabled: p.webhook_disabled }, () =>
           [
