@@ -36,7 +36,7 @@ async function photoPage(ctx: AppContext, request: FastifyRequest, reply: Fastif
       displayName={name}
       photoDigest={stamp?.digest}
       visible={isVisible(user)}
-      avatarUrl={`${ctx.config.baseUrl}/avatar/${user.email_sha256}`}
+      avatarUrl={`${ctx.config.baseUrl}/avatar/${user.user_id}`}
       maxMegabytes={PHOTO_UPLOAD_MAX_BYTES / 1024 / 1024}
       {...extra}
     />,
