@@ -11,7 +11,18 @@ export type ComponentName = 'Error' | 'Service' | 'UserService' | 'PushedService
 /** A reference to one of COMPONENT_SCHEMAS, as the document writes it. */
 export const ref = (name: ComponentName): TSchema => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
 
-const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], { description: '`TRUE` when idsvc verified the identity with a rel="me" link back to the profile page.' });
+const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], {
+  description:
+    '`TRUE` when idsvc proved the identity is the person\'s (a rel="me" link back, a proof text in the profile, a DNS TXT record, an ATProto handle; docs/verification.md) or an operator vouched for it. Re-checked daily; only a definite negative confirmed after a delay removes it.',
+});
+
+const jsonOnly = 'JSON answers only, and only on a verified entry; XML answers carry no evidence.';
+const evidence = {
+  verifiedBy: Type.Optional(Type.Union(['rel-me', 'proof', 'dns', 'atproto', 'operator'].map((m) => Type.Literal(m)), { description: `How the mark was earned. ${jsonOnly}` })),
+  verifiedAt: Type.Optional(Type.String({ format: 'date-time', description: `When the mark was first earned. ${jsonOnly}` })),
+  lastCheckedAt: Type.Optional(Type.String({ format: 'date-time', description: `The last check that kept the mark. ${jsonOnly}` })),
+  evidenceUrl: Type.Optional(Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator\'s mark. ${jsonOnly}` })),
+};
 
 export const COMPONENT_SCHEMAS = {
   Error: Type.Object(
@@ -44,6 +55,7 @@ export const COMPONENT_SCHEMAS = {
       url: Type.String({ description: 'The profile page on the service; empty when the catalogue has no pattern for it.' }),
       verified,
       svcFavicon: Type.String(),
+      ...evidence,
     },
     { additionalProperties: false, xml: { name: 'service' }, description: 'One identity a person has on a service, sorted by svcName in every list.' },
   ),

@@ -21,7 +21,8 @@ import {
 import { findUserByRef, type User } from '../repositories/users.js';
 import { normaliseProfileUrl } from '../verification/relme.js';
 import { crawlRelMe, type CrawledPage } from '../verification/relme-crawl.js';
-import { profilePageUrl, userProvenUrls } from '../verification/verify.js';
+import { profilePageUrl } from '../verification/verify.js';
+import { userProvenUrls } from '../verification/relme-checker.js';
 import { announce, identityData, setCentralIdentity } from './central.js';
 import { recogniseProfileUrl } from './profile-urls.js';
 
