@@ -4,7 +4,7 @@
 import type { VerificationMethod } from '../../verification/methods.js';
 import type { AttemptView, IdentityView } from '../account-data.js';
 import { When } from './Layout.js';
-import { METHOD_TEXT, OUTCOME_TEXT } from './outcomes.js';
+import { METHOD_TEXT, OUTCOME_TEXT, PUBLIC_METHOD_TEXT } from './outcomes.js';
 
 const methodText = (m: string) => METHOD_TEXT[m as VerificationMethod] ?? m;
 
@@ -83,7 +83,7 @@ export function PublicMark({ verifiedBy, verifiedAt }: { verifiedBy: string | nu
   return (
     <span class="evidence" data-verified-by={verifiedBy}>
       {' '}
-      by {methodText(verifiedBy)}, since <When ms={verifiedAt} />
+      by {PUBLIC_METHOD_TEXT[verifiedBy as VerificationMethod] ?? verifiedBy}, since <When ms={verifiedAt} />
     </span>
   );
 }

@@ -16,3 +16,12 @@ export const METHOD_TEXT: Record<VerificationMethod, string> = {
   atproto: 'your Bluesky handle and its DID document',
   operator: 'the operator of this site',
 };
+
+/** The same, told to visitors of the public profile. */
+export const PUBLIC_METHOD_TEXT: Record<VerificationMethod, string> = {
+  'rel-me': 'a rel="me" link back to this page',
+  proof: 'a proof text on the service naming this page',
+  dns: 'a DNS TXT record on the domain naming this page',
+  atproto: 'the Bluesky handle, its DID document and its profile naming this page',
+  operator: 'the operator of this site',
+};
