@@ -21,9 +21,9 @@ import {
 import { findUserByRef, type User } from '../repositories/users.js';
 import { normaliseProfileUrl } from '../verification/relme.js';
 import { crawlRelMe, type CrawledPage } from '../verification/relme-crawl.js';
-import { profilePageUrl } from '../verification/verify.js';
+import { profilePageUrl, RECHECK_AFTER_MS } from '../verification/verify.js';
 import { userProvenUrls } from '../verification/relme-checker.js';
-import { announce, identityData, setCentralIdentity } from './central.js';
+import { announce, identityData, setCentralIdentity, verificationData } from './central.js';
 import { recogniseProfileUrl } from './profile-urls.js';
 
 /** Longer than a whole walk (30 s), so a live run is never taken over; a stopped instance's is. */
@@ -163,8 +163,9 @@ export async function addDiscovered(ctx: AppContext, user: User, runId: number, 
       const { row } = await setCentralIdentity(tx, user, svc, page.usrSvcId, { partnerId: null }, now);
       added++;
       if (!page.linksBack || !fresh || row.verified) continue;
-      const verified = await recordWalkProof(tx, { id: row.id, userRef: user.id, svcId: svc.svcId }, page.url, 'rel="me" link to a page of yours found by “Find my identities”', now);
+      const verified = await recordWalkProof(tx, { id: row.id, userRef: user.id, svcId: svc.svcId }, page.url, 'rel="me" link to a page of yours found by “Find my identities”', now, now + RECHECK_AFTER_MS);
       await announce(tx, user, 'identity.updated', identityData(user, svc, verified), now);
+      await announce(tx, user, 'identity.verified', verificationData(user, svc, verified, null), now);
     }
   });
   return added;

@@ -31,7 +31,7 @@ export async function startDns(): Promise<LocalDns> {
       } else {
         const records = txt.get(name);
         if (records === undefined) response.header.rcode = Packet.RCODE.NXDOMAIN;
-        else for (const data of records) response.answers.push({ name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data });
+        else for (const data of records) response.answers.push({ name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as (typeof response.answers)[number]);
       }
       void send(response);
     },
