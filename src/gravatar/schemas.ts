@@ -1,6 +1,7 @@
 // Gravatar's REST API v3 profile, field for field (names, types, which are required), as named
 // OpenAPI components: a client written for api.gravatar.com reads idsvc by changing its base URL.
 import { Type, type Static } from '@sinclair/typebox';
+import { VERIFICATION_METHODS } from '../verification/methods.js';
 
 const ISO_SECONDS = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
 
@@ -12,7 +13,7 @@ export const VerifiedAccountSchema = Type.Object(
     url: Type.String({ format: 'uri', description: 'The user\'s profile on the service.' }),
     is_hidden: Type.Boolean({ description: 'Always false: idsvc lists no hidden accounts.' }),
     verified_by: Type.Optional(
-      Type.Union(['rel-me', 'proof', 'dns', 'atproto', 'operator'].map((m) => Type.Literal(m)), { description: 'idsvc\'s addition: how the identity was verified (docs/verification.md).' }),
+      Type.Union([...VERIFICATION_METHODS].map((m) => Type.Literal(m)), { description: 'idsvc\'s addition: how the identity was verified (docs/verification.md).' }),
     ),
     verified_at: Type.Optional(Type.String({ format: 'date-time', description: 'idsvc\'s addition: when it was first verified.' })),
     last_checked_at: Type.Optional(Type.String({ format: 'date-time', description: 'idsvc\'s addition: the last check that kept the mark (re-checked daily).' })),

@@ -5,6 +5,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { STATUS_OF } from '../domain/errors.js';
 import { PROFILE_FIELD_NAMES, PROFILE_MAX_LENGTH } from '../domain/profile.js';
+import { VERIFICATION_METHODS } from '../verification/methods.js';
 
 export type ComponentName = 'Error' | 'Service' | 'UserService' | 'PushedService' | 'Profile' | 'Contact' | 'ClaimingUser';
 
@@ -18,10 +19,10 @@ const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], {
 
 const jsonOnly = 'JSON answers only, and only on a verified entry; XML answers carry no evidence.';
 const evidence = {
-  verifiedBy: Type.Optional(Type.Union(['rel-me', 'proof', 'dns', 'atproto', 'operator'].map((m) => Type.Literal(m)), { description: `How the mark was earned. ${jsonOnly}` })),
+  verifiedBy: Type.Optional(Type.Union([...VERIFICATION_METHODS].map((m) => Type.Literal(m)), { description: `How the mark was earned. ${jsonOnly}` })),
   verifiedAt: Type.Optional(Type.String({ format: 'date-time', description: `When the mark was first earned. ${jsonOnly}` })),
   lastCheckedAt: Type.Optional(Type.String({ format: 'date-time', description: `The last check that kept the mark. ${jsonOnly}` })),
-  evidenceUrl: Type.Optional(Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator\'s mark. ${jsonOnly}` })),
+  evidenceUrl: Type.Optional(Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator's mark. ${jsonOnly}` })),
 };
 
 export const COMPONENT_SCHEMAS = {

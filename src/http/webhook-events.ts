@@ -3,6 +3,7 @@
 // (the compiler asks for it here); docs/webhooks.md says the same for people.
 import { PROFILE_FIELD_NAMES, PROFILE_MAX_LENGTH } from '../domain/profile.js';
 import type { EventType } from '../repositories/outbox.js';
+import { VERIFICATION_METHODS } from '../verification/methods.js';
 
 type Schema = Record<string, unknown>;
 
@@ -37,7 +38,7 @@ const identityFields: Record<string, Schema> = {
 
 /** The evidence of a verified mark, as in JSON answers (docs/verification.md). */
 const evidenceFields: Record<string, Schema> = {
-  verifiedBy: { type: 'string', enum: ['rel-me', 'proof', 'dns', 'atproto', 'operator'], description: 'How the mark was earned.' },
+  verifiedBy: { type: 'string', enum: [...VERIFICATION_METHODS], description: 'How the mark was earned.' },
   verifiedAt: { type: 'string', format: 'date-time', description: 'When the mark was first earned (kept while re-checks confirm it).' },
   lastCheckedAt: { type: 'string', format: 'date-time', description: 'The last check that kept the mark.' },
   evidenceUrl: { type: 'string', description: 'What proves it: the page or record read, or `dns:TXT:<name>`. Absent for an operator\'s mark.' },
@@ -84,7 +85,7 @@ const EVENTS: Record<EventType, EventDoc> = {
         type: 'object',
         required: ['method', 'detail'],
         properties: {
-          method: { type: 'string', enum: ['rel-me', 'proof', 'dns', 'atproto', 'operator'], description: 'The method whose check found nothing, or `operator` when an operator removed the mark.' },
+          method: { type: 'string', enum: [...VERIFICATION_METHODS], description: 'The method whose check found nothing, or `operator` when an operator removed the mark.' },
           detail: { type: 'string', description: 'What was looked for, where, and what was found, in words.' },
           evidenceUrl: { type: 'string', description: 'What was read: a URL, or `dns:TXT:<name>`.' },
           status: { type: 'integer', description: 'The HTTP status of the answer read, when there was one.' },

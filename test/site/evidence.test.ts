@@ -77,6 +77,11 @@ describe('a verified entry shows how and when', () => {
     );
   });
 
+  test('the client package reads the evidence', async () => {
+    const [entry] = await partner.client.returnServices('evi_alice', { profileType: 'public' });
+    assert.deepEqual(entry?.evidence, { verifiedBy: 'rel-me', verifiedAt: iso(verifiedAt), lastCheckedAt: iso(checkedAt), evidenceUrl: `${remote.origin}/evi_alice` });
+  });
+
   test('/v3/profiles keeps Gravatar\'s fields and adds ours', async () => {
     const res = await fetch(`${t.baseUrl}/v3/profiles/evi_alice`);
     assert.equal(res.status, 200);
