@@ -20,8 +20,8 @@ const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], {
 const jsonOnly = 'JSON answers only, and only on a verified entry; XML answers carry no evidence.';
 const evidence = {
   verifiedBy: Type.Optional(Type.Union([...VERIFICATION_METHODS].map((m) => Type.Literal(m)), { description: `How the mark was earned. ${jsonOnly}` })),
-  verifiedAt: Type.Optional(Type.String({ format: 'date-time', description: `When the mark was first earned. ${jsonOnly}` })),
-  lastCheckedAt: Type.Optional(Type.String({ format: 'date-time', description: `The last check that kept the mark. ${jsonOnly}` })),
+  verifiedAt: Type.Optional(Type.String({ description: `When the mark was first earned (ISO 8601, UTC). ${jsonOnly}` })),
+  lastCheckedAt: Type.Optional(Type.String({ description: `The last check that kept the mark (ISO 8601, UTC). ${jsonOnly}` })),
   evidenceUrl: Type.Optional(Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator's mark. ${jsonOnly}` })),
 };
 
