@@ -8,6 +8,7 @@ import { centralIdentitiesWithSource } from '../repositories/central-identities.
 import { recentAttemptsOfUser, type VerificationAttemptRow } from '../repositories/verification-attempts.js';
 import { listUserLinks, type LinkSummary } from '../services/user-links.js';
 import { profilePageUrl } from '../verification/verify.js';
+import { shortProofText } from '../verification/proof-text.js';
 import type { User } from '../repositories/users.js';
 
 export interface AttemptView {
@@ -43,6 +44,8 @@ export interface IdentityView {
 export interface AccountData {
   user: User;
   profileUrl: string;
+  /** The short proof text, `idsvc:<host>:<userId>`. */
+  shortProof: string;
   identities: IdentityView[];
   /** How long a definite negative must stand before it removes a mark (VERIFY_CONFIRM_AFTER_SECONDS). */
   confirmAfterMs: number;
@@ -102,6 +105,7 @@ export async function loadAccountData(ctx: AppContext, user: User): Promise<Acco
   return {
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),
+    shortProof: shortProofText(ctx, user.user_id),
     identities,
     confirmAfterMs: ctx.config.verifyConfirmAfterMs,
     attempts: attemptRows.slice(0, 10).map(toView),

@@ -5,7 +5,7 @@ import type { AccountData, IdentityView } from '../account-data.js';
 import { CsrfField } from './fields.js';
 import { When } from './Layout.js';
 import { METHOD_TEXT, OUTCOME_TEXT } from './outcomes.js';
-import { LastCheck, MarkEvidenceLine, PendingRemoval } from './VerificationEvidence.js';
+import { LastCheck, MarkEvidenceLine, OtherMethods, PendingRemoval } from './VerificationEvidence.js';
 import type { VerificationMethod } from '../../verification/methods.js';
 
 export interface IdentityFormState {
@@ -227,6 +227,7 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
           <code data-copy>{`<a rel="me" href="${data.profileUrl}">My identities</a>`}</code>
         </pre>
         <p>Then press “Verify now”. We also check every entry once a day, and remove the mark if the link disappears.</p>
+        <OtherMethods profileUrl={data.profileUrl} shortProof={data.shortProof} />
       </details>
     </section>
   );

@@ -87,3 +87,23 @@ export function PublicMark({ verifiedBy, verifiedAt }: { verifiedBy: string | nu
     </span>
   );
 }
+
+/** DNS and Bluesky, told to the person beside the rel="me" steps (docs/verification.md at length). */
+export function OtherMethods({ profileUrl, shortProof }: { profileUrl: string; shortProof: string }) {
+  return (
+    <>
+      <p>Other ways, each checked daily too:</p>
+      <ul>
+        <li>
+          <strong>Your own domain</strong> (a website identity whose address is the domain): add a DNS TXT record at <code>_idsvc.</code>
+          <em>your domain</em> (or at the domain itself) holding <code data-copy>{profileUrl}</code> or <code data-copy>{shortProof}</code>.
+        </li>
+        <li>
+          <strong>Bluesky</strong>: put <code data-copy>{profileUrl}</code> in your profile description; we follow your handle to its DID document, which must
+          name the handle back, and read your profile from your own server.
+        </li>
+      </ul>
+      <p>A check that cannot reach a service never removes a mark; a missing proof removes it only when a second check an hour later still misses it.</p>
+    </>
+  );
+}
