@@ -96,10 +96,10 @@ export function OtherMethods({ profileUrl, shortProof }: { profileUrl: string; s
       <ul>
         <li>
           <strong>Your own domain</strong> (a website identity whose address is the domain): add a DNS TXT record at <code>_idsvc.</code>
-          <em>your domain</em> (or at the domain itself) holding <code data-copy>{profileUrl}</code> or <code data-copy>{shortProof}</code>.
+          <em>your domain</em> (or at the domain itself) holding <code>{profileUrl}</code> or <code>{shortProof}</code>.
         </li>
         <li>
-          <strong>Bluesky</strong>: put <code data-copy>{profileUrl}</code> in your profile description; we follow your handle to its DID document, which must
+          <strong>Bluesky</strong>: put <code>{profileUrl}</code> in your profile description; we follow your handle to its DID document, which must
           name the handle back, and read your profile from your own server.
         </li>
       </ul>
