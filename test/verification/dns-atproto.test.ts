@@ -224,5 +224,11 @@ describe('atproto: a Bluesky handle, its DID document, and the account', () => {
     assert.equal(failed.result, 'transient');
     dns.failing.clear();
     assert.equal((await atprotoChecker.check(t.ctx, s)).result, 'verified');
+    // No _atproto record: the handle's own https://<handle>/.well-known/atproto-did is asked, and a
+    // host that cannot be reached says nothing about the handle.
+    dns.txt.delete(`_atproto.${handle}`);
+    const unreachable = await atprotoChecker.check(t.ctx, s);
+    assert.equal(unreachable.result, 'transient');
+    assert.equal(unreachable.evidenceUrl, `https://${handle}/.well-known/atproto-did`);
   });
 });

@@ -69,6 +69,8 @@ describe('a transient failure never unverifies', () => {
     assert.equal((await verifyIdentity(t.ctx, id))?.verified, true);
     const first = await entry(id);
     assert.equal(first.verified_by, 'rel-me');
+    // Due again a day later, spread over the next two hours.
+    assert.ok(first.next_check_at! >= t.clock.now() + DAY && first.next_check_at! < t.clock.now() + DAY + 2 * HOUR, String(first.next_check_at));
 
     mode.set(name, '503');
     t.clock.advance(DAY);
