@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
-import { accountRoutes } from './routes/account.js';
+import { accountRoutes } from './routes/account/index.js';
 import { typed } from '../http/typed-app.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
