@@ -475,6 +475,13 @@ describe('headers and markup', () => {
       assert.equal(res.headers.get('referrer-policy'), 'same-origin', path);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
       assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin', path);
+      assert.equal(res.headers.get('cross-origin-resource-policy'), 'same-origin', path);
+      assert.equal(res.headers.get('x-permitted-cross-domain-policies'), 'none', path);
+      assert.equal(res.headers.get('origin-agent-cluster'), '?1', path);
+      assert.match(res.headers.get('permissions-policy') ?? '', /^camera=\(\), microphone=\(\)/, path);
+      // Over http: no HSTS, and no upgrade-insecure-requests (test/site/https.test.ts checks https).
+      assert.equal(res.headers.get('strict-transport-security'), null, path);
+      assert.doesNotMatch(csp, /upgrade-insecure-requests/, path);
       assert.doesNotMatch(body, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: inline script`);
       assert.doesNotMatch(body, /\son[a-z]+=/i, `${path}: inline event handler`);
       assert.doesNotMatch(body, /\sstyle=/i, `${path}: inline style`);
