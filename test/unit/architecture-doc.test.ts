@@ -1,5 +1,6 @@
-// docs/ARCHITECTURE.md is the map a newcomer reads first: every path it names must exist, every
-// folder of src/ must be on it, and its list of repositories must be the files in src/repositories/.
+// Docs that stay true. docs/ARCHITECTURE.md is the map a newcomer reads first: every path it names
+// must exist, every folder of src/ must be on it, and its list of repositories must be the files in
+// src/repositories/. docs/performance.md says where things stand now, with the results it rests on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -61,4 +62,12 @@ test('the repository list in "Where a change goes" is the files of src/repositor
     .map((f) => f.slice(0, -3))
     .sort();
   assert.deepEqual(listed, files);
+});
+
+test('docs/performance.md stays short, and the results it cites are the ones committed', () => {
+  const perf = fs.readFileSync(path.join(projectRoot, 'docs', 'performance.md'), 'utf8');
+  assert.ok(perf.trimEnd().split('\n').length <= 200, 'docs/performance.md is over 200 lines: history belongs in git');
+  const cited = [...new Set([...perf.matchAll(/bench\/results\/([\w.-]+\.json)/g)].map((m) => m[1]))].sort();
+  const committed = fs.readdirSync(path.join(projectRoot, 'bench', 'results')).sort();
+  assert.deepEqual(cited, committed);
 });
