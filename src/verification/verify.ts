@@ -27,7 +27,7 @@ export function profilePageUrl(ctx: AppContext, userId: string): string {
 /**
  * Normalised URLs already proven to be the user's besides the profile page: their verified
  * identities (but `exceptIdentityId`, the one being checked) and the pages "Find my identities"
- * proved. A rel="me" link to any of them proves a page too (transitive rel="me", issue 18).
+ * proved. A rel="me" link to any of them proves a page too (transitive rel="me").
  */
 export async function userProvenUrls(ctx: AppContext, userRef: number, exceptIdentityId?: number): Promise<string[]> {
   const snap = await ctx.catalogue.get();
