@@ -1,12 +1,11 @@
 // The site's defences that are not about passwords: security headers, cookie settings, the server
-// secret that signs anonymous CSRF tokens and device cookies, and the CSRF check itself.
+// secret that keys CSRF tokens and signs device cookies, and the Origin check every form POST passes.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import helmet from 'helmet';
 import type { AppContext } from '../context.js';
-import { ApiError } from '../domain/errors.js';
 import type { HeaderSink } from '../http/errors.js';
 import { settingOrInit } from '../repositories/settings.js';
 
@@ -65,7 +64,7 @@ export function isHttps(ctx: AppContext): boolean {
 /** Over https the __Host- prefix pins a cookie to this exact host, path / and Secure. */
 export function cookieNames(ctx: AppContext) {
   const p = isHttps(ctx) ? '__Host-' : '';
-  return { session: `${p}idsvc_session`, anon: `${p}idsvc_anon`, device: `${p}idsvc_device` };
+  return { session: `${p}idsvc_session`, csrf: `${p}idsvc_csrf`, device: `${p}idsvc_device` };
 }
 
 export function cookieOptions(ctx: AppContext, maxAgeSeconds?: number) {
@@ -107,9 +106,6 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 export const randomToken = () => randomBytes(32).toString('base64url');
-
-export const csrfRejected = () =>
-  new ApiError('forbidden', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
 
 /**
  * A request that states where it comes from (Origin) must come from this site. Browsers send Origin

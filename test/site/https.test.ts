@@ -20,10 +20,10 @@ function cookieLine(res: Response, name: string): string {
 test('cookies are Secure with the __Host- prefix, and HSTS is sent', async () => {
   const client = new SiteClient(t.baseUrl);
   const { res } = await client.get('/signup');
-  const anon = cookieLine(res, '__Host-idsvc_anon');
-  assert.match(anon, /; Secure/);
-  assert.match(anon, /Path=\//);
-  assert.doesNotMatch(anon, /Domain=/);
+  const csrfCookie = cookieLine(res, '__Host-idsvc_csrf');
+  assert.match(csrfCookie, /; Secure/);
+  assert.match(csrfCookie, /Path=\//);
+  assert.doesNotMatch(csrfCookie, /Domain=/);
   assert.equal(res.headers.get('strict-transport-security'), 'max-age=31536000; includeSubDomains');
   assert.match(res.headers.get('content-security-policy') ?? '', /upgrade-insecure-requests/);
 
