@@ -1,4 +1,4 @@
-// What a Gravatar-compatible profile says about a user (issue 18.3): only what anyone may see on
+// What a Gravatar-compatible profile says about a user: only what anyone may see on
 // their public page (/u/{userId}), in Gravatar's field names. Unknown, hidden and unproven accounts
 // have no profile. Authentication (a partner's api_token) lists every verified identity and adds
 // the fields Gravatar gives only to authenticated requests; it never reveals a field the user kept

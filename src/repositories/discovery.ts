@@ -1,4 +1,4 @@
-// Discovery runs and their pages (issue 18 part 2), and the pages proven to be a user's own. Rows
+// Discovery runs and their pages, and the pages proven to be a user's own. Rows
 // become domain values here: 0/1 columns leave as booleans.
 import type { Queryable } from '../db/schema.js';
 

@@ -1,6 +1,6 @@
 // Changes to a user's central repository, and the announcements they cause (SPEC §9): every change
 // is written to the outbox for each partner linked to the user, except the partner that caused it.
-// While the user is not visible, nothing is written but `user.hidden` and `user.deleted` (issue 14).
+// While the user is not visible, nothing is written but `user.hidden` and `user.deleted`.
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { Tx } from '../db/schema.js';

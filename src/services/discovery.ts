@@ -1,4 +1,4 @@
-// "Find my identities" (issue 18 part 2): a run starts from one URL the user controls, walks its
+// "Find my identities": a run starts from one URL the user controls, walks its
 // rel="me" links in the background (src/jobs/discovery.ts), and recognises every page found as a
 // catalogue identity (part 1) or a homepage. A page that links with rel="me" to the user's
 // /u/{userId}, or to a page already proven to be theirs, is proven too (transitive rel="me");

@@ -65,7 +65,7 @@ export interface PrivateAccess {
 
 /**
  * SPEC §3 rule 5: who may see a central entry's usrSvcId. Rule 5 speaks of a partner; without proof
- * there is none, so anyone gets no usrSvcId at all, whoever the key belongs to (issue 14.2).
+ * there is none, so anyone gets no usrSvcId at all, whoever the key belongs to.
  */
 function showsUsrSvcId(reader: Reader | PrivateAccess, user: { pro: boolean }, sourcePartnerId: number | null): boolean {
   if (reader === 'anyone') return false;
