@@ -39,18 +39,18 @@ if [ "$#" -gt 0 ]; then
 else
   files=$(find test -name '*.test.ts' | sort)
   # The longest files (measured; docs/testing.md) first, in that order; the rest as found.
-  first='test/faults/database-outage.test.ts
+  first='test/http/fuzz.test.ts
+test/faults/database-outage.test.ts
 test/cli/startup-errors.test.ts
-test/cli/demo-partner.test.ts
-test/cli/spawned.test.ts
 test/ops/shutdown.test.ts
-test/http/fuzz.test.ts
-test/cli/backup.test.ts
+test/cli/spawned.test.ts
+test/http/abuse.test.ts
+test/cli/demo-partner.test.ts
 test/http/connections.test.ts
+test/cli/backup.test.ts
 test/webhooks/secrets-cli.test.ts
 test/http/contract.test.ts
 test/faults/kill-9.test.ts
-test/http/abuse.test.ts
 test/widget/widget.browser.test.ts'
   listed=$(printf '%s\n' "$first" | while read -r f; do printf '%s\n' "$files" | grep -Fx "$f" || true; done)
   files=$(printf '%s\n%s\n' "$listed" "$(printf '%s\n' "$files" | grep -Fvx "$listed")")
@@ -80,10 +80,16 @@ js() { printf '%s\n' "$1" | grep . | sed "s|^$PWD/||; s|^\./||; s|\.ts\$|.js|; s
 others=$(js "$others")
 browser=$(js "$browser")
 
+# TEST_TIMES=1: each file's time on stderr after each group, longest first (scripts/test-file-times.ts).
+times=''
+if [ "${TEST_TIMES:-0}" = 1 ]; then
+  times="--test-reporter=tap --test-reporter-destination=stdout --test-reporter=$PWD/$compiled/scripts/test-file-times.js --test-reporter-destination=stderr"
+fi
+
 rc=0
 # Source maps: a failure's stack names the TypeScript lines.
 # shellcheck disable=SC2086 # one file name per word: test file names hold no spaces
-if [ -n "$others" ]; then node --enable-source-maps --test --test-concurrency="$jobs" --test-timeout=300000 $others || rc=1; fi
+if [ -n "$others" ]; then node --enable-source-maps --test --test-concurrency="$jobs" --test-timeout=300000 $times $others || rc=1; fi
 # shellcheck disable=SC2086
-if [ -n "$browser" ]; then node --enable-source-maps --test --test-concurrency=1 --test-timeout=300000 $browser || rc=1; fi
+if [ -n "$browser" ]; then node --enable-source-maps --test --test-concurrency=1 --test-timeout=300000 $times $browser || rc=1; fi
 exit "$rc"

@@ -59,7 +59,7 @@ async function buildSqliteTemplate(): Promise<string> {
   return file;
 }
 
-let pgTemplate: Promise<string> | null = null;
+let pgTemplate: Promise<string | null> | null = null;
 
 /** Whether preparePgSchema may be used: only within a suite (scripts/test.sh), which drops the template at its end. */
 export const PG_TEMPLATE = process.env.IDSVC_TEST_TEMPLATE_DIR !== undefined;
@@ -73,6 +73,7 @@ export const PG_TEMPLATE = process.env.IDSVC_TEST_TEMPLATE_DIR !== undefined;
 export async function preparePgSchema(url: string, schema: string): Promise<void> {
   pgTemplate ??= buildPgTemplate(url);
   const template = await pgTemplate;
+  if (template === null) return;
   const db = await openDatabase(url, { pgSchema: schema, timeoutMs: 0 });
   try {
     await migrate(db);
@@ -112,11 +113,15 @@ async function copyRows(c: pg.Client, from: string, to: string): Promise<void> {
   await c.query(statements.join(';\n'));
 }
 
-async function buildPgTemplate(url: string): Promise<string> {
+/** The template's name, or null when the rows cannot be copied as they are (see copyRows): createContext then loads them. */
+async function buildPgTemplate(url: string): Promise<string | null> {
   const name = pgTemplateName(templateDir());
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
+    // Turning the triggers off while copying (session_replication_role) takes a superuser.
+    const { rows } = await c.query<{ rolsuper: boolean }>('SELECT rolsuper FROM pg_roles WHERE rolname = current_user');
+    if (!rows[0]?.rolsuper) return null;
     // One builder at a time across the suite's files: the others wait, then find it built.
     await c.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
     const { rowCount } = await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [name]);
