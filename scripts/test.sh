@@ -11,7 +11,8 @@
 # idsvc-command.ts): tsx would compile the command again at each of those starts. Unless TEST_BUILT
 # is given, dist/ is built first when it is missing or a source is newer than the last build made
 # here; TEST_BUILT=1 says the caller has just built it (.ci/run), TEST_BUILT=0 runs the command
-# through tsx (dist/ is then built only if the client package the tests import is missing).
+# through tsx (dist/ is then built only if the client package the tests import is missing; the
+# compiled tests import @idsvc/client as built, where tsx would read its source).
 set -u
 cd "$(dirname "$0")/.."
 jobs="${TEST_CONCURRENCY:-3}"
