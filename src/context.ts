@@ -47,6 +47,8 @@ export interface ContextOptions {
   /** How often the catalogue cache re-checks the database for operator edits (ms). */
   catalogueCheckMs?: number;
   popularityRefreshMs?: number;
+  /** PostgreSQL: how old the change feed's last reading may be for a partner row to be served from memory (ms). */
+  partnerMaxAgeMs?: number;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
@@ -62,7 +64,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
   // One reader of the change feed for every in-memory copy, made only when one is kept.
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
-  const partners = new PartnerCache(db, config.partnerCache ? feed : null);
+  const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
   const answers = new AnswerCache(feed, config.answerCacheMb);
   const redis = config.redisUrl ? new RedisLink(config.redisUrl) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.

@@ -39,6 +39,12 @@ interface Entry {
   readonly catalogue: string;
 }
 
+/** A row read before the lookup: its tag, and the feed's sequence when it was read (unknown: the answer is not kept). */
+export interface ReadBefore {
+  readonly tag: string;
+  readonly at: number | undefined;
+}
+
 /** What an entry costs beyond its value: the key, the entry, LRU and tag index bookkeeping. */
 const ENTRY_OVERHEAD = 300;
 /** Tags remembered as recently changed, for renders still running; past this, renders started earlier are not kept. */
@@ -48,11 +54,9 @@ const RECENT_TAGS_MAX = 10_000;
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
   private readonly byTag = new Map<string, Set<string>>();
-  /** Bumped on every change applied; a render records it when it starts. */
-  private generation = 0;
-  /** The generation each recently changed tag changed at. */
+  /** The feed's sequence each recently changed tag changed at (a render records the sequence when it starts). */
   private readonly changedAt = new Map<string, number>();
-  /** Renders that started before this generation are not kept (recent tags were forgotten, or all was dropped). */
+  /** Renders that started before this sequence are not kept (recent tags were forgotten, or all was dropped). */
   private floor = 0;
   /** The change feed, while this cache is enabled; its unsubscribe and event forwarding, undone by close(). */
   private readonly feed: ChangeFeed | null;
@@ -96,8 +100,10 @@ export class AnswerCache extends EventEmitter {
   /**
    * The value kept under `key`, or what `render` makes of it (kept when nothing it read changed
    * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept.
+   * `readBefore`: a row the caller read before asking (the partner behind the call), its tag and the
+   * feed's sequence when it was read: the answer is kept only when that row has not changed since.
    */
-  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>): Promise<T> {
+  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>, readBefore?: ReadBefore): Promise<T> {
     if (!this.entries || !this.feed) return render(new Set());
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
@@ -116,10 +122,11 @@ export class AnswerCache extends EventEmitter {
       keep = usable.ok;
     }
     this.misses++;
-    const started = this.generation;
+    const started = this.feed.sequence;
     const tags: AnswerTags = new Set();
     const value = await render(tags);
-    if (keep && this.feed.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
+    const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.unchangedSince(readBefore.at, [readBefore.tag]));
+    if (keep && this.feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
@@ -128,26 +135,26 @@ export class AnswerCache extends EventEmitter {
     return value;
   }
 
-  private unchangedSince(started: number, tags: AnswerTags): boolean {
+  private unchangedSince(started: number, tags: Iterable<string>): boolean {
     if (started < this.floor) return false;
     for (const tag of tags) if ((this.changedAt.get(tag) ?? -1) > started) return false;
     return true;
   }
 
-  /** Drops every answer carrying one of `tags` (`*`: all). */
-  drop(tags: readonly string[]): void {
+  /** Drops every answer carrying one of `tags` (`*`: all), as a reading of the feed names them. */
+  private drop(tags: readonly string[]): void {
     if (tags.length === 0) return;
-    this.generation++;
     if (tags.includes('*')) {
       this.clear();
       return;
     }
+    const now = this.feed!.sequence;
     if (this.changedAt.size + tags.length > RECENT_TAGS_MAX) {
       this.changedAt.clear();
-      this.floor = this.generation;
+      this.floor = now;
     }
     for (const tag of tags) {
-      this.changedAt.set(tag, this.generation);
+      this.changedAt.set(tag, now);
       const keys = this.byTag.get(tag);
       if (!keys) continue;
       this.byTag.delete(tag);
@@ -156,10 +163,9 @@ export class AnswerCache extends EventEmitter {
     this.emit('invalidated', tags);
   }
 
-  /** Drops everything. */
-  clear(): void {
-    this.generation++;
-    this.floor = this.generation;
+  /** Drops everything, as a reading of the feed that cannot name what changed asks. */
+  private clear(): void {
+    this.floor = this.feed!.sequence;
     this.changedAt.clear();
     this.byTag.clear();
     this.entries?.clear();

@@ -85,6 +85,7 @@ export class ChangeFeed extends EventEmitter {
     void this.reading!.then(waiting.resolve);
   };
   private readonly reader: FeedReader;
+  private seq = 0;
   /** SQLite: a reading is a synchronous read on the read connection, no round trip. */
   readonly local: boolean;
 
@@ -92,6 +93,15 @@ export class ChangeFeed extends EventEmitter {
     super();
     this.local = db.reader !== null;
     this.reader = db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
+  }
+
+  /**
+   * Counts the readings that applied changes, bumped before their subscribers hear of them: what a
+   * copy read from the database at one value reflects every change applied up to it, so comparing
+   * values tells whether a row read earlier may have changed since (services/answer-cache.ts).
+   */
+  get sequence(): number {
+    return this.seq;
   }
 
   /** Whether the last reading succeeded (before any reading: true, and the first reading applies `all`). */
@@ -161,7 +171,10 @@ export class ChangeFeed extends EventEmitter {
       }
       return isTimedOut(err) ? { ok: false, unavailable: err } : NOT_FRESH;
     }
-    if (changes === 'all' || changes.length > 0) for (const fn of this.subscribers) fn(changes);
+    if (changes === 'all' || changes.length > 0) {
+      this.seq++;
+      for (const fn of this.subscribers) fn(changes);
+    }
     if (!this.isLive) {
       this.isLive = true;
       this.emit('live');

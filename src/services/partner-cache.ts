@@ -22,7 +22,7 @@ import type { Db } from '../db/database.js';
 import { findPartnerByKey, onPartnerWrite, type Partner } from '../repositories/partners.js';
 import type { ChangeFeed, Changes } from './change-feed.js';
 
-/** PostgreSQL: how old the last reading of the change feed may be for a row to be served from memory. */
+/** PostgreSQL: how old the last reading of the change feed may be for a row to be served from memory (by default). */
 export const MAX_AGE_MS = 100;
 
 /** Emits `invalidated`, and the feed's `down` (it could not be read) and `live` (it can again), for tests and logs. */
@@ -30,27 +30,33 @@ export class PartnerCache extends EventEmitter {
   private readonly rows = new Map<string, Partner>();
   /** Bumped on every invalidation: a read that started before one must not fill the cache. */
   private generation = 0;
-  /** The change feed, while this cache is enabled. */
-  private readonly feed: ChangeFeed | null;
+  /** The change feed (none in the CLI), and whether rows are kept (PARTNER_CACHE). */
+  readonly feed: ChangeFeed | null;
+  private readonly keep: boolean;
+  /** The feed's sequence when each row handed out was read from the table (see readAt()). */
+  private readonly readSequence = new WeakMap<Partner, number>();
   private readonly detach: () => void = () => {};
   private readonly stopLocal: () => void;
   /** Calls answered from memory, and calls that read the table (for tests). */
   hits = 0;
   misses = 0;
 
-  /** No feed: never cache (the CLI, or PARTNER_CACHE=0). */
+  /** `keep` false, or no feed: never serve from memory (the CLI, PARTNER_CACHE=0). */
   constructor(
     private readonly db: Db,
     feed: ChangeFeed | null,
+    keep = true,
+    private readonly maxAgeMs = MAX_AGE_MS,
   ) {
     super();
     this.feed = feed;
+    this.keep = keep && feed !== null;
     this.stopLocal = onPartnerWrite(() => this.invalidate());
-    if (feed) this.detach = feed.subscribe(this, (changes) => this.apply(changes));
+    if (feed && this.keep) this.detach = feed.subscribe(this, (changes) => this.apply(changes));
   }
 
   async get(apiKey: string): Promise<Partner | undefined> {
-    if (this.feed && (await this.current(this.feed))) {
+    if (this.keep && (await this.current(this.feed!))) {
       const hit = this.rows.get(apiKey);
       if (hit) {
         this.hits++;
@@ -59,16 +65,30 @@ export class PartnerCache extends EventEmitter {
     }
     this.misses++;
     const generation = this.generation;
-    const row = await findPartnerByKey(this.db, apiKey);
+    const sequence = this.feed?.sequence;
+    const found = await findPartnerByKey(this.db, apiKey);
+    if (!found) return undefined;
+    const row = Object.freeze(found);
+    if (sequence !== undefined) this.readSequence.set(row, sequence);
     // Unknown keys are not remembered: a stream of made-up keys must not grow the map. A row read
     // while the feed is live is kept: a change committed after it is in a later reading.
-    if (row && this.feed?.live && generation === this.generation) this.rows.set(apiKey, Object.freeze(row));
+    if (this.keep && this.feed!.live && generation === this.generation) this.rows.set(apiKey, row);
     return row;
+  }
+
+  /**
+   * The change feed's sequence when `partner` (a row this cache handed out) was read from the
+   * table: it reflects every change the feed had applied by then. The answer cache keeps an answer
+   * rendered for this partner only when no change to it was applied since (a row handed out just
+   * before a reading that drops it must not be rendered into an answer kept after that reading).
+   */
+  readAt(partner: Partner): number | undefined {
+    return this.readSequence.get(partner);
   }
 
   /** Whether the rows in memory may answer now (see the top of this file). */
   private async current(feed: ChangeFeed): Promise<boolean> {
-    if (!feed.local) return feed.readWithin(MAX_AGE_MS);
+    if (!feed.local) return feed.readWithin(this.maxAgeMs);
     // A reading that timed out says nothing the table read below will not say too.
     return (await feed.fresh()).ok;
   }
@@ -86,7 +106,7 @@ export class PartnerCache extends EventEmitter {
 
   /** Whether rows may be served from memory (enabled, and the change feed was read last time). */
   get caching(): boolean {
-    return this.feed !== null && this.feed.live;
+    return this.keep && this.feed!.live;
   }
 
   invalidate(): void {

@@ -36,7 +36,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs'> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs'> = {}): Promise<TestApp> {
   const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
   let pgSchema: string | undefined;
