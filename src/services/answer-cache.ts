@@ -81,12 +81,13 @@ export class AnswerCache extends EventEmitter {
     // again while it would still be among them finds its mark.
     this.askedOnce = this.entries ? new AskedOnce(Math.min(22, Math.max(10, Math.ceil(Math.log2(maxMb * 2048))))) : null;
     this.feed = this.entries ? feed : null;
-    if (this.feed) this.detach = this.feed.subscribe(this, (changes: Changes) => (changes === 'all' ? this.clear() : this.drop(changes)));
+    const source = this.feed;
+    if (source) this.detach = source.subscribe(this, (changes: Changes) => (changes === 'all' ? this.clear(source.sequence) : this.drop(changes, source.sequence)));
   }
 
   /** Whether answers are served from memory now: enabled, and the change feed was read last time. */
   get caching(): boolean {
-    return this.feed !== null && this.feed.live;
+    return this.feed?.live === true;
   }
 
   get size(): number {
@@ -141,14 +142,13 @@ export class AnswerCache extends EventEmitter {
     return true;
   }
 
-  /** Drops every answer carrying one of `tags` (`*`: all), as a reading of the feed names them. */
-  private drop(tags: readonly string[]): void {
+  /** Drops every answer carrying one of `tags` (`*`: all), as the reading numbered `now` names them. */
+  private drop(tags: readonly string[], now: number): void {
     if (tags.length === 0) return;
     if (tags.includes('*')) {
-      this.clear();
+      this.clear(now);
       return;
     }
-    const now = this.feed!.sequence;
     if (this.changedAt.size + tags.length > RECENT_TAGS_MAX) {
       this.changedAt.clear();
       this.floor = now;
@@ -163,9 +163,9 @@ export class AnswerCache extends EventEmitter {
     this.emit('invalidated', tags);
   }
 
-  /** Drops everything, as a reading of the feed that cannot name what changed asks. */
-  private clear(): void {
-    this.floor = this.feed!.sequence;
+  /** Drops everything, as the reading numbered `now` asks when it cannot name what changed. */
+  private clear(now: number): void {
+    this.floor = now;
     this.changedAt.clear();
     this.byTag.clear();
     this.entries?.clear();

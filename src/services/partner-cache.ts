@@ -30,9 +30,9 @@ export class PartnerCache extends EventEmitter {
   private readonly rows = new Map<string, Partner>();
   /** Bumped on every invalidation: a read that started before one must not fill the cache. */
   private generation = 0;
-  /** The change feed (none in the CLI), and whether rows are kept (PARTNER_CACHE). */
+  /** The change feed (none in the CLI), and the same when rows are kept (PARTNER_CACHE), else null. */
   readonly feed: ChangeFeed | null;
-  private readonly keep: boolean;
+  private readonly keptBy: ChangeFeed | null;
   /** The feed's sequence when each row handed out was read from the table (see readAt()). */
   private readonly readSequence = new WeakMap<Partner, number>();
   private readonly detach: () => void = () => {};
@@ -50,13 +50,13 @@ export class PartnerCache extends EventEmitter {
   ) {
     super();
     this.feed = feed;
-    this.keep = keep && feed !== null;
+    this.keptBy = keep ? feed : null;
     this.stopLocal = onPartnerWrite(() => this.invalidate());
-    if (feed && this.keep) this.detach = feed.subscribe(this, (changes) => this.apply(changes));
+    if (this.keptBy) this.detach = this.keptBy.subscribe(this, (changes) => this.apply(changes));
   }
 
   async get(apiKey: string): Promise<Partner | undefined> {
-    if (this.keep && (await this.current(this.feed!))) {
+    if (this.keptBy && (await this.current(this.keptBy))) {
       const hit = this.rows.get(apiKey);
       if (hit) {
         this.hits++;
@@ -72,7 +72,7 @@ export class PartnerCache extends EventEmitter {
     if (sequence !== undefined) this.readSequence.set(row, sequence);
     // Unknown keys are not remembered: a stream of made-up keys must not grow the map. A row read
     // while the feed is live is kept: a change committed after it is in a later reading.
-    if (this.keep && this.feed!.live && generation === this.generation) this.rows.set(apiKey, row);
+    if (this.keptBy?.live && generation === this.generation) this.rows.set(apiKey, row);
     return row;
   }
 
@@ -95,7 +95,10 @@ export class PartnerCache extends EventEmitter {
 
   /** Drops the rows of the partners a reading names. */
   private apply(changes: Changes): void {
-    if (changes === 'all' || changes.includes('*')) return this.invalidate();
+    if (changes === 'all' || changes.includes('*')) {
+      this.invalidate();
+      return;
+    }
     const ids = new Set<number>();
     for (const tag of changes) if (tag.startsWith('p')) ids.add(Number(tag.slice(1)));
     if (ids.size === 0) return;
@@ -106,7 +109,7 @@ export class PartnerCache extends EventEmitter {
 
   /** Whether rows may be served from memory (enabled, and the change feed was read last time). */
   get caching(): boolean {
-    return this.keep && this.feed!.live;
+    return this.keptBy?.live === true;
   }
 
   invalidate(): void {
