@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createContext, type AppContext, type ContextOptions } from '../../src/context.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
-import { createUser } from '../../src/repositories/users.js';
+import { createUser } from '../../src/services/orphan-subjects.js';
 import { hashPassword } from '../../src/domain/passwords.js';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
 
@@ -106,7 +106,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       };
     },
     async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true, discoverable = false }) {
-      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
+      const u = await createUser(ctx.db, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {
