@@ -69,7 +69,7 @@ export class ChangeFeed extends EventEmitter {
     this.thisTurn = null;
   };
   /** When (performance.now()) the reading in flight started, and the last one that succeeded. */
-  private startedAt = 0;
+  private startedAt = Number.NEGATIVE_INFINITY;
   private lastGoodStart = Number.NEGATIVE_INFINITY;
   private readonly readingDone = (result: Freshness) => {
     if (result.ok) this.lastGoodStart = this.startedAt;
@@ -147,9 +147,11 @@ export class ChangeFeed extends EventEmitter {
    * next reading lands before the last one is too old, and an idle server reads nothing.
    */
   readWithin(maxAgeMs: number): boolean {
-    const age = performance.now() - this.lastGoodStart;
-    if (this.reading === null && age > maxAgeMs / 2) void this.fresh();
-    return this.isLive && age <= maxAgeMs;
+    const now = performance.now();
+    // Measured from the last reading started, good or not: while the database is away, a failing
+    // reading is not retried on every call.
+    if (this.reading === null && now - this.startedAt > maxAgeMs / 2) void this.fresh();
+    return this.isLive && now - this.lastGoodStart <= maxAgeMs;
   }
 
   private startReading(): void {
