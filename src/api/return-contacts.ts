@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
-import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, type Fields } from '../http/document.js';
 import { onReader } from '../db/prepared.js';
@@ -30,7 +30,7 @@ function parseContacts(raw: string | undefined): { given: string; id: ParsedIden
   return out;
 }
 
-export const returnContacts: ApiOperation = {
+export const returnContacts = apiOperation({
   operationId: 'return_contacts',
   summary: 'Match a linked user\'s contacts against the service',
   description:
@@ -60,4 +60,4 @@ export const returnContacts: ApiOperation = {
     }
     return { root: 'contacts', list: list('contact', found) };
   },
-};
+});

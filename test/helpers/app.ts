@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createContext, type AppContext, type ContextOptions } from '../../src/context.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
-import { createUser } from '../../src/repositories/users.js';
+import { createUser } from '../../src/services/orphan-subjects.js';
 import { hashPassword } from '../../src/domain/passwords.js';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { copySqliteTemplate, PG_TEMPLATE, preparePgSchema, TEST_START } from './template-db.js';
@@ -37,7 +37,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs'> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs'> = {}): Promise<TestApp> {
   const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
   let pgSchema: string | undefined;
@@ -111,7 +111,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       };
     },
     async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true, discoverable = false }) {
-      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
+      const u = await createUser(ctx.db, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {
