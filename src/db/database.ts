@@ -19,6 +19,7 @@ import { partnerTokenLookupMigration } from './migrations/010-partner-token-look
 import { discoveryMigration } from './migrations/011-discovery.js';
 import { answerCacheFeedMigration } from './migrations/012-answer-cache-feed.js';
 import { answerFeedTriggersMigration } from './migrations/013-answer-feed-triggers.js';
+import { proofUrlsMigration } from './migrations/015-proof-urls.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
 
@@ -151,6 +152,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '011-discovery': discoveryMigration(dialect),
     '012-answer-cache-feed': answerCacheFeedMigration(dialect),
     '013-answer-feed-triggers': answerFeedTriggersMigration(dialect),
+    '015-proof-urls': proofUrlsMigration(),
   };
 }
 

@@ -1,5 +1,6 @@
 // Every method a check runs, in the order their outcomes are reported. verify.ts asks each one
 // that applies to the identity's service; the first `verified` answer earns the mark.
 import type { VerificationChecker } from './methods.js';
+import { proofChecker } from './proof-checker.js';
 
-export const CHECKERS: readonly VerificationChecker[] = [];
+export const CHECKERS: readonly VerificationChecker[] = [proofChecker];
