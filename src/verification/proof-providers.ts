@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DomUtils, parseDocument } from 'htmlparser2';
+import { parseDocument } from 'htmlparser2';
 import { findProof, type ProofForms } from './proof-text.js';
 
 export const PROOFS_FORMAT = 'idsvc-proofs/1';
@@ -271,8 +271,75 @@ export function parseSelector(text: string): Selector | null {
 
 type Doc = ReturnType<typeof parseDocument>;
 
+/**
+ * htmlparser2 takes time quadratic in the depth of nesting (each closing tag searches the open
+ * ones), so an answer is parsed only while its tags stay within a budget: a few thousand cost
+ * milliseconds, and a real profile has a few dozen.
+ */
+const MAX_TAGS = 4000;
+
+class TagBudget {
+  left = MAX_TAGS;
+}
+
+class TooMuchMarkup extends Error {}
+
+function parseBounded(html: string, budget: TagBudget): Doc {
+  let tags = 0;
+  for (let at = html.indexOf('<'); at !== -1 && tags <= budget.left; at = html.indexOf('<', at + 1)) tags++;
+  if (tags > budget.left) throw new TooMuchMarkup();
+  budget.left -= tags;
+  return parseDocument(html, { decodeEntities: true });
+}
+type DomNode = Doc['children'][number];
+
+// Elements whose edges separate words: without a break, `<p>a</p><p>b</p>` would read "ab".
+const BLOCKS = new Set(['p', 'br', 'div', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'dd', 'dt', 'hr', 'section', 'article']);
+
+/**
+ * The text of a node with entities decoded and a line break at block edges. A loop, not recursion:
+ * an answer of nested tags half a megabyte deep must not exhaust the stack.
+ */
+function textOf(root: DomNode | Doc): string {
+  const out: string[] = [];
+  const stack: (DomNode | Doc | string)[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node === 'string') {
+      out.push(node);
+      continue;
+    }
+    if (node.type === 'text') {
+      out.push((node as { data: string }).data);
+      continue;
+    }
+    if (!('children' in node)) continue;
+    const name = 'name' in node ? (node as { name: string }).name : '';
+    if (name === 'script' || name === 'style') continue;
+    const block = BLOCKS.has(name);
+    if (block) stack.push('\n');
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+    if (block) stack.push('\n');
+  }
+  return out.join('');
+}
+
+type Element = { name: string; attribs: Record<string, string> } & DomNode;
+
+/** Elements in document order that pass the test, at most MAX_VALUES; a stack that only grows at its end, so the walk is linear at any depth. */
+function findElements(root: Doc, test: (el: Element) => boolean): Element[] {
+  const found: Element[] = [];
+  const stack: DomNode[] = [...root.children].reverse();
+  while (stack.length > 0 && found.length < MAX_VALUES) {
+    const node = stack.pop()!;
+    if ('attribs' in node && test(node as Element)) found.push(node as Element);
+    if ('children' in node) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+  }
+  return found;
+}
+
 function selectAll(doc: Doc, sel: Selector): string[] {
-  const found = DomUtils.findAll((el) => {
+  const found = findElements(doc, (el) => {
     if (sel.tag !== null && el.name !== sel.tag) return false;
     if (sel.id !== null && el.attribs.id !== sel.id) return false;
     if (sel.classes.length > 0) {
@@ -281,17 +348,15 @@ function selectAll(doc: Doc, sel: Selector): string[] {
     }
     if (sel.attr !== null && el.attribs[sel.attr.name] !== sel.attr.value) return false;
     return true;
-  }, doc.children);
-  return found.slice(0, MAX_VALUES).map((el) => (sel.take !== null ? (el.attribs[sel.take] ?? '') : DomUtils.textContent(el)));
+  });
+  return found.map((el) => (sel.take !== null ? (el.attribs[sel.take] ?? '') : textOf(el)));
 }
 
 /** The readable forms of an HTML fragment: its text (entities decoded) and its links' targets. */
-function markupTexts(html: string): string[] {
-  const doc = parseDocument(html, { decodeEntities: true });
-  const hrefs = DomUtils.findAll((el) => typeof el.attribs.href === 'string', doc.children)
-    .slice(0, MAX_VALUES)
-    .map((el) => el.attribs.href ?? '');
-  return [DomUtils.textContent(doc), ...hrefs];
+function markupTexts(html: string, budget: TagBudget): string[] {
+  const doc = parseBounded(html, budget);
+  const hrefs = findElements(doc, (el) => typeof el.attribs.href === 'string').map((el) => el.attribs.href ?? '');
+  return [textOf(doc), ...hrefs];
 }
 
 export type AnswerReading =
@@ -339,14 +404,25 @@ export function readAnswer(p: ProofProvider, vars: Variables, answer: Answer, fo
   }
   if (answer.status < 200 || answer.status > 299) return { result: 'transient', detail: `${p.name} answered HTTP ${answer.status}` };
 
+  try {
+    return readBody(p, vars, answer, forms, () => json, parseJson);
+  } catch (err) {
+    if (err instanceof TooMuchMarkup) return { result: 'transient', detail: `${p.name}'s answer has more markup than is read` };
+    throw err;
+  }
+}
+
+function readBody(p: ProofProvider, vars: Variables, answer: Answer, forms: ProofForms, parsedJson: () => unknown, parseJson: () => boolean): AnswerReading {
+  const budget = new TagBudget();
   let places: { where: string; values: string[] }[];
   let ownerValues: (at: string) => string[];
   if (p.format === 'json') {
     if (answer.truncated || !parseJson()) return { result: 'transient', detail: `${p.name}'s answer could not be read as JSON` };
-    places = p.proof.in.map((l: LocationDef) => ({ where: l.at, values: valuesAt(json, l.at).flatMap((v) => (l.markup ? markupTexts(v) : [v])) }));
+    const json = parsedJson();
+    places = p.proof.in.map((l: LocationDef) => ({ where: l.at, values: valuesAt(json, l.at).flatMap((v) => (l.markup ? markupTexts(v, budget) : [v])) }));
     ownerValues = (at) => valuesAt(json, at);
   } else if (p.format === 'html') {
-    const doc = parseDocument(answer.body, { decodeEntities: true });
+    const doc = parseBounded(answer.body, budget);
     places = p.proof.in.map((l) => ({ where: l.at, values: selectAll(doc, parseSelector(l.at)!) }));
     ownerValues = (at) => selectAll(doc, parseSelector(at)!);
   } else {

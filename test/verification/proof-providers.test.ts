@@ -80,7 +80,7 @@ describe('the proof text', () => {
 });
 
 describe('the schema', () => {
-  const good = () => JSON.parse(JSON.stringify({ format: 'idsvc-proofs/1', providers: [providers.find((p) => p.id === 'github')].map(({ profileUrlPattern: _a, proofUrlPattern: _b, ...rest }) => rest) })) as { format: string; providers: Record<string, unknown>[] };
+  const good = () => JSON.parse(JSON.stringify({ format: 'idsvc-proofs/1', providers: [providers.find((p) => p.id === 'github')!].map(({ profileUrlPattern: _a, proofUrlPattern: _b, ...rest }) => rest) })) as { format: string; providers: Record<string, unknown>[] };
 
   test('accepts a definition as shipped', () => {
     assert.equal(parseProofProviders(good()).length, 1);
@@ -163,5 +163,29 @@ describe('where proofs are read from', () => {
     assert.deepEqual(proofUrlVariables(gist, vars, 'https://gist.github.com/mallory/aa5a315d61ae9438b18d'), { refused: 'the proof address belongs to mallory, not to octocat' });
     assert.equal(proofUrlVariables(gist, vars, 'http://127.0.0.1/octocat/aa5a315d61ae9438b18d'), null);
     assert.equal(proofUrlVariables(gist, vars, 'https://gist.github.com.evil.example/octocat/aa5a315d61ae9438b18d'), null);
+  });
+});
+
+describe('bounded reading', () => {
+  test('an answer with more markup than is read is transient, and reading it stays cheap', () => {
+    const mastodon = providers.find((p) => p.id === 'mastodon')!;
+    const vars = { id: 'alice@mastodon.social', user: 'alice', host: 'mastodon.social' };
+    const summary = `${'<div>'.repeat(60_000)}${FORMS.profileUrl}`;
+    const started = process.cpuUsage();
+    const reading = readAnswer(mastodon, vars, { status: 200, body: JSON.stringify({ preferredUsername: 'alice', summary }), truncated: false }, FORMS);
+    const used = process.cpuUsage(started);
+    assert.equal(reading.result, 'transient');
+    assert.ok((used.user + used.system) / 1000 < 200, 'well under 200 ms of CPU');
+  });
+
+  test('deep nesting within the budget is read without recursion', () => {
+    const telegram = providers.find((p) => p.id === 'telegram')!;
+    const body = `${'<span>'.repeat(3000)}<div class="tgme_page_description">${FORMS.short}</div>`;
+    assert.equal(readAnswer(telegram, { id: 'durov', user: 'durov' }, { status: 200, body, truncated: false }, FORMS).result, 'verified');
+  });
+
+  test('a cut answer without the proof in the part read is not a negative', () => {
+    const telegram = providers.find((p) => p.id === 'telegram')!;
+    assert.equal(readAnswer(telegram, { id: 'durov', user: 'durov' }, { status: 200, body: '<div class="tgme_page_description">Hi</div>', truncated: true }, FORMS).result, 'transient');
   });
 });

@@ -23,6 +23,7 @@ import { recogniseProfileUrl } from '../../services/profile-urls.js';
 import { verifyIdentity } from '../../verification/verify.js';
 import { loadAccountData } from '../account-data.js';
 import { registerDiscoveryRoutes } from './discovery.js';
+import { registerProofRoutes } from './proofs.js';
 import { buildExport } from '../export.js';
 import { checkbox, formSchema, optionalText, seeOther, sendPage, SITE } from '../http.js';
 import { type TypedApp, typed } from '../../http/typed-app.js';
@@ -111,6 +112,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
     const routes = typed(app);
     registerAccountRoutes(routes, ctx);
     registerDiscoveryRoutes(routes, ctx);
+    registerProofRoutes(routes, ctx);
   };
 }
 

@@ -31,6 +31,7 @@ export function AccountPage(p: AccountPageProps) {
         </h1>
         <nav aria-label="Sections of this page" class="section-nav">
           <a href="#identities">Identities</a>
+          <a href="/account/proofs">Prove them</a>
           <a href="#discover">Find my identities</a>
           <a href="#profile">Profile</a>
           <a href="#links">Connected sites</a>
