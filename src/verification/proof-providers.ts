@@ -167,13 +167,7 @@ function checkTemplate(template: string, field: string, known: Set<string>, fail
   for (const m of template.matchAll(TEMPLATE_VAR)) if (!known.has(m[1]!)) fail(`${field} names {${m[1]}}, which this definition does not give`);
   if (!mustBeUrl) return;
   const sample = template.replace(TEMPLATE_VAR, 'x');
-  let url: URL;
-  try {
-    url = new URL(sample);
-  } catch {
-    return fail(`${field} must be an http(s) URL template`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') fail(`${field} must be an http(s) URL template`);
+  if (!URL.canParse(sample) || !['https:', 'http:'].includes(new URL(sample).protocol)) fail(`${field} must be an http(s) URL template`);
 }
 
 /** What a definition needs to know of an identity: its values by name, or why it cannot be asked. */

@@ -95,7 +95,10 @@ describe('the schema', () => {
     ['an unanchored pattern', (d) => (d.profileUrl = 'https://github.com/(?<user>[a-z]+)'), /profileUrl must be anchored/],
     ['a proof address pattern that does not name the user', (d) => (d.proofUrl = { pattern: '^https://gist\\.github\\.com/(?<gist>[0-9a-f]{20})$', example: '' }), /must have a named group "user"/],
     ['examples without a negative one', (d) => (d.examples = [(d.examples as unknown[])[0]]), /examples/],
-    ['an HTML place that is not a selector', (d) => ((d.format = 'html'), (d.proof = { in: [{ at: 'div > p' }], relation: 'contains' })), /is not a selector/],
+    ['an HTML place that is not a selector', (d) => {
+        d.format = 'html';
+        d.proof = { in: [{ at: 'div > p' }], relation: 'contains' };
+      }, /is not a selector/],
   ];
   for (const [what, change, message] of refusals) {
     test(`refuses ${what}, in one line naming the entry`, () => {
