@@ -52,6 +52,17 @@ describe('the shipped definitions', () => {
     assert.deepEqual(missing.sort(), ['orcid', 'stackoverflow']);
   });
 
+  test('every catalogue service a definition names gives it an identity to read', () => {
+    for (const p of providers) {
+      for (const svcId of p.services) {
+        const svc = catalogue.get(svcId);
+        if (!svc) continue;
+        const id = svc.urlBuilder ? 'alice@mastodon.social' : 'alice';
+        assert.ok(identityVariables(p, svcId, id, buildProfileUrl(svc, id)), `${p.id} reads ${svcId} (${buildProfileUrl(svc, id)})`);
+      }
+    }
+  });
+
   test('at least 15 catalogue services are proven by a definition, the ones the issue names among them', () => {
     const proven = [...catalogue.values()].filter((svc) => providers.some((p) => identityVariables(p, svc.svcId, 'alice', buildProfileUrl(svc, svc.urlBuilder ? 'alice@mastodon.social' : 'alice')) !== null));
     const ids = proven.map((s) => s.svcId);
