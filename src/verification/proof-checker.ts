@@ -43,7 +43,7 @@ function retryAfterMs(value: string | undefined, now: number): number | undefine
 
 /** The URL actually fetched: the definition's, or the local stand-in a test setting names for its origin. */
 function redirected(ctx: AppContext, url: string): string {
-  if (ctx.config.proofOrigins.size === 0) return url;
+  if (ctx.config.proofOrigins.size === 0 || !URL.canParse(url)) return url;
   const u = new URL(url);
   const to = ctx.config.proofOrigins.get(u.origin);
   return to === undefined ? url : `${to}${u.pathname}${u.search}`;

@@ -20,9 +20,9 @@ const NAME = Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' });
 
 const Location = Type.Object(
   {
-    /** JSON: a dotted path (`*` any member, a number an index). HTML: a selector (`tag.class#id[attr=value]@attr`). */
+    /** JSON: a dotted path (`*` any member, a number an index). HTML and XML: a selector (`tag.class#id[attr=value]@attr`). */
     at: Type.String({ minLength: 1, maxLength: 200 }),
-    /** JSON only: the field holds HTML (a Mastodon summary): read its text and link targets, entities decoded. */
+    /** The field holds HTML (a Mastodon summary, Steam's summary in XML): read its text and link targets, entities decoded. */
     markup: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -57,7 +57,7 @@ const ProviderSchema = Type.Object(
     /** A first request whose JSON answer gives a variable the proof's address needs (GitLab: the user's number). */
     lookup: Type.Optional(Type.Object({ url: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE }), at: Type.String({ minLength: 1, maxLength: 200 }), as: NAME }, { additionalProperties: false })),
     fetch: Type.Object({ url: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE }), accept: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-    format: Type.Union([Type.Literal('json'), Type.Literal('html'), Type.Literal('text')]),
+    format: Type.Union([Type.Literal('json'), Type.Literal('html'), Type.Literal('xml'), Type.Literal('text')]),
     proof: Type.Object(
       {
         /** Where the proof must be; it counts when it is in any of them. Empty for text answers (the whole body). */
@@ -136,8 +136,9 @@ export function parseProofProviders(json: unknown): ProofProvider[] {
     const proofUrlPattern = raw.proofUrl === undefined ? null : compile(raw.proofUrl.pattern, 'proofUrl.pattern', fail);
     if (proofUrlPattern && !groupNames(raw.proofUrl!.pattern).includes('user')) fail('proofUrl.pattern must have a named group "user", tying the proof to the identity');
     if (raw.format !== 'text' && raw.proof.in.length === 0) fail('proof.in must name at least one place for JSON and HTML answers');
-    if (raw.format === 'html') for (const l of raw.proof.in) if (parseSelector(l.at) === null) fail(`proof.in "${l.at}" is not a selector of the form tag.class#id[attr=value]@attr`);
-    if (raw.format === 'html' && raw.owner?.some((o) => parseSelector(o.at) === null)) fail('owner.at must be a selector for HTML answers');
+    const markupFormat = raw.format === 'html' || raw.format === 'xml';
+    if (markupFormat) for (const l of raw.proof.in) if (parseSelector(l.at) === null) fail(`proof.in "${l.at}" is not a selector of the form tag.class#id[attr=value]@attr`);
+    if (markupFormat && raw.owner?.some((o) => parseSelector(o.at) === null)) fail('owner.at must be a selector for HTML and XML answers');
     // Every variable a template names must be one the definition gives, or a URL would keep a literal "{x}".
     const known = new Set(['id', 'user', ...(raw.profileUrl ? groupNames(raw.profileUrl) : []), ...(raw.proofUrl ? groupNames(raw.proofUrl.pattern) : [])]);
     if (raw.lookup) {
@@ -247,7 +248,7 @@ interface Selector {
   take: string | null;
 }
 
-const SELECTOR = /^([a-z][a-z0-9-]{0,31})?(#[A-Za-z0-9_-]{1,64})?((?:\.[A-Za-z0-9_-]{1,64}){0,5})(\[[a-z-]{1,32}=[^\]]{1,100}\])?(@[a-z-]{1,32})?$/;
+const SELECTOR = /^([A-Za-z][A-Za-z0-9-]{0,31})?(#[A-Za-z0-9_-]{1,64})?((?:\.[A-Za-z0-9_-]{1,64}){0,5})(\[[a-z-]{1,32}=[^\]]{1,100}\])?(@[a-z-]{1,32})?$/;
 
 export function parseSelector(text: string): Selector | null {
   const m = SELECTOR.exec(text);
@@ -278,12 +279,12 @@ class TagBudget {
 
 class TooMuchMarkup extends Error {}
 
-function parseBounded(html: string, budget: TagBudget): Doc {
+function parseBounded(html: string, budget: TagBudget, xmlMode = false): Doc {
   let tags = 0;
   for (let at = html.indexOf('<'); at !== -1 && tags <= budget.left; at = html.indexOf('<', at + 1)) tags++;
   if (tags > budget.left) throw new TooMuchMarkup();
   budget.left -= tags;
-  return parseDocument(html, { decodeEntities: true });
+  return parseDocument(html, { decodeEntities: true, xmlMode });
 }
 type DomNode = Doc['children'][number];
 
@@ -415,9 +416,10 @@ function readBody(p: ProofProvider, vars: Variables, answer: Answer, forms: Proo
     const json = parsedJson();
     places = p.proof.in.map((l: LocationDef) => ({ where: l.at, values: valuesAt(json, l.at).flatMap((v) => (l.markup ? markupTexts(v, budget) : [v])) }));
     ownerValues = (at) => valuesAt(json, at);
-  } else if (p.format === 'html') {
-    const doc = parseBounded(answer.body, budget);
-    places = p.proof.in.map((l) => ({ where: l.at, values: selectAll(doc, parseSelector(l.at)!) }));
+  } else if (p.format === 'html' || p.format === 'xml') {
+    const doc = parseBounded(answer.body, budget, p.format === 'xml');
+    // An XML answer may carry HTML as text (Steam's summary, in CDATA): `markup` reads it as such.
+    places = p.proof.in.map((l) => ({ where: l.at, values: selectAll(doc, parseSelector(l.at)!).flatMap((v) => (l.markup ? markupTexts(v, budget) : [v])) }));
     ownerValues = (at) => selectAll(doc, parseSelector(at)!);
   } else {
     places = [{ where: 'the page', values: [answer.body] }];

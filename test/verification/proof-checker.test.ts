@@ -47,6 +47,10 @@ const ORIGINS = [
   'https://api.launchpad.net',
   'https://t.me',
   'https://en.wikipedia.org',
+  'https://steamcommunity.com',
+  'https://en.gravatar.com',
+  'https://public-api.wordpress.com',
+  'https://www.youtube.com',
 ];
 
 const servers = new Map<string, LocalServer>();
@@ -244,6 +248,33 @@ const PROVIDERS: ProviderCase[] = [
     path: '/durov',
     right: (x) => ({ body: `<!DOCTYPE html><html><head><title>Telegram: Contact @durov</title></head><body><div class="tgme_page"><div class="tgme_page_title"><span dir="auto">Pavel</span></div><div class="tgme_page_extra">@durov</div><div class="tgme_page_description">${x.replace(/:/g, '&#58;')}</div></div></body></html>` }),
     wrongField: (x) => ({ body: `<html><head><meta property="og:description" content="${x}"></head><body><div class="tgme_page_description">Hi</div></body></html>` }),
+  },
+  {
+    svcId: 'steamcommunityuser',
+    usrSvcId: 'gabelogannewell',
+    origin: 'https://steamcommunity.com',
+    path: '/id/gabelogannewell/?xml=1',
+    right: (x) => ({ type: 'text/xml; charset=utf-8', body: `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><profile><steamID64>76561197960287930</steamID64><steamID><![CDATA[Rabscuttle]]></steamID><customURL><![CDATA[gabelogannewell]]></customURL><summary><![CDATA[Hi<br><a class="bb_link" href="https://steamcommunity.com/linkfilter/?u=${encodeURIComponent(x)}" rel="noreferrer">${x}</a>]]></summary></profile>` }),
+    wrongField: (x) => ({ type: 'text/xml; charset=utf-8', body: `<?xml version="1.0"?><profile><steamID><![CDATA[${x}]]></steamID><customURL><![CDATA[gabelogannewell]]></customURL><summary><![CDATA[Hi]]></summary></profile>` }),
+    renamed: (x) => ({ type: 'text/xml; charset=utf-8', body: `<?xml version="1.0"?><profile><customURL><![CDATA[someoneelse]]></customURL><summary><![CDATA[${x}]]></summary></profile>` }),
+  },
+  {
+    svcId: 'gravatar',
+    usrSvcId: 'beau',
+    origin: 'https://en.gravatar.com',
+    path: '/beau.json',
+    right: (x) => ({ json: { entry: [{ id: '1', hash: '22bd03ace6f176bfe0c593650bcf45d8', preferredUsername: 'beau', displayName: 'Beau', aboutMe: x, urls: [] }] } }),
+    wrongField: (x) => ({ json: { entry: [{ id: '1', preferredUsername: 'beau', displayName: x, aboutMe: '', urls: [] }] } }),
+    renamed: (x) => ({ json: { entry: [{ id: '1', preferredUsername: 'beau2', aboutMe: x }] } }),
+  },
+  { svcId: 'wordpress', usrSvcId: 'alice', origin: 'https://public-api.wordpress.com', path: '/rest/v1.1/sites/alice.wordpress.com', right: (x) => ({ json: { ID: 1, name: 'Alice', description: x, URL: 'https://alice.wordpress.com' } }), wrongField: (x) => ({ json: { ID: 1, name: x, description: '', URL: 'https://alice.wordpress.com' } }) },
+  {
+    svcId: 'youtube',
+    usrSvcId: 'alice',
+    origin: 'https://www.youtube.com',
+    path: '/@alice',
+    right: (x) => ({ body: `<!DOCTYPE html><html><head><title>Alice - YouTube</title><meta name="description" content="Videos. ${x.replace(/:/g, '&#58;')}"></head><body></body></html>` }),
+    wrongField: (x) => ({ body: `<html><head><title>${x}</title><meta name="description" content="Videos."></head><body></body></html>` }),
   },
   {
     svcId: 'wikipedia',

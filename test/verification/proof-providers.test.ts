@@ -99,7 +99,7 @@ describe('the schema', () => {
 
   const refusals: [string, (d: Record<string, unknown>) => void, RegExp][] = [
     ['an unknown field', (d) => (d.colour = 'red'), /providers\[0\] \("github"\): .*colour|additional/i],
-    ['a format that is not json, html or text', (d) => (d.format = 'xml'), /providers\[0\] \("github"\): \/format/],
+    ['a format that is not json, html, xml or text', (d) => (d.format = 'yaml'), /providers\[0\] \("github"\): \/format/],
     ['a template naming a variable it does not have', (d) => ((d.fetch as { url: string }).url = 'https://api.github.com/users/{who}'), /providers\[0\] \("github"\): fetch.url names \{who\}/],
     ['a fetch URL that is not http(s)', (d) => ((d.fetch as { url: string }).url = 'file:///etc/{user}'), /fetch.url must be an http\(s\) URL template/],
     ['a pattern that does not compile', (d) => (d.profileUrl = '^https://(?<user>[a-z$'), /profileUrl is not a valid regular expression/],
