@@ -88,6 +88,8 @@ async function checkOne(ctx: AppContext, p: ProofProvider, start: Variables): Pr
     }
     const found = lookupValue(json, p.lookup.at);
     if (found === undefined) return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
+    // A dot-segment would make the next address another resource of the service.
+    if (found === '' || found === '.' || found === '..') return { method: 'proof', result: 'transient', evidenceUrl: url, status: got.status, detail: `${p.name}'s answer about the account ${vars.user} is not one that can be followed.` };
     vars[p.lookup.as] = found;
   }
   const url = redirected(ctx, fillUrl(p.fetch.url, vars));

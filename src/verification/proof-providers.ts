@@ -178,6 +178,8 @@ export type Variables = Record<string, string>;
 export function identityVariables(p: ProofProvider, svcId: string, usrSvcId: string, profileUrl: string): Variables | null {
   if (!p.services.includes(svcId)) return null;
   const vars: Variables = { id: usrSvcId, user: usrSvcId };
+  // `.` and `..` are dot-segments to a URL parser (even as %2E): they would name another resource.
+  const unusable = (v: string) => v === '' || v === '.' || v === '..';
   if (p.profileUrlPattern) {
     // Profile URLs are built from a template with the identifier escaped: at most a few kB.
     if (profileUrl.length > 2048) return null;
@@ -185,7 +187,7 @@ export function identityVariables(p: ProofProvider, svcId: string, usrSvcId: str
     if (!m) return null;
     for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) vars[k] = safeDecode(v);
   }
-  return vars;
+  return Object.values(vars).some(unusable) ? null : vars;
 }
 
 /** Adds the groups of a proof URL the person gave; null when it is not one this definition reads, or names another account. */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { loadCatalogueFile } from '../../src/catalogue/catalogue-file.js';
 import { buildProfileUrl } from '../../src/catalogue/profile-url.js';
-import { identityVariables, loadProofProviders, parseProofProviders, proofUrlVariables, readAnswer, type ProofProvider } from '../../src/verification/proof-providers.js';
+import { fillUrl, identityVariables, loadProofProviders, parseProofProviders, proofUrlVariables, readAnswer, type ProofProvider } from '../../src/verification/proof-providers.js';
 import { findProof, proofForms } from '../../src/verification/proof-text.js';
 
 const FORMS = proofForms('https://idsvc.example', 'alice_42');
@@ -166,8 +166,9 @@ describe('where proofs are read from', () => {
   test('every substituted value is encoded: an identifier cannot change the host or path', () => {
     const github = providers.find((p) => p.id === 'github')!;
     const vars = identityVariables(github, 'github', '../x?y=1#z', 'https://www.github.com/..%2Fx')!;
-    assert.equal(vars.user, '../x?y=1#z');
-    assert.match(github.fetch.url, /\{user\}$/);
+    assert.equal(fillUrl(github.fetch.url, vars), 'https://api.github.com/users/..%2Fx%3Fy%3D1%23z');
+    assert.equal(identityVariables(github, 'github', '..', 'https://www.github.com/..'), null, 'a dot-segment would name another resource');
+    assert.equal(identityVariables(github, 'github', '.', 'https://www.github.com/.'), null);
   });
 
   test('a proof address must match the pattern and name the identity’s own account', () => {
