@@ -13,6 +13,11 @@ export function proofForms(baseUrl: string, userId: string): ProofForms {
   return { profileUrl: `${baseUrl}/u/${userId}`, short: `idsvc:${new URL(baseUrl).host}:${userId}` };
 }
 
+/** The same forms from the profile page address the site already has (`${BASE_URL}/u/<userId>`). */
+export function proofFormsOfPage(profilePageUrl: string, userId: string): ProofForms {
+  return { profileUrl: profilePageUrl, short: `idsvc:${new URL(profilePageUrl).host}:${userId}` };
+}
+
 const WORD = /[a-z0-9_]/i;
 
 function occursAlone(haystack: string, needle: string, before: RegExp | null): boolean {

@@ -31,9 +31,13 @@ after(async () => {
 
 const identityId = async (svcId: string) => (await t.ctx.db.kysely.selectFrom('central_identities').select('id').where('svc_id', '=', svcId).executeTakeFirstOrThrow()).id;
 
-test('the account page links to the proofs page', async () => {
+test('the account page shows the proof text, ready to copy, and links to the steps', async () => {
   const { body } = await client.get('/account');
   assert.match(body, /href="\/account\/proofs"/);
+  const host = new URL(t.config.baseUrl).host;
+  const code = (text: string) => new RegExp(`<code data-copy[^>]*>${text.replace(/[.]/g, '\\.')}</code>`);
+  assert.match(body, code(`${t.config.baseUrl}/u/prover_1`), 'the profile address form');
+  assert.match(body, code(`idsvc:${host}:prover_1`), 'the short form');
 });
 
 test('the proofs page shows both forms of the proof text, ready to copy', async () => {

@@ -1,7 +1,8 @@
 // The person's side of proofs: their proof text with a copy button, and for each identity that a
 // proof can prove, what to do on that service; where the proof is somewhere the person chooses (a
 // gist), a field for its address.
-import type { ProofForms } from '../../verification/proof-text.js';
+import type { AccountData } from '../account-data.js';
+import { type ProofForms, proofFormsOfPage } from '../../verification/proof-text.js';
 import { CsrfField, TextField } from './fields.js';
 import { Layout, Notice } from './Layout.js';
 
@@ -65,6 +66,27 @@ export function ProofsPage(p: ProofsPageProps) {
         )}
       </section>
     </Layout>
+  );
+}
+
+/** The account page's short version: the proof text, and where the steps for each service are. */
+export function ProofTextSection({ data }: { data: AccountData }) {
+  const forms = proofFormsOfPage(data.profileUrl, data.user.user_id);
+  return (
+    <section class="card" aria-labelledby="proof-summary-title" id="proof">
+      <h2 id="proof-summary-title">Your proof text</h2>
+      <p>
+        Put it in your bio on GitHub, GitLab, Mastodon, Bluesky, Hacker News, Reddit and other services, then press “Verify now”.{' '}
+        <a href="/account/proofs">What to do on each of your services</a>.
+      </p>
+      <pre>
+        <code data-copy>{forms.profileUrl}</code>
+      </pre>
+      <p>Where space is tight:</p>
+      <pre>
+        <code data-copy>{forms.short}</code>
+      </pre>
+    </section>
   );
 }
 
