@@ -3,7 +3,7 @@ import { formatOf, type ApiOperation } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
 import { cachedView } from './cached-views.js';
-import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFields } from './shared.js';
+import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
 
 export const returnServices: ApiOperation = {
   operationId: 'return_services',
@@ -21,7 +21,7 @@ export const returnServices: ApiOperation = {
     const format = formatOf(call.request);
     // Kept rendered, in the format asked for: the body is what a repeated read costs.
     const body = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) =>
-      render({ root: 'services', list: list('service', entries.map(userServiceFields)) }, format),
+      render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format),
     );
     return { root: 'services', rendered: body };
   },

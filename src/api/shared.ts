@@ -49,11 +49,24 @@ export async function serviceOf(ctx: AppContext, svcId: string | undefined): Pro
 }
 
 /** One entry of an answer. Two literal shapes rather than a spread: this runs for every entry of every answer. */
-export function userServiceFields(e: ViewEntry): Fields {
+function userServiceFieldsXml(e: ViewEntry): Fields {
   const verified = e.verified ? 'TRUE' : 'FALSE';
   return e.showUsrSvcId
     ? { svcId: e.svc.svcId, svcName: e.svc.svcName, usrSvcId: e.usrSvcId, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon }
     : { svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon };
+}
+
+/**
+ * JSON answers add the evidence of a verified entry after the fields XML has (docs/spec.md,
+ * "Evidence of verification"); XML answers stay exactly what existing DandyID clients parse.
+ */
+function userServiceFieldsJson(e: ViewEntry): Fields {
+  const fields = userServiceFieldsXml(e);
+  return e.evidence ? { ...fields, ...e.evidence } : fields;
+}
+
+export function userServiceFieldsFor(format: 'xml' | 'json'): (e: ViewEntry) => Fields {
+  return format === 'json' ? userServiceFieldsJson : userServiceFieldsXml;
 }
 
 export function profileUrl(ctx: AppContext, userId: string): string {

@@ -1,5 +1,5 @@
 // SPEC §4.3: add, replace or remove one identity in the partner's repository (and, when linked,
-// in the central repository). Issue 18: a profile URL in the body may stand for svcId + usrSvcId.
+// in the central repository). A profile URL in the body may stand for svcId + usrSvcId.
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import type { ApiCall, ApiOperation } from '../http/api-route.js';

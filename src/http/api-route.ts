@@ -116,7 +116,7 @@ interface Caller {
   partner: Partner | undefined;
   authenticated: boolean;
   token: string | undefined;
-  /** The partner's proof: its api_token, or a URL its server signed (issue 14.2). */
+  /** The partner's proof: its api_token, or a URL its server signed. */
   proof: PartnerProof | null;
   urlProof: SignatureCheck | null;
 }
@@ -128,7 +128,7 @@ declare module 'fastify' {
 }
 
 /**
- * SPEC §8, issue 14.3: a key's proven calls (its api_token, or a URL its server signed) and the
+ * SPEC §8: a key's proven calls (its api_token, or a URL its server signed) and the
  * calls anyone makes with the public key alone draw on separate budgets, so traffic spread over
  * many addresses cannot use up the partner's own. A partner's override (`partner set
  * --rate-limit`) sets its proven budget and also caps its unproven one: an operator who limits a

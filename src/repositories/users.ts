@@ -42,7 +42,7 @@ export interface NewUserInput {
    * pushed about its address until proven (markEmailProven).
    */
   proven: boolean;
-  /** Findable by reverse_lookup, return_contacts and WebFinger mailto: (issue 14.10). Off unless the user chose it. */
+  /** Findable by reverse_lookup, return_contacts and WebFinger mailto:. Off unless the user chose it. */
   discoverable?: boolean;
 }
 

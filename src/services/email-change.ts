@@ -1,4 +1,4 @@
-// Changing an account's e-mail address (issue 15). The owner asks on the account page with the
+// Changing an account's e-mail address. The owner asks on the account page with the
 // current password; a single-use link (24 hours) goes to the NEW address and a notice (with no link)
 // to the old one. Nothing switches until the link is followed (POST from the page it opens). The
 // answer is the same whether or not the new address has an account: what differs goes by mail, to

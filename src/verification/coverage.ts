@@ -25,21 +25,11 @@ function sampleIdentifier(svc: CatalogueEntry): string | null {
   return null;
 }
 
-/**
- * rel="me" as verify.ts decides it until a rel-me checker joins CHECKERS: any identity whose service
- * gives a profile address is fetched and searched for the backlink.
- */
-const relMeToday: Pick<VerificationChecker, 'method' | 'appliesTo'> = {
-  method: 'rel-me',
-  appliesTo: (svc, usrSvcId) => buildProfileUrl(svc, usrSvcId) !== '',
-};
-
 export async function verificationCoverage(ctx: AppContext, top: number, checkers: readonly Pick<VerificationChecker, 'method' | 'appliesTo'>[] = CHECKERS): Promise<Coverage> {
-  const asked = checkers.some((c) => c.method === 'rel-me') ? checkers : [relMeToday, ...checkers];
   const { list } = await ctx.catalogue.ordered('popularity');
   const services = list.slice(0, top).map((svc) => {
     const id = sampleIdentifier(svc);
-    const methods = id === null ? [] : [...new Set(asked.filter((c) => c.appliesTo(svc, id)).map((c) => c.method))];
+    const methods = id === null ? [] : [...new Set(checkers.filter((c) => c.appliesTo(svc, id)).map((c) => c.method))];
     return { svcId: svc.svcId, methods };
   });
   return { top, verifiable: services.filter((s) => s.methods.length > 0).length, services };

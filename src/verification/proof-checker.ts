@@ -8,13 +8,13 @@ import type { AppContext } from '../context.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
 import { fillUrl, identityVariables, loadProofProviders, proofUrlVariables, readAnswer, type ProofProvider, type Variables } from './proof-providers.js';
 import { proofForms } from './proof-text.js';
+import { type Fetcher, retryAfterMs, verificationUserAgent } from './polite-fetch.js';
 import { safeFetch, type SafeFetchFailureReason } from './safe-fetch.js';
 
 /** Profiles and API answers are small; a page past this is cut, and a proof not found in the cut part is not a negative. */
 const MAX_ANSWER_BYTES = 512 * 1024;
 /** A lookup's answer (one user record) is smaller still. */
 const MAX_LOOKUP_BYTES = 64 * 1024;
-const LONGEST_RETRY_AFTER_MS = 24 * 3600 * 1000;
 
 const UNREACHABLE: Record<SafeFetchFailureReason, string> = {
   invalid_url: 'the address to read is not a valid URL',
@@ -23,22 +23,16 @@ const UNREACHABLE: Record<SafeFetchFailureReason, string> = {
   address_not_allowed: 'the address resolves to a private network',
   dns_failed: 'the host name could not be found',
   too_many_redirects: 'the answer redirected more than 3 times',
-  timeout: 'the service did not answer within 10 seconds',
+  timeout: 'the service did not answer in time',
   connect_failed: 'could not connect to the service',
   http_error: 'the service sent an invalid response',
+  deferred: 'the service was asked often enough for now, so it is asked again later',
 };
 
 /** The definitions that can prove an identity on this service, from the process's configuration. */
 export function providersFor(providers: readonly ProofProvider[], svc: CatalogueEntry, usrSvcId: string): ProofProvider[] {
   const url = buildProfileUrl(svc, usrSvcId);
   return providers.filter((p) => identityVariables(p, svc.svcId, usrSvcId, url) !== null);
-}
-
-function retryAfterMs(value: string | undefined, now: number): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  const ms = /^\d{1,9}$/.test(v) ? Number(v) * 1000 : Date.parse(v) - now;
-  return Number.isNaN(ms) ? undefined : Math.min(LONGEST_RETRY_AFTER_MS, Math.max(0, ms));
 }
 
 /** The URL actually fetched: the definition's, or the local stand-in a test setting names for its origin. */
@@ -51,17 +45,21 @@ function redirected(ctx: AppContext, url: string): string {
 
 type Fetched = { ok: true; status: number; body: string; truncated: boolean; headers: Record<string, string> } | { ok: false; outcome: CheckOutcome };
 
-async function fetchFor(ctx: AppContext, url: string, accept: string | undefined, maxBytes: number, label: string): Promise<Fetched> {
-  const res = await safeFetch(url, {
+async function fetchFor(ctx: AppContext, fetcher: Fetcher, url: string, accept: string | undefined, maxBytes: number, label: string): Promise<Fetched> {
+  const res = await fetcher(url, {
     allowPrivate: ctx.config.fetchAllowPrivate,
     maxBytes,
+    timeoutMs: ctx.config.verifyTimeoutMs,
     headers: { accept: accept ?? 'application/json, text/html;q=0.9, */*;q=0.1' },
     // Services ask API callers to say who they are and how to reach them.
-    userAgent: `idsvc proof check (+${ctx.config.baseUrl})`,
+    userAgent: verificationUserAgent(ctx),
   });
-  if (!res.ok) return { ok: false, outcome: { method: 'proof', result: 'transient', evidenceUrl: url, detail: `Could not read ${label}: ${UNREACHABLE[res.reason]}.` } };
+  if (!res.ok) {
+    const outcome: CheckOutcome = { method: 'proof', result: 'transient', evidenceUrl: url, detail: `Could not read ${label}: ${UNREACHABLE[res.reason]}.`, ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}) };
+    return { ok: false, outcome };
+  }
   if (res.status === 429 || res.status >= 500) {
-    const retry = retryAfterMs(res.headers['retry-after'], ctx.clock.now());
+    const retry = retryAfterMs(res.headers['retry-after'], ctx.clock.now()) ?? undefined;
     const why = res.status === 429 ? 'is limiting how often it is asked' : 'is not answering properly';
     return {
       ok: false,
@@ -71,12 +69,12 @@ async function fetchFor(ctx: AppContext, url: string, accept: string | undefined
   return { ok: true, status: res.status, body: res.body, truncated: res.truncated, headers: res.headers };
 }
 
-async function checkOne(ctx: AppContext, p: ProofProvider, start: Variables): Promise<CheckOutcome> {
+async function checkOne(ctx: AppContext, fetcher: Fetcher, p: ProofProvider, start: Variables): Promise<CheckOutcome> {
   const vars = { ...start };
   const forms = proofForms(ctx.config.baseUrl, vars.userId!);
   if (p.lookup) {
     const url = redirected(ctx, fillUrl(p.lookup.url, vars));
-    const got = await fetchFor(ctx, url, 'application/json', MAX_LOOKUP_BYTES, `${p.name}'s account`);
+    const got = await fetchFor(ctx, fetcher, url, 'application/json', MAX_LOOKUP_BYTES, `${p.name}'s account`);
     if (!got.ok) return got.outcome;
     if (got.status === 404 || got.status === 410) return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
     if (got.status < 200 || got.status > 299) return { method: 'proof', result: 'transient', evidenceUrl: url, status: got.status, detail: `${p.name} answered HTTP ${got.status} when asked for the account ${vars.user}.` };
@@ -93,7 +91,7 @@ async function checkOne(ctx: AppContext, p: ProofProvider, start: Variables): Pr
     vars[p.lookup.as] = found;
   }
   const url = redirected(ctx, fillUrl(p.fetch.url, vars));
-  const got = await fetchFor(ctx, url, p.fetch.accept, MAX_ANSWER_BYTES, `${p.name}`);
+  const got = await fetchFor(ctx, fetcher, url, p.fetch.accept, MAX_ANSWER_BYTES, `${p.name}`);
   if (!got.ok) return got.outcome;
   const reading = readAnswer(p, vars, { status: got.status, body: got.body, truncated: got.truncated }, forms);
   return { method: 'proof', result: reading.result, evidenceUrl: url, status: got.status, detail: `${capitalise(reading.detail)}.` };
@@ -134,7 +132,7 @@ export async function checkProof(ctx: AppContext, subject: CheckSubject, provide
       }
       vars = given.vars;
     }
-    const outcome = await checkOne(ctx, p, vars);
+    const outcome = await checkOne(ctx, subject.fetch ?? safeFetch, p, vars);
     outcomes.push(outcome);
     if (outcome.result === 'verified') break;
   }

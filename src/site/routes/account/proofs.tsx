@@ -2,19 +2,19 @@
 // service, and the proof address some methods need (a gist), kept with the identity.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { buildProfileUrl } from '../../catalogue/profile-url.js';
-import type { AppContext } from '../../context.js';
-import { normaliseSvcId } from '../../domain/svc-id.js';
-import type { User } from '../../repositories/users.js';
-import { identitiesWithProofUrls, setProofUrl } from '../../repositories/proof-urls.js';
-import { listCentralIdentities } from '../../repositories/central-identities.js';
-import type { TypedApp } from '../../http/typed-app.js';
-import { providersFor } from '../../verification/proof-checker.js';
-import { identityVariables, proofUrlVariables } from '../../verification/proof-providers.js';
-import { proofForms } from '../../verification/proof-text.js';
-import { formSchema, optionalText, seeOther, sendPage, SITE } from '../http.js';
-import { csrfToken } from '../session.js';
-import { type ProofIdentityView, ProofsPage, type ProofsPageProps } from '../views/Proofs.js';
+import { buildProfileUrl } from '../../../catalogue/profile-url.js';
+import type { AppContext } from '../../../context.js';
+import { normaliseSvcId } from '../../../domain/svc-id.js';
+import type { User } from '../../../repositories/users.js';
+import { identitiesWithProofUrls, setProofUrl } from '../../../repositories/proof-urls.js';
+import { listCentralIdentities } from '../../../repositories/central-identities.js';
+import type { TypedApp } from '../../../http/typed-app.js';
+import { providersFor } from '../../../verification/proof-checker.js';
+import { identityVariables, proofUrlVariables } from '../../../verification/proof-providers.js';
+import { proofForms } from '../../../verification/proof-text.js';
+import { formSchema, optionalText, seeOther, sendPage, SITE } from '../../http.js';
+import { csrfToken } from '../../session.js';
+import { type ProofIdentityView, ProofsPage, type ProofsPageProps } from '../../views/Proofs.js';
 
 const NOTICES: Record<string, string> = {
   saved: 'The proof address is saved. Press “Verify now” on your account page to check it.',
