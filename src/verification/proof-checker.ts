@@ -5,6 +5,7 @@
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
+import { proofUrlOf } from '../repositories/proof-urls.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
 import { fillUrl, identityVariables, loadProofProviders, proofUrlVariables, readAnswer, type ProofProvider, type Variables } from './proof-providers.js';
 import { proofForms } from './proof-text.js';
@@ -118,13 +119,17 @@ function strongest(outcomes: CheckOutcome[]): CheckOutcome {
 export async function checkProof(ctx: AppContext, subject: CheckSubject, providers: readonly ProofProvider[] = ctx.config.proofProviders): Promise<CheckOutcome> {
   const url = buildProfileUrl(subject.svc, subject.usrSvcId);
   const outcomes: CheckOutcome[] = [];
+  // The address the person gave is kept with the identity: read here when the caller did not, and
+  // only for services where some definition reads one.
+  const readsAddress = providers.some((p) => p.proofUrlPattern && identityVariables(p, subject.svc.svcId, subject.usrSvcId, url));
+  const proofUrl = subject.proofUrl ?? (readsAddress ? await proofUrlOf(ctx.db.kysely, subject.identityId) : null);
   for (const p of providers) {
     const base = identityVariables(p, subject.svc.svcId, subject.usrSvcId, url);
     if (!base) continue;
     let vars: Variables = { ...base, userId: subject.userId };
     if (p.proofUrlPattern) {
-      if (subject.proofUrl === null) continue;
-      const given = proofUrlVariables(p, vars, subject.proofUrl);
+      if (proofUrl === null) continue;
+      const given = proofUrlVariables(p, vars, proofUrl);
       if (given === null) continue;
       if ('refused' in given) {
         outcomes.push({ method: 'proof', result: 'absent', evidenceUrl: null, detail: `The proof address you gave is not yours on ${p.name}: ${given.refused}.` });
@@ -137,12 +142,11 @@ export async function checkProof(ctx: AppContext, subject: CheckSubject, provide
     if (outcome.result === 'verified') break;
   }
   if (outcomes.length === 0) {
-    const needsUrl = providers.some((p) => p.proofUrlPattern && identityVariables(p, subject.svc.svcId, subject.usrSvcId, url));
     return {
       method: 'proof',
       result: 'absent',
       evidenceUrl: null,
-      detail: needsUrl
+      detail: readsAddress
         ? `No proof address is given for this identity, or it is not one ${subject.svc.svcName} proofs can be read from.`
         : `${subject.svc.svcName} identities cannot be proven with a proof text.`,
     };

@@ -12,6 +12,7 @@ import { setCentralIdentity } from '../../src/services/central.js';
 import { CHECKERS } from '../../src/verification/checkers.js';
 import type { CheckOutcome } from '../../src/verification/methods.js';
 import { checkProof, proofChecker } from '../../src/verification/proof-checker.js';
+import { verifyIdentity } from '../../src/verification/verify.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startServer, unusedPort, type LocalServer } from './servers.js';
 
@@ -466,5 +467,33 @@ describe('the checker', () => {
     assert.equal(proofChecker.appliesTo(byId.get('mastodon')!, 'alice@mastodon.social'), true);
     assert.equal(proofChecker.appliesTo(byId.get('mastodon')!, 'not a handle'), false);
     assert.equal(proofChecker.appliesTo(byId.get('1337x')!, 'alice'), false);
+  });
+});
+
+describe('through verify.ts, as "Verify now" and the daily re-check run it', () => {
+  test('a bio proof verifies by the proof method, and a gist address kept with the identity is read', async () => {
+    const person = await newUser();
+    const svc = (await t.ctx.catalogue.get()).byId.get('github')!;
+    answers.get(GH)!.set('/users/throughbio', { json: { login: 'throughbio', bio: `me: ${url(person)}` } });
+    const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, person, svc, 'throughbio', { partnerId: null }, t.clock.now()));
+    const result = await verifyIdentity(t.ctx, row.id);
+    assert.equal(result?.verified, true, JSON.stringify(result?.outcomes));
+    assert.equal(result?.method, 'proof');
+    const stored = await t.ctx.db.kysely.selectFrom('central_identities').select(['verified', 'verified_by', 'evidence_url']).where('id', '=', row.id).executeTakeFirstOrThrow();
+    assert.equal(stored.verified, 1);
+    assert.equal(stored.verified_by, 'proof');
+    assert.equal(stored.evidence_url, `${servers.get(GH)!.origin}/users/throughbio`);
+
+    const gister = await newUser();
+    const GIST = 'bb5a315d61ae9438b18d';
+    answers.get(GH)!.set('/users/throughgist', { json: { login: 'throughgist', bio: '' } });
+    answers.get(GH)!.set(`/gists/${GIST}`, { json: { id: GIST, owner: { login: 'throughgist' }, description: '', files: { 'a.md': { content: url(gister) } } } });
+    const added = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, gister, svc, 'throughgist', { partnerId: null }, t.clock.now()));
+    const before = await verifyIdentity(t.ctx, added.row.id);
+    assert.equal(before?.verified, false, 'no address given yet, and the bio is empty');
+    assert.ok(await setProofUrl(t.ctx.db.kysely, gister.id, 'github', `https://gist.github.com/throughgist/${GIST}`));
+    const after = await verifyIdentity(t.ctx, added.row.id);
+    assert.equal(after?.verified, true, JSON.stringify(after?.outcomes));
+    assert.equal(after?.method, 'proof');
   });
 });
