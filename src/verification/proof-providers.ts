@@ -4,12 +4,12 @@
 // variables the definition has), once, at start-up: a bad file stops the server with one line
 // naming the entry. Reading an answer is pure (`readAnswer`), so each definition's own examples
 // run without a network, by the suite and by anyone editing the file.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseDocument } from 'htmlparser2';
+import { projectRoot } from '../paths.js';
 import { findProof, type ProofForms } from './proof-text.js';
 
 export const PROOFS_FORMAT = 'idsvc-proofs/1';
@@ -87,16 +87,7 @@ export interface ProofProvider extends ProofProviderDefinition {
   proofUrlPattern: RegExp | null;
 }
 
-export const DEFAULT_PROOFS_PATH = path.join(findProjectRoot(), 'catalogue', 'proofs.json');
-
-// Walks up rather than a fixed `../..`: this runs from src/ (tsx) and from dist/src/ (compiled).
-function findProjectRoot(): string {
-  const start = path.dirname(fileURLToPath(import.meta.url));
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) return process.cwd();
-  }
-}
+export const DEFAULT_PROOFS_PATH = path.join(projectRoot, 'catalogue', 'proofs.json');
 
 export function loadProofProviders(file: string = DEFAULT_PROOFS_PATH): ProofProvider[] {
   let json: unknown;

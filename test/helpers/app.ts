@@ -15,6 +15,7 @@ import { createPartner, type NewPartner } from '../../src/repositories/partners.
 import { createUser } from '../../src/repositories/users.js';
 import { hashPassword } from '../../src/domain/passwords.js';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
+import { copySqliteTemplate, PG_TEMPLATE, preparePgSchema, TEST_START } from './template-db.js';
 
 export const TEST_DB = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -49,9 +50,13 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
   } else if (TEST_DB === 'postgres') {
     databaseUrl = PG_URL;
     pgSchema = `t_${id}`;
+    // A database of its own, as a first start leaves it (template-db.ts).
+    if (PG_TEMPLATE) await preparePgSchema(databaseUrl, pgSchema);
   } else {
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-test-'));
-    databaseUrl = `sqlite:${path.join(tmpDir, 'test.sqlite')}`;
+    const file = path.join(tmpDir, 'test.sqlite');
+    await copySqliteTemplate(file);
+    databaseUrl = `sqlite:${file}`;
   }
   // Mail without an SMTP relay is written as files: never into the checkout's ./data.
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-mail-'));
@@ -67,7 +72,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     IDSVC_TEST_ARGON2_MINIMUM: '1',
     ...env,
   });
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const clock = new ManualClock(TEST_START);
   const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...contextOptions, ...(pgSchema ? { pgSchema } : {}) });
   const logs: string[] = [];
   const logStream = new Writable({

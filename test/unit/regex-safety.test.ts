@@ -12,8 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkSync, type Diagnostics } from 'recheck';
 import ts from 'typescript';
+import { projectRoot } from '../../src/paths.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = projectRoot;
 const SOURCE_DIRS = ['src', 'widget/src', 'packages/client/src'];
 const MARKER = 'regex-safe:';
 
