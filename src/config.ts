@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 import addressparser from 'nodemailer/lib/addressparser';
+import { DEFAULT_PROOFS_PATH, loadProofProviders, type ProofProvider } from './verification/proof-providers.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -84,6 +85,13 @@ export interface Config {
   readonly demo: boolean;
   /** How costly password hashes are: the SPEC's argon2id parameters, or (IDSVC_TEST_ARGON2_MINIMUM, test suites only) the cheapest. */
   readonly argon2Cost: Argon2Cost;
+  /** The proof providers (PROOF_PROVIDERS, default catalogue/proofs.json), validated at start-up. */
+  readonly proofProviders: readonly ProofProvider[];
+  /**
+   * IDSVC_TEST_PROOF_ORIGINS, tests and development only: a service's real origin → a local server
+   * answering in its shape, e.g. `https://api.github.com=http://127.0.0.1:5000`. Never request input.
+   */
+  readonly proofOrigins: ReadonlyMap<string, string>;
 }
 
 export type Argon2Cost = 'spec' | 'test-minimum';
@@ -227,6 +235,37 @@ function argon2CostVar(env: Env): Argon2Cost {
   return 'test-minimum';
 }
 
+function proofProvidersVar(env: Env): ProofProvider[] {
+  const file = env.PROOF_PROVIDERS?.trim() || DEFAULT_PROOFS_PATH;
+  try {
+    return loadProofProviders(file);
+  } catch (err) {
+    throw new ConfigError('PROOF_PROVIDERS', `names a file that cannot be used: ${(err as Error).message}`);
+  }
+}
+
+// Replacing where a proof is read from would let anyone who sets it verify any identity, so a
+// production server refuses the setting rather than ignoring it.
+function proofOriginsVar(env: Env): Map<string, string> {
+  const raw = env.IDSVC_TEST_PROOF_ORIGINS?.trim() ?? '';
+  const map = new Map<string, string>();
+  if (raw === '') return map;
+  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('IDSVC_TEST_PROOF_ORIGINS', 'is for tests and development only and may not be set when NODE_ENV is production');
+  for (const pair of raw.split(/[\s,]+/).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    let from: URL;
+    let to: URL;
+    try {
+      from = new URL(pair.slice(0, eq));
+      to = new URL(pair.slice(eq + 1));
+    } catch {
+      throw new ConfigError('IDSVC_TEST_PROOF_ORIGINS', `must be origin=origin pairs separated by commas, got "${pair.slice(0, 100)}"`);
+    }
+    map.set(from.origin, to.origin);
+  }
+  return map;
+}
+
 // host:port, an IPv4 address or a bracketed IPv6 one, as node:dns setServers() takes them.
 function dnsServersVar(env: Env): string[] {
   const raw = env.DNS_SERVERS?.trim() ?? '';
@@ -319,5 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     nodeEnv: env.NODE_ENV?.trim() || 'development',
     demo: boolVar(env, 'IDSVC_DEMO', false),
     argon2Cost: argon2CostVar(env),
+    proofProviders: proofProvidersVar(env),
+    proofOrigins: proofOriginsVar(env),
   });
 }

@@ -15,6 +15,7 @@ import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
 import { databaseStep } from './startup-errors.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
+import { useProofProviders } from './verification/proof-checker.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -53,6 +54,7 @@ export interface ContextOptions {
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
+  useProofProviders(config.proofProviders);
   const pgSchema = options.pgSchema ?? config.databaseSchema ?? undefined;
   // A database that cannot be opened or migrated is reported naming DATABASE_URL (startup-errors.ts).
   const db = await databaseStep(config, () => openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs, ...(pgSchema ? { pgSchema } : {}) }));

@@ -20,6 +20,7 @@ import { discoveryMigration } from './migrations/011-discovery.js';
 import { answerCacheFeedMigration } from './migrations/012-answer-cache-feed.js';
 import { answerFeedTriggersMigration } from './migrations/013-answer-feed-triggers.js';
 import { verificationEvidenceMigration } from './migrations/014-verification-evidence.js';
+import { proofUrlsMigration } from './migrations/015-proof-urls.js';
 import { oneChangeFeedMigration } from './migrations/016-one-change-feed.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
@@ -154,6 +155,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '012-answer-cache-feed': answerCacheFeedMigration(dialect),
     '013-answer-feed-triggers': answerFeedTriggersMigration(dialect),
     '014-verification-evidence': verificationEvidenceMigration(),
+    '015-proof-urls': proofUrlsMigration(),
     '016-one-change-feed': oneChangeFeedMigration(dialect),
   };
 }

@@ -116,6 +116,8 @@ export interface CentralIdentitiesTable {
   source_partner_id: number | null;
   created_at: Millis;
   updated_at: Millis;
+  /** Where the person's proof for this identity is (a gist, a post), when its method needs one (migration 015). */
+  proof_url: string | null;
 }
 
 export interface PartnerIdentitiesTable {

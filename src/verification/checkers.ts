@@ -3,6 +3,7 @@
 import { atprotoChecker } from './atproto-checker.js';
 import { dnsChecker } from './dns-checker.js';
 import type { VerificationChecker } from './methods.js';
+import { proofChecker } from './proof-checker.js';
 import { relMeChecker } from './relme-checker.js';
 
-export const CHECKERS: readonly VerificationChecker[] = [relMeChecker, dnsChecker, atprotoChecker];
+export const CHECKERS: readonly VerificationChecker[] = [relMeChecker, proofChecker, dnsChecker, atprotoChecker];

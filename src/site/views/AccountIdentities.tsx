@@ -228,6 +228,10 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
         </pre>
         <p>Then press “Verify now”. We also check every entry once a day, and remove the mark if the link disappears.</p>
         <OtherMethods profileUrl={data.profileUrl} shortProof={data.shortProof} />
+        <p>
+          On GitHub, GitLab, Mastodon, Bluesky, Hacker News, Reddit and other services you can instead put your proof text in your bio:{' '}
+          <a href="/account/proofs">prove them with a proof text</a>.
+        </p>
       </details>
     </section>
   );

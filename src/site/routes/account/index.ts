@@ -19,6 +19,7 @@ import { registerOptIn } from './opt-in.js';
 import { registerAccountView } from './page.js';
 import { registerPasswordChange } from './password.js';
 import { registerProfile } from './profile.js';
+import { registerProofRoutes } from './proofs.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,6 +56,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
       registerExport,
       registerDeleteAccount,
       registerDiscoveryRoutes,
+      registerProofRoutes,
     ]) {
       register(routes, ctx);
     }
