@@ -53,5 +53,10 @@ export interface VerificationChecker {
   method: Exclude<VerificationMethod, 'operator'>;
   /** Whether this method can say anything about an identity on this service. */
   appliesTo(svc: CatalogueEntry, usrSvcId: string): boolean;
+  /**
+   * Whether a person can count on this method for the service (what coverage reports); without it,
+   * wherever the method applies. A method may try where it is not known to work.
+   */
+  dependable?(svc: CatalogueEntry): boolean;
   check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutcome>;
 }

@@ -1,11 +1,13 @@
 // rel="me" as a verification method: the identity's profile page (built from the catalogue's URL
 // pattern, as every rel="me" check has been) links back to the account's profile page, or to a
-// page already proven the person's. It applies wherever the service gives the identifier a page.
+// page already proven the person's. It applies wherever the service gives the identifier a page,
+// and is dependable where the service is known to render rel="me" links (rel-me-services.ts).
 import type { AppContext } from '../context.js';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import { identitiesOfUser, verifiedPagesOf } from '../repositories/discovery.js';
 import type { CheckOutcome, VerificationChecker } from './methods.js';
 import { checkRelMe, normaliseProfileUrl } from './relme.js';
+import { REL_ME_SERVICES } from './rel-me-services.js';
 
 /**
  * Normalised URLs already proven to be the user's besides the profile page: their verified
@@ -30,6 +32,7 @@ const GONE = new Set([404, 410]);
 export const relMeChecker: VerificationChecker = {
   method: 'rel-me',
   appliesTo: (svc, usrSvcId) => buildProfileUrl(svc, usrSvcId) !== '',
+  dependable: (svc) => REL_ME_SERVICES.has(svc.svcId),
   async check(ctx, subject): Promise<CheckOutcome> {
     const url = buildProfileUrl(subject.svc, subject.usrSvcId);
     const res = await checkRelMe(url, subject.profilePageUrl, {

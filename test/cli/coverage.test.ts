@@ -48,9 +48,11 @@ test('--json prints the 50 most popular services with the methods that can verif
   assert.deepEqual(c.services.slice(0, 4).map((s) => s.svcId), ['1337x', 'github', 'bluesky', 'hackernews']);
   const methods = new Map(c.services.map((s) => [s.svcId, s.methods]));
   assert.deepEqual(methods.get('github'), ['rel-me', 'proof']);
-  assert.deepEqual(methods.get('hackernews'), ['rel-me', 'proof']);
-  // No proof definition reads 1337x: only the backlink check, which applies wherever a service gives a profile address.
-  assert.deepEqual(methods.get('1337x'), ['rel-me']);
+  // Hacker News shows no rel="me" links, and no method reads 1337x: the backlink check would be
+  // tried on its page, but a person cannot count on it there.
+  assert.deepEqual(methods.get('hackernews'), ['proof']);
+  assert.deepEqual(methods.get('bluesky'), ['proof', 'atproto']);
+  assert.deepEqual(methods.get('1337x'), []);
   assert.equal(c.verifiable, c.services.filter((s) => s.methods.length > 0).length);
   // A person's own methods only: the operator's mark is not one a person can earn.
   const ownMethods = VERIFICATION_METHODS.filter((m) => m !== 'operator') as string[];
@@ -60,9 +62,9 @@ test('--json prints the 50 most popular services with the methods that can verif
 test('the text form lists each service and the total by method', async () => {
   const r = await runCli(t, ['catalogue', 'coverage', '--top', '4']);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^1337x\s+rel-me$/m);
+  assert.match(r.stdout, /^1337x\s+-$/m);
   assert.match(r.stdout, /^github\s+rel-me, proof$/m);
-  assert.match(r.stdout, /4 of the 4 most popular services can be verified without an operator \(rel-me 4, proof 3, atproto 1\)/);
+  assert.match(r.stdout, /3 of the 4 most popular services can be verified without an operator \(rel-me 1, proof 3, atproto 1\)/);
   assert.equal((await runCli(t, ['catalogue', 'coverage', '--top', 'x'])).code, 1);
 });
 
