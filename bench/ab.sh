@@ -11,8 +11,8 @@
 #
 # TOGETHER=1 loads both sides at the same time instead (two wrk on CPU 1): the kernel shares CPU 0
 # evenly between the two servers, so each side's requests per CPU-second compare their costs under
-# exactly the same host conditions. On this host an A/A comparison then agrees within 2 % per round,
-# where alternating rounds differed by up to 36 %. Use it for CPU-bound scenarios.
+# exactly the same host conditions: an A/A comparison then agrees far more closely per round than
+# alternating rounds do (docs/performance.md). Use it for CPU-bound scenarios.
 #
 # Each side may differ in more than its build:
 #   ENV_A / ENV_B    environment variables for one side (one build with a switch on and off);
@@ -95,8 +95,8 @@ for round in $(seq 1 "$ROUNDS"); do
     a+=("$(cat bench/data/ab/round-a)"); b+=("$(cat bench/data/ab/round-b)")
     continue
   fi
-  # Each side goes first in every other round: the side measured second ran up to 6 % faster in
-  # an A/A comparison (the pools just written, the first side's leftover work).
+  # Each side goes first in every other round: the side measured second runs faster in an A/A
+  # comparison (the pools just written, the first side's leftover work).
   if (( round % 2 )); then
     a+=("$(rps 18101 $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv)")
     b+=("$(rps 18102 $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv)")

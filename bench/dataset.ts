@@ -5,8 +5,8 @@
 // in with the raw driver in bulk, because one ORM insert per row would take hours at 1 M users.
 // A dataset is reused when its meta file says it was completed. It is never written to after that:
 // every run works on a fresh copy (workingCopy), because update_service adds rows, and a dataset
-// that grew with each run would make runs incomparable (the 10 k-user set doubled its pushes per
-// user in a few runs, and its private view halved).
+// that grew with each run would make runs incomparable (more pushes per user make every private
+// view more work).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -277,8 +277,8 @@ export async function workingCopy(ds: Dataset, tag: string): Promise<Dataset> {
     for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
     // SQLite's backup API, not a file copy: it writes page by page, as SQLite itself does. A
     // copy_file_range copy leaves the file in the page cache as large folios, and every later 4 KB
-    // write then dirties and writes back a whole folio: update_service wrote 134 KB to storage per
-    // request on such a copy against 18 KB on this one (Linux 6.18, ext4). It also reads a
+    // write then dirties and writes back a whole folio, several times what the write itself needs,
+    // which would measure the copy rather than the service. It also reads a
     // consistent snapshot, WAL included.
     const src = new Sqlite(source, { readonly: true });
     try {

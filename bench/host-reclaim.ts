@@ -2,8 +2,8 @@
 // them) run DAMON with a `pageout` scheme: a kernel thread that evicts every page left untouched
 // for a while, page cache included. A database file read at random (the benchmark draws users
 // uniformly over 1.7 GB) is mostly such pages, so reads that found their page in memory a moment
-// ago now wait for the disk, on the event loop, in every server measured alike: on 2026-11-25 the
-// open-loop p99 of public reads at 1,800 a second was 14–40 ms with it on and 2.2 ms with it off.
+// ago now wait for the disk, on the event loop, in every server measured alike, and those waits
+// dominate the open-loop tails.
 // That is the host's policy, not the service's cost, so a run says which it measured, and
 // `--pause-reclaim` turns it off for the run and back on afterwards (root only).
 import fs from 'node:fs';

@@ -7,7 +7,7 @@ import type { Backend } from './dataset.js';
 import type { HostReclaim } from './host-reclaim.js';
 import type { OpenLoopResult } from './open-loop.js';
 
-/** Issue 19's targets, at half of the service's own highest rate, at 1 M users on SQLite. */
+/** The open-loop targets (docs/performance.md), at half of the service's own highest rate, at 1 M users on SQLite. */
 export const LATENCY_TARGET = { share: 0.5, p99_ms: 5, p999_ms: 20 } as const;
 
 export interface OpenLoopRow {

@@ -46,6 +46,26 @@ export const CURATED: readonly CuratedEntry[] = [
     regexCheck: '^@?[A-Za-z0-9_]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}$',
     urlBuilder: 'mastodon',
   },
+  // Not in Sherlock's list, and proven by a proof text (catalogue/proofs.json): the identifier is
+  // the number in the profile's address.
+  {
+    svcId: 'stackoverflow',
+    svcName: 'Stack Overflow',
+    svcURL: 'https://stackoverflow.com/',
+    svcLeftURL: 'https://stackoverflow.com/users/',
+    svcRightURL: '',
+    regexCheck: '^[0-9]{1,12}$',
+    urlBuilder: null,
+  },
+  {
+    svcId: 'orcid',
+    svcName: 'ORCID',
+    svcURL: 'https://orcid.org/',
+    svcLeftURL: 'https://orcid.org/',
+    svcRightURL: '',
+    regexCheck: '^[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]$',
+    urlBuilder: null,
+  },
 ];
 
 interface SherlockSite {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The packages as a partner and an operator get them (issue 16): packs @idsvc/client and the server,
+# The packages as a partner and an operator get them: packs @idsvc/client and the server,
 # installs the client's tarball into an empty project with no network (it has no dependencies),
 # type-checks a TypeScript consumer against its .d.ts, and runs a plain `node` script with it against
 # a live idsvc started from the server's tarball: push, read, sync, a signed widget URL, webhooks.

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 import addressparser from 'nodemailer/lib/addressparser';
+import { DEFAULT_PROOFS_PATH, loadProofProviders, type ProofProvider } from './verification/proof-providers.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -26,6 +27,16 @@ export interface Config {
   /** A second listener on 127.0.0.1 serving only /metrics, without a token; 0 picks a free port (logged). */
   readonly metricsPort: number | null;
   readonly fetchAllowPrivate: boolean;
+  /** Requests one instance's verification checks send to one host in any minute (docs/verification.md). */
+  readonly verifyHostRequestsPerMinute: number;
+  /** How long a definite negative must stand, checked again, before it removes a verified mark. */
+  readonly verifyConfirmAfterMs: number;
+  /** The longest one verification fetch or DNS query may take. */
+  readonly verifyTimeoutMs: number;
+  /** DNS servers (host:port) the `dns` and `atproto` checks ask; empty: the system's. */
+  readonly dnsServers: readonly string[];
+  /** The did:plc directory; replaceable only outside production (tests, development). */
+  readonly plcDirectoryUrl: string;
   /** How long a rotated-out api_token keeps working. */
   readonly tokenGraceSeconds: number;
   /** How long a rotated-out webhook secret keeps signing deliveries, beside the new one. */
@@ -74,6 +85,13 @@ export interface Config {
   readonly demo: boolean;
   /** How costly password hashes are: the SPEC's argon2id parameters, or (IDSVC_TEST_ARGON2_MINIMUM, test suites only) the cheapest. */
   readonly argon2Cost: Argon2Cost;
+  /** The proof providers (PROOF_PROVIDERS, default catalogue/proofs.json), validated at start-up. */
+  readonly proofProviders: readonly ProofProvider[];
+  /**
+   * IDSVC_TEST_PROOF_ORIGINS, tests and development only: a service's real origin → a local server
+   * answering in its shape, e.g. `https://api.github.com=http://127.0.0.1:5000`. Never request input.
+   */
+  readonly proofOrigins: ReadonlyMap<string, string>;
 }
 
 export type Argon2Cost = 'spec' | 'test-minimum';
@@ -217,6 +235,64 @@ function argon2CostVar(env: Env): Argon2Cost {
   return 'test-minimum';
 }
 
+function proofProvidersVar(env: Env): ProofProvider[] {
+  const file = env.PROOF_PROVIDERS?.trim() || DEFAULT_PROOFS_PATH;
+  try {
+    return loadProofProviders(file);
+  } catch (err) {
+    throw new ConfigError('PROOF_PROVIDERS', `names a file that cannot be used: ${(err as Error).message}`);
+  }
+}
+
+// Replacing where a proof is read from would let anyone who sets it verify any identity, so a
+// production server refuses the setting rather than ignoring it.
+function proofOriginsVar(env: Env): Map<string, string> {
+  const raw = env.IDSVC_TEST_PROOF_ORIGINS?.trim() ?? '';
+  const map = new Map<string, string>();
+  if (raw === '') return map;
+  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('IDSVC_TEST_PROOF_ORIGINS', 'is for tests and development only and may not be set when NODE_ENV is production');
+  for (const pair of raw.split(/[\s,]+/).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    let from: URL;
+    let to: URL;
+    try {
+      from = new URL(pair.slice(0, eq));
+      to = new URL(pair.slice(eq + 1));
+    } catch {
+      throw new ConfigError('IDSVC_TEST_PROOF_ORIGINS', `must be origin=origin pairs separated by commas, got "${pair.slice(0, 100)}"`);
+    }
+    map.set(from.origin, to.origin);
+  }
+  return map;
+}
+
+// host:port, an IPv4 address or a bracketed IPv6 one, as node:dns setServers() takes them.
+function dnsServersVar(env: Env): string[] {
+  const raw = env.DNS_SERVERS?.trim() ?? '';
+  if (raw === '') return [];
+  const servers = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const s of servers) {
+    const m = /^(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]{2,45}\])(?::(\d{1,5}))?$/.exec(s);
+    if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) throw new ConfigError('DNS_SERVERS', `must be a comma-separated list of IP addresses with an optional :port, got "${s}"`);
+  }
+  return servers;
+}
+
+// A third party's base URL: only a test or development set-up may point it elsewhere.
+function plcDirectoryVar(env: Env): string {
+  const fallback = 'https://plc.directory';
+  const raw = env.PLC_DIRECTORY_URL?.trim() ?? '';
+  if (raw === '') return fallback;
+  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('PLC_DIRECTORY_URL', 'is for tests and development only and may not be set when NODE_ENV is production');
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    return withoutTrailingSlashes(u.toString());
+  } catch {
+    throw new ConfigError('PLC_DIRECTORY_URL', `must be an http(s) URL, got "${raw}"`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -254,6 +330,11 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: metricsTokenVar(env),
     metricsPort: env.METRICS_PORT === undefined || env.METRICS_PORT.trim() === '' ? null : intVar(env, 'METRICS_PORT', 0, 0, 65535),
     fetchAllowPrivate: boolVar(env, 'FETCH_ALLOW_PRIVATE', false),
+    verifyHostRequestsPerMinute: intVar(env, 'VERIFY_HOST_REQUESTS_PER_MINUTE', 30, 1, 100_000),
+    verifyConfirmAfterMs: intVar(env, 'VERIFY_CONFIRM_AFTER_SECONDS', 3600, 0, 30 * 24 * 3600) * 1000,
+    verifyTimeoutMs: intVar(env, 'VERIFY_TIMEOUT_MS', 10_000, 100, 60_000),
+    dnsServers: dnsServersVar(env),
+    plcDirectoryUrl: plcDirectoryVar(env),
     tokenGraceSeconds: intVar(env, 'TOKEN_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     webhookSecretGraceSeconds: intVar(env, 'WEBHOOK_SECRET_GRACE_SECONDS', 24 * 3600, 0, 365 * 24 * 3600),
     rateLimitPerKeyPerMinute: intVar(env, 'RATE_LIMIT_PER_KEY', 6000, 1, 100_000_000),
@@ -277,5 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     nodeEnv: env.NODE_ENV?.trim() || 'development',
     demo: boolVar(env, 'IDSVC_DEMO', false),
     argon2Cost: argon2CostVar(env),
+    proofProviders: proofProvidersVar(env),
+    proofOrigins: proofOriginsVar(env),
   });
 }

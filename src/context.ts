@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { AnswerCache } from './services/answer-cache.js';
 import { PartnerCache } from './services/partner-cache.js';
+import { ChangeFeed } from './services/change-feed.js';
 import { AfterAnswer } from './services/after-answer.js';
 import { RequestLimiter } from './services/rate-limits.js';
 import { RedisLink } from './services/redis-link.js';
@@ -14,6 +15,7 @@ import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
 import { databaseStep } from './startup-errors.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
+import { useProofProviders } from './verification/proof-checker.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -46,10 +48,13 @@ export interface ContextOptions {
   /** How often the catalogue cache re-checks the database for operator edits (ms). */
   catalogueCheckMs?: number;
   popularityRefreshMs?: number;
+  /** PostgreSQL: how old the change feed's last reading may be for a partner row to be served from memory (ms). */
+  partnerMaxAgeMs?: number;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
+  useProofProviders(config.proofProviders);
   const pgSchema = options.pgSchema ?? config.databaseSchema ?? undefined;
   // A database that cannot be opened or migrated is reported naming DATABASE_URL (startup-errors.ts).
   const db = await databaseStep(config, () => openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs, ...(pgSchema ? { pgSchema } : {}) }));
@@ -59,8 +64,10 @@ export async function createContext(config: Config, options: ContextOptions = {}
   });
   // An empty catalogue is a fresh database: load the shipped catalogue file.
   if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
-  const partners = new PartnerCache(db, config.partnerCache);
-  const answers = new AnswerCache(db, config.answerCacheMb);
+  // One reader of the change feed for every in-memory copy, made only when one is kept.
+  const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
+  const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
+  const answers = new AnswerCache(feed, config.answerCacheMb);
   const redis = config.redisUrl ? new RedisLink(config.redisUrl) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
   await redis?.settled();
@@ -84,7 +91,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
       await afterAnswer.idle();
       mail.close();
       redis?.close();
-      await partners.close();
+      partners.close();
       answers.close();
       await db.close();
     },

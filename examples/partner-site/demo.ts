@@ -10,7 +10,7 @@ import { buildWidget } from '../../scripts/build-widget.js';
 import { loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/domain/passwords.js';
 import { createPartner } from '../../src/repositories/partners.js';
-import { createUser } from '../../src/repositories/users.js';
+import { createUser } from '../../src/services/orphan-subjects.js';
 import { startServer } from '../../src/server.js';
 
 export const DEMO_ACCOUNT = { email: 'alice@example.com', userId: 'alice', password: 'correct horse battery staple' } as const;
@@ -48,6 +48,6 @@ export async function startDemoIdsvc(siteOrigins: string[], webhookUrl: string, 
   const now = server.ctx.clock.now();
   // Allowed origins on: the widget renders only on the example site's own pages.
   const { apiKey, apiToken, partner } = await createPartner(db, { name: 'Example partner site', origins: siteOrigins, webhookUrl }, now);
-  await createUser(db, { email: DEMO_ACCOUNT.email, userId: DEMO_ACCOUNT.userId, passwordHash: await hashPassword(DEMO_ACCOUNT.password, config.argon2Cost), optedIn: true, proven: true }, now);
+  await createUser(server.ctx.db, { email: DEMO_ACCOUNT.email, userId: DEMO_ACCOUNT.userId, passwordHash: await hashPassword(DEMO_ACCOUNT.password, config.argon2Cost), optedIn: true, proven: true }, now);
   return { url: server.url, apiKey, apiToken, webhookSecret: partner.webhook_secret ?? '', stop: server.stop };
 }

@@ -30,9 +30,16 @@ export async function cachedView<T>(ctx: AppContext, what: string, id: ParsedIde
   const partner = view.view === 'private' ? view.access.partner : view.reader === 'anyone' ? null : view.reader.partner;
   const key = `${what}|${view.view}|${partner?.id ?? '-'}|${identifierKey(id)}`;
   const catalogue = (await ctx.catalogue.get()).version;
-  return ctx.answers.get(key, catalogue, async (tags: AnswerTags) => {
-    if (partner) tags.add(partnerTag(partner.id));
-    const entries = view.view === 'private' ? await privateView(ctx, view.access, id, tags) : await publicView(ctx, view.reader, id, tags);
-    return make(entries);
-  });
+  // The partner row was read before this lookup: an answer rendered from it is kept only if it is still current.
+  const readBefore = partner ? { tag: partnerTag(partner.id), at: ctx.partners.readAt(partner) } : undefined;
+  return ctx.answers.get(
+    key,
+    catalogue,
+    async (tags: AnswerTags) => {
+      if (partner) tags.add(partnerTag(partner.id));
+      const entries = view.view === 'private' ? await privateView(ctx, view.access, id, tags) : await publicView(ctx, view.reader, id, tags);
+      return make(entries);
+    },
+    readBefore,
+  );
 }

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
-import type { ApiOperation } from '../http/api-route.js';
+import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, type Fields } from '../http/document.js';
 import { onReader } from '../db/prepared.js';
@@ -11,7 +11,7 @@ import { findLink } from '../repositories/links.js';
 import { findUserByIdentifier, lookupPerson } from '../repositories/people.js';
 import { accountRefById } from '../repositories/users.js';
 import { bySvcName, centralEntries, isVisible } from '../services/partner-data.js';
-import { userIdentifierOf, userServiceFields } from './shared.js';
+import { userIdentifierOf, userServiceFieldsFor } from './shared.js';
 
 export const MAX_CONTACTS = 1000;
 
@@ -30,7 +30,7 @@ function parseContacts(raw: string | undefined): { given: string; id: ParsedIden
   return out;
 }
 
-export const returnContacts: ApiOperation = {
+export const returnContacts = apiOperation({
   operationId: 'return_contacts',
   summary: 'Match a linked user\'s contacts against the service',
   description:
@@ -48,6 +48,7 @@ export const returnContacts: ApiOperation = {
     if (!link || !isVisible(owner)) throw errors.forbidden('The user has not linked their account with this partner');
     const contacts = parseContacts(call.body.contacts);
     const snap = await call.ctx.catalogue.get();
+    const fields = userServiceFieldsFor(formatOf(call.request));
     const found: Fields[] = [];
     const seen = new Set<number>();
     for (const c of contacts) {
@@ -55,8 +56,8 @@ export const returnContacts: ApiOperation = {
       if (!isVisible(user) || !user.discoverable || user.id === owner.id || seen.has(user.id)) continue;
       seen.add(user.id);
       const entries = (await centralEntries(q, snap, user, call.reader)).sort(bySvcName);
-      found.push({ identifier: c.given, userId: user.user_id, services: list('service', entries.map(userServiceFields)) });
+      found.push({ identifier: c.given, userId: user.user_id, services: list('service', entries.map(fields)) });
     }
     return { root: 'contacts', list: list('contact', found) };
   },
-};
+});

@@ -2,7 +2,7 @@
 // made public, or (private view, linked partner) all filled-in fields.
 import { errors } from '../domain/errors.js';
 import { profileFields } from '../domain/profile.js';
-import type { ApiOperation } from '../http/api-route.js';
+import { apiOperation } from '../http/api-route.js';
 import { objectAnswer } from '../http/api-schemas.js';
 import type { Fields } from '../http/document.js';
 import { onReader } from '../db/prepared.js';
@@ -12,7 +12,7 @@ import { findUserByRef } from '../repositories/users.js';
 import { isVisible } from '../services/partner-data.js';
 import { profileTypeOf, profileTypeQuery, profileUrl, requirePrivateAccess, userIdentifierOf } from './shared.js';
 
-export const returnProfile: ApiOperation = {
+export const returnProfile = apiOperation({
   operationId: 'return_profile',
   summary: 'A user\'s profile',
   description:
@@ -35,4 +35,4 @@ export const returnProfile: ApiOperation = {
     const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id), ...profileFields(user, linked ? 'all' : 'public') };
     return { root: 'profile', fields: fields as Fields };
   },
-};
+});

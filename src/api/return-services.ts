@@ -1,11 +1,11 @@
 // SPEC §4.1: the identities of a person, in the public view or the partner's private view.
-import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
 import { cachedView } from './cached-views.js';
-import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFields } from './shared.js';
+import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
 
-export const returnServices: ApiOperation = {
+export const returnServices = apiOperation({
   operationId: 'return_services',
   summary: 'The services a person has an identity on',
   description:
@@ -21,8 +21,8 @@ export const returnServices: ApiOperation = {
     const format = formatOf(call.request);
     // Kept rendered, in the format asked for: the body is what a repeated read costs.
     const body = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) =>
-      render({ root: 'services', list: list('service', entries.map(userServiceFields)) }, format),
+      render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format),
     );
     return { root: 'services', rendered: body };
   },
-};
+});

@@ -1,5 +1,5 @@
 // SPEC §4.8: who claims this identity (opted-in, discoverable users), verified claims first.
-import type { ApiOperation } from '../http/api-route.js';
+import { apiOperation } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list } from '../http/document.js';
 import { claimantsOf } from '../repositories/central-identities.js';
@@ -7,7 +7,7 @@ import { normaliseUsrSvcId } from '../services/central.js';
 import { profileUrl, serviceOf } from './shared.js';
 import { errors } from '../domain/errors.js';
 
-export const reverseLookup: ApiOperation = {
+export const reverseLookup = apiOperation({
   operationId: 'reverse_lookup',
   summary: 'Which users claim an identity on a service',
   description:
@@ -29,4 +29,4 @@ export const reverseLookup: ApiOperation = {
       ),
     };
   },
-};
+});

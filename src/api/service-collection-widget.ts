@@ -3,8 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError, errors } from '../domain/errors.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
-import type { ApiCall, ApiOperation } from '../http/api-route.js';
-import { requestOrigin } from '../http/request-info.js';
+import { apiOperation, type ApiCall } from '../http/api-route.js';
+import { requestOrigin, unvalidatedField, unvalidatedString } from '../http/request-info.js';
 import { allowedOrigins } from '../repositories/partners.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 import { widgetBundle } from '../widget/bundle.js';
@@ -57,7 +57,7 @@ function widgetService(e: ViewEntry): WidgetService {
   };
 }
 
-export const serviceCollectionWidget: ApiOperation = {
+export const serviceCollectionWidget = apiOperation({
   operationId: 'service_collection_widget',
   summary: 'The embeddable widget for one person (JavaScript)',
   description:
@@ -75,9 +75,9 @@ export const serviceCollectionWidget: ApiOperation = {
   kind: 'widget',
   raw: true,
   urlProof(partner, request, nowMs) {
-    const params = request.params as Record<string, string | undefined>;
-    const query = request.query as Record<string, unknown>;
-    return checkWidgetSignature(partner, params.user_identifier ?? '', query.exp, query.sig, nowMs);
+    // Before the schemas: exp or sig given twice arrive as arrays, which the check calls invalid.
+    const { query, params } = request;
+    return checkWidgetSignature(partner, unvalidatedString(params, 'user_identifier') ?? '', unvalidatedField(query, 'exp'), unvalidatedField(query, 'sig'), nowMs);
   },
   async handler(call) {
     const displaySync = displaySyncOf(call.params.display_sync);
@@ -111,4 +111,4 @@ export const serviceCollectionWidget: ApiOperation = {
       .send(script);
     return { root: 'script', text: '' };
   },
-};
+});

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { errors } from '../domain/errors.js';
 import { normaliseSvcId } from '../domain/svc-id.js';
-import { formatOf, type ApiOperation } from '../http/api-route.js';
+import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { CONTENT_TYPE, list, render, type Doc, type Fields } from '../http/document.js';
 import { ORDERS, type Order } from '../services/catalogue-cache.js';
@@ -49,7 +49,7 @@ function parseRequest(params: Readonly<Record<string, string>>): Request {
 // Kept as bytes: a 180 kB string would be encoded to UTF-8 again on every send.
 const rendered = new Map<string, { body: Buffer; etag: string }>();
 
-export const serviceDetails: ApiOperation = {
+export const serviceDetails = apiOperation({
   operationId: 'service_details',
   summary: 'The catalogue of supported services',
   description:
@@ -97,4 +97,4 @@ export const serviceDetails: ApiOperation = {
     }
     return { root: 'services', text: '' };
   },
-};
+});

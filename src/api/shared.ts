@@ -4,11 +4,11 @@ import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
-import type { ApiCall } from '../http/api-route.js';
+import type { ApiCall, NoFields } from '../http/api-route.js';
 import type { Fields } from '../http/document.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 
-export function userIdentifierOf(call: ApiCall): ParsedIdentifier {
+export function userIdentifierOf(call: Pick<ApiCall, 'params'>): ParsedIdentifier {
   const raw = call.params.user_identifier;
   if (raw === undefined || raw === '') throw errors.invalidRequest('user_identifier is missing');
   return parseUserIdentifier(raw);
@@ -21,7 +21,7 @@ export const profileTypeQuery = {
 };
 
 /** profile_type from the path or the query (SPEC §4.1); the path wins when both are given. */
-export function profileTypeOf(call: ApiCall): ProfileType {
+export function profileTypeOf(call: Pick<ApiCall<NoFields, typeof profileTypeQuery>, 'params' | 'query'>): ProfileType {
   const raw = call.params.profile_type ?? call.query.profile_type ?? 'private';
   const v = raw.trim().toLowerCase();
   if (v !== 'public' && v !== 'private') throw errors.invalidRequest('profile_type must be public or private');
@@ -49,11 +49,24 @@ export async function serviceOf(ctx: AppContext, svcId: string | undefined): Pro
 }
 
 /** One entry of an answer. Two literal shapes rather than a spread: this runs for every entry of every answer. */
-export function userServiceFields(e: ViewEntry): Fields {
+function userServiceFieldsXml(e: ViewEntry): Fields {
   const verified = e.verified ? 'TRUE' : 'FALSE';
   return e.showUsrSvcId
     ? { svcId: e.svc.svcId, svcName: e.svc.svcName, usrSvcId: e.usrSvcId, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon }
     : { svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon };
+}
+
+/**
+ * JSON answers add the evidence of a verified entry after the fields XML has (docs/spec.md,
+ * "Evidence of verification"); XML answers stay exactly what existing DandyID clients parse.
+ */
+function userServiceFieldsJson(e: ViewEntry): Fields {
+  const fields = userServiceFieldsXml(e);
+  return e.evidence ? { ...fields, ...e.evidence } : fields;
+}
+
+export function userServiceFieldsFor(format: 'xml' | 'json'): (e: ViewEntry) => Fields {
+  return format === 'json' ? userServiceFieldsJson : userServiceFieldsXml;
 }
 
 export function profileUrl(ctx: AppContext, userId: string): string {

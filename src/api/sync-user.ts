@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
-import type { ApiOperation } from '../http/api-route.js';
+import { apiOperation } from '../http/api-route.js';
 import { textAnswer } from '../http/api-schemas.js';
 import { checkCredentials, linkUser } from '../services/links.js';
 import { userIdentifierOf } from './shared.js';
@@ -19,7 +19,7 @@ export function clientAddress(endUserIp: string | undefined, callerIp: string): 
   return endUserIp.trim().toLowerCase();
 }
 
-export const syncUser: ApiOperation = {
+export const syncUser = apiOperation({
   operationId: 'sync_user',
   summary: 'Link the partner\'s repository for a person to their account',
   description:
@@ -39,4 +39,4 @@ export const syncUser: ApiOperation = {
     await linkUser(call.ctx, call.partner, id, call.params.user_identifier ?? '', user);
     return { root: 'result', text: 'true' };
   },
-};
+});

@@ -1,13 +1,13 @@
 // SPEC §4.6: end a link. Also answers the seed's POST on the widget path without a third segment.
 import { Type } from '@sinclair/typebox';
-import type { ApiOperation } from '../http/api-route.js';
+import { apiOperation } from '../http/api-route.js';
 import { textAnswer } from '../http/api-schemas.js';
 import { unlinkUser } from '../services/links.js';
 import { userIdentifierOf } from './shared.js';
 import { clientAddress } from './sync-user.js';
 import { errors } from '../domain/errors.js';
 
-export const unsyncUser: ApiOperation = {
+export const unsyncUser = apiOperation({
   operationId: 'unsync_user',
   summary: 'End the link between the partner\'s repository and a user\'s account',
   description:
@@ -30,4 +30,4 @@ export const unsyncUser: ApiOperation = {
     const user = await unlinkUser(call.ctx, call.partner, id, creds);
     return { root: 'user_identifier', text: user.user_id };
   },
-};
+});

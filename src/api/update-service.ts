@@ -1,14 +1,19 @@
 // SPEC §4.3: add, replace or remove one identity in the partner's repository (and, when linked,
-// in the central repository). Issue 18: a profile URL in the body may stand for svcId + usrSvcId.
+// in the central repository). A profile URL in the body may stand for svcId + usrSvcId.
 import { Type } from '@sinclair/typebox';
 import { errors } from '../domain/errors.js';
-import type { ApiCall, ApiOperation } from '../http/api-route.js';
+import { apiOperation, type ApiCall } from '../http/api-route.js';
 import { objectAnswer } from '../http/api-schemas.js';
 import { pushIdentity, validateUsrSvcId } from '../services/partner-data.js';
 import { recogniseProfileUrl } from '../services/profile-urls.js';
 import { serviceOf, userIdentifierOf } from './shared.js';
 
-async function targetOf(call: ApiCall) {
+const pushFields = {
+  usrSvcId: Type.Optional(Type.String({ maxLength: 1024, description: 'The identifier on the service; blank removes.' })),
+  url: Type.Optional(Type.String({ maxLength: 2048, description: 'A profile URL, in place of the svcId path segment (and usrSvcId); only on the path without svcId.' })),
+};
+
+async function targetOf(call: ApiCall<typeof pushFields>) {
   const url = call.body.url;
   if (call.params.svcId !== undefined) {
     if (url !== undefined) throw errors.invalidRequest('Give either svcId in the path or url in the body, not both');
@@ -24,16 +29,13 @@ async function targetOf(call: ApiCall) {
   return { svc: found.svc, usrSvcId: validateUsrSvcId(found.usrSvcId) };
 }
 
-export const updateService: ApiOperation = {
+export const updateService = apiOperation({
   operationId: 'update_service',
   summary: 'Set or remove a person\'s identifier on one service',
   description:
     'A blank or absent `usrSvcId` removes the entry (a no-op when there is none). `usrSvcId` may be given in the body for identifiers that cannot sit in a path segment; the body wins. Instead of `svcId` in the path, a `url` in the body (a profile URL such as `https://github.com/alice`) names the service and the identifier; a URL that fits no service is `not_found`, one that fits several is `invalid_request`. Idempotent.',
   paths: ['/api/update_service/:api_key/:user_identifier/:svcId', '/api/update_service/:api_key/:user_identifier/:svcId/:usrSvcId', '/api/update_service/:api_key/:user_identifier'],
-  body: {
-    usrSvcId: Type.Optional(Type.String({ maxLength: 1024, description: 'The identifier on the service; blank removes.' })),
-    url: Type.Optional(Type.String({ maxLength: 2048, description: 'A profile URL, in place of the svcId path segment (and usrSvcId); only on the path without svcId.' })),
-  },
+  body: pushFields,
   tokenRequired: true,
   answer: objectAnswer('service', 'PushedService'),
   // The url form names the service differently, so it is listed beside the svcId form.
@@ -52,4 +54,4 @@ export const updateService: ApiOperation = {
     await pushIdentity(call.ctx, call.partner, id, svc, usrSvcId);
     return { root: 'service', fields: { svcId: svc.svcId, usrSvcId } };
   },
-};
+});

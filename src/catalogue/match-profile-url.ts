@@ -1,4 +1,4 @@
-// Reads the catalogue's URL templates backwards (issue 18 part 1): a pasted profile URL names a
+// Reads the catalogue's URL templates backwards: a pasted profile URL names a
 // service and the identifier on it, or nothing. Kept free of Node imports so the widget bundles the
 // same code and fills in exactly what the server would.
 //

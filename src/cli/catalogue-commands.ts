@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { parseCatalogueFile, serialiseCatalogue, type CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { normaliseSvcId } from '../domain/svc-id.js';
 import { listCatalogue, setServiceDisabled, upsertServices } from '../repositories/catalogue.js';
+import { verificationCoverage } from '../verification/coverage.js';
 import { CliError, print, type Out } from './output.js';
 import { withContext } from './run.js';
 
@@ -100,6 +101,24 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
         const ok = await setServiceDisabled(ctx.db.kysely, svcId, !o.enable, ctx.clock.now());
         if (!ok) throw new CliError(`no service ${svcId}`);
         print(out, { svcId, disabled: !o.enable }, () => `${svcId} ${o.enable ? 'enabled' : 'disabled'}`);
+      }),
+    );
+
+  cat
+    .command('coverage')
+    .description('of the most popular enabled services, how many a person can verify without an operator, and by which methods')
+    .option('--top <n>', 'how many of the most popular services', '50')
+    .action(async (o: { top: string }) =>
+      withContext(run(), async (ctx, out) => {
+        if (!/^\d{1,4}$/.test(o.top) || Number(o.top) < 1) throw new CliError('--top must be a whole number from 1 to 9999');
+        const c = await verificationCoverage(ctx, Number(o.top));
+        print(out, c, () => {
+          const byMethod = new Map<string, number>();
+          for (const s of c.services) for (const m of s.methods) byMethod.set(m, (byMethod.get(m) ?? 0) + 1);
+          const lines = c.services.map((s) => `${s.svcId.padEnd(24)} ${s.methods.length > 0 ? s.methods.join(', ') : '-'}`);
+          const methods = [...byMethod].map(([m, n]) => `${m} ${n}`).join(', ');
+          return [...lines, '', `${c.verifiable} of the ${c.services.length} most popular services can be verified without an operator${methods ? ` (${methods})` : ''}`].join('\n');
+        });
       }),
     );
 }

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { isValidEmail, isValidUserId } from '../domain/identifiers.js';
 import { hashPassword, passwordProblem } from '../domain/passwords.js';
 import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
-import { createUser, DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues, type User } from '../repositories/users.js';
+import { createUser } from '../services/orphan-subjects.js';
+import { DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues, type User } from '../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
 import { createUnprovenAccount } from '../services/ownership.js';
 import { CliError, print, readStdin, type Out } from './output.js';
@@ -69,7 +70,7 @@ export function userCommands(user: Command, run: () => Out): void {
         try {
           const input = { email: o.email, userId: o.userId, passwordHash: await hashPassword(password, ctx.config.argon2Cost), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false };
           // The operator vouches for the address, unless told not to.
-          const u = o.unproven ? await createUnprovenAccount(ctx, input) : await createUser(ctx.db.kysely, { ...input, proven: true }, ctx.clock.now());
+          const u = o.unproven ? await createUnprovenAccount(ctx, input) : await createUser(ctx.db, { ...input, proven: true }, ctx.clock.now());
           print(out, userView(u), () =>
             o.unproven
               ? `user ${u.user_id} created; a link to confirm the address was queued (the server's mail job sends it)`

@@ -19,6 +19,9 @@ import { partnerTokenLookupMigration } from './migrations/010-partner-token-look
 import { discoveryMigration } from './migrations/011-discovery.js';
 import { answerCacheFeedMigration } from './migrations/012-answer-cache-feed.js';
 import { answerFeedTriggersMigration } from './migrations/013-answer-feed-triggers.js';
+import { verificationEvidenceMigration } from './migrations/014-verification-evidence.js';
+import { proofUrlsMigration } from './migrations/015-proof-urls.js';
+import { oneChangeFeedMigration } from './migrations/016-one-change-feed.js';
 import { photoAvatarsMigration } from './migrations/017-photo-avatars.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
@@ -90,7 +93,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Checkpoints (copying the WAL back into the database file) every 8,000 pages, 32 MB, instead
     // of SQLite's 1,000: each one writes its pages at random places in the file and fsyncs it, on
     // the event loop (better-sqlite3 is synchronous), and with many users few of those pages repeat
-    // between checkpoints. +29 % acknowledged writes/s at 1 M users (docs/performance.md). The
+    // between checkpoints, so fewer, larger ones cost the writer less (docs/performance.md). The
     // WAL file is cut back to 64 MB when it has grown past that.
     raw.pragma('wal_autocheckpoint = 8000');
     raw.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
@@ -166,6 +169,9 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '011-discovery': discoveryMigration(dialect),
     '012-answer-cache-feed': answerCacheFeedMigration(dialect),
     '013-answer-feed-triggers': answerFeedTriggersMigration(dialect),
+    '014-verification-evidence': verificationEvidenceMigration(),
+    '015-proof-urls': proofUrlsMigration(),
+    '016-one-change-feed': oneChangeFeedMigration(dialect),
     '017-photo-avatars': photoAvatarsMigration(dialect),
   };
 }

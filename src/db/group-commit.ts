@@ -1,6 +1,6 @@
 // Group commit for SQLite writes. With synchronous=FULL every COMMIT waits for an fsync of the WAL
-// (about 0.4 ms on the reference machine), which caps one-transaction-per-request writes near
-// 2,000 a second however fast the rest is. Here writes that arrive while a transaction is being
+// (a trip to the disk), which caps one-transaction-per-request writes at the disk's fsync rate
+// however fast the rest is. Here writes that arrive while a transaction is being
 // written join the next one: each runs inside a savepoint (a failure undoes only its own changes
 // and rejects only its own caller), the batch commits with one fsync, and only then is every
 // caller answered. Nothing is acknowledged before it is durable, and an idle server commits a lone

@@ -103,12 +103,21 @@ export interface CentralIdentitiesTable {
   /** Lower-cased, one leading "@" removed: the key of reverse_lookup. */
   usr_svc_id_norm: string;
   verified: Bool;
-  verified_by: string | null; // 'relme' | 'operator'
+  verified_by: string | null; // a VerificationMethod: 'rel-me' | 'proof' | 'dns' | 'atproto' | 'operator'
+  /** When the mark was first earned (kept through re-checks that confirm it). */
   verified_at: Millis | null;
   last_checked_at: Millis | null;
+  /** What proves the mark: the page, record or document that was read. */
+  evidence_url: string | null;
+  /** When the entry is next due for a check; NULL: now (new or changed). */
+  next_check_at: Millis | null;
+  /** Since when a definite negative has stood against a mark still shown (to be confirmed). */
+  negative_since: Millis | null;
   source_partner_id: number | null;
   created_at: Millis;
   updated_at: Millis;
+  /** Where the person's proof for this identity is (a gist, a post), when its method needs one (migration 015). */
+  proof_url: string | null;
 }
 
 export interface PartnerIdentitiesTable {
@@ -153,8 +162,11 @@ export interface VerificationAttemptsTable {
   user_ref: number;
   svc_id: string;
   url: string;
-  outcome: string; // 'verified' | 'unreachable' | 'no_link' | 'link_elsewhere'
+  outcome: string; // CheckOutcome['result']: 'verified' | 'absent' | 'transient'
   detail: string;
+  method: string | null;
+  /** The HTTP status of the answer read, when there was one. */
+  status: number | null;
   attempted_at: Millis;
 }
 

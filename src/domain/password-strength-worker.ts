@@ -17,10 +17,10 @@ export type StrengthAnswer = { id: number } & (
   | { ok: false; message: string }
 );
 
-// Levenshtein matching stays off: it costs about 250 ms a check and catches little that the l33t
+// Levenshtein matching stays off: it is by far the costliest matcher and catches little that the l33t
 // and dictionary matchers do not. maxLength and l33tMaxSubstitutions bound the rest: the dictionary
 // matchers look at every substring of the judged part, once per l33t reading of it, so the cost
-// grows with the square of the length times the readings (1,024 characters of l33t symbols took 30 s).
+// grows with the square of the length times the readings, and a long run of l33t symbols has many.
 const estimator = new ZxcvbnFactory({
   translations: zxcvbnEn.translations,
   graphs: zxcvbnCommon.adjacencyGraphs,

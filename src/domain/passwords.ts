@@ -1,5 +1,5 @@
 // SPEC §12: argon2id at or above OWASP's minimum (m=19 MiB, t=2, p=1); never truncated; guessable
-// passwords refused (issue 14.9). The one place that decides whether a password may be used.
+// passwords refused. The one place that decides whether a password may be used.
 import argon2 from 'argon2';
 import type { Worker } from 'node:worker_threads';
 import type { Argon2Cost } from '../config.js';
@@ -48,8 +48,8 @@ export function contextWords(context: PasswordContext): string[] {
 
 type Judgement = Extract<StrengthAnswer, { ok: true }>;
 
-// One thread judges every password, in turn: started on first use (building the ranked
-// dictionaries takes about 0.1 s), and not holding the process open while nobody waits for it.
+// One thread judges every password, in turn: started on first use (so a process that judges none
+// never builds the ranked dictionaries), and not holding the process open while nobody waits for it.
 let strength: { worker: Worker; waiting: Map<number, (a: StrengthAnswer) => void> } | undefined;
 let nextId = 1;
 

@@ -1,10 +1,11 @@
-// What a Gravatar-compatible profile says about a user (issue 18.3): only what anyone may see on
+// What a Gravatar-compatible profile says about a user: only what anyone may see on
 // their public page (/u/{userId}), in Gravatar's field names. Unknown, hidden and unproven accounts
 // have no profile. Authentication (a partner's api_token) lists every verified identity and adds
 // the fields Gravatar gives only to authenticated requests; it never reveals a field the user kept
 // private.
 import type { AppContext } from '../context.js';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
+import type { MarkEvidence } from '../domain/evidence.js';
 import { isValidUserId } from '../domain/identifiers.js';
 import { photoStampOf } from '../repositories/avatar-photos.js';
 import { listCentralIdentities } from '../repositories/central-identities.js';
@@ -47,6 +48,17 @@ export function nameOf(account: ProfileAccount): string {
   return displayName({ userId: account.userId, fields: account.publicFields });
 }
 
+/** idsvc's additions to Gravatar's verified account, in Gravatar's snake_case. */
+function evidenceFields(e: MarkEvidence | null): Partial<GravatarVerifiedAccount> {
+  if (!e) return {};
+  return {
+    verified_by: e.verifiedBy,
+    verified_at: e.verifiedAt,
+    ...(e.lastCheckedAt !== undefined ? { last_checked_at: e.lastCheckedAt } : {}),
+    ...(e.evidenceUrl !== undefined ? { evidence_url: e.evidenceUrl } : {}),
+  };
+}
+
 const isoSeconds = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
 
 export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, lookup: AccountLookup, authenticated: boolean): Promise<GravatarProfile> {
@@ -57,11 +69,11 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
     .flatMap((i) => {
       const svc = snap.byId.get(i.svcId); // a disabled service is kept, not shown
       const url = svc ? buildProfileUrl(svc, i.usrSvcId) : '';
-      return svc && url ? [{ svc, url, verified: i.verified }] : [];
+      return svc && url ? [{ svc, url, verified: i.verified, evidence: i.evidence }] : [];
     })
     .sort((a, b) => a.svc.svcName.toLowerCase().localeCompare(b.svc.svcName.toLowerCase()) || a.svc.svcId.localeCompare(b.svc.svcId));
-  for (const { svc, url, verified: isVerified } of identities) {
-    if (isVerified) verified.push({ service_type: svc.svcId, service_label: svc.svcName, service_icon: svc.svcFavicon, url, is_hidden: false });
+  for (const { svc, url, verified: isVerified, evidence } of identities) {
+    if (isVerified) verified.push({ service_type: svc.svcId, service_label: svc.svcName, service_icon: svc.svcFavicon, url, is_hidden: false, ...evidenceFields(evidence) });
     else links.push({ label: svc.svcName, url });
   }
   const f = account.publicFields;

@@ -1,4 +1,4 @@
-// Gravatar-compatible reads (issue 18.3): GET /v3/profiles/{profileIdentifier}, as Gravatar's REST
+// Gravatar-compatible reads: GET /v3/profiles/{profileIdentifier}, as Gravatar's REST
 // API v3 answers it, and GET /avatar/{hash}, the photo or letter avatar its `avatar_url` points at. Both are
 // readable from any web page (CORS `*`), cacheable for a minute with an ETag, and answer JSON
 // errors `{"error", "code"}` as Gravatar does. Unknown, hidden and unproven users answer alike.

@@ -1,6 +1,7 @@
 // Gravatar's REST API v3 profile, field for field (names, types, which are required), as named
 // OpenAPI components: a client written for api.gravatar.com reads idsvc by changing its base URL.
 import { Type, type Static } from '@sinclair/typebox';
+import { VERIFICATION_METHODS } from '../verification/methods.js';
 
 const ISO_SECONDS = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
 
@@ -11,8 +12,17 @@ export const VerifiedAccountSchema = Type.Object(
     service_icon: Type.String({ format: 'uri', description: 'The service\'s icon (its favicon).' }),
     url: Type.String({ format: 'uri', description: 'The user\'s profile on the service.' }),
     is_hidden: Type.Boolean({ description: 'Always false: idsvc lists no hidden accounts.' }),
+    verified_by: Type.Optional(
+      Type.Union([...VERIFICATION_METHODS].map((m) => Type.Literal(m)), { description: 'idsvc\'s addition: how the identity was verified (docs/verification.md).' }),
+    ),
+    verified_at: Type.Optional(Type.String({ format: 'date-time', description: 'idsvc\'s addition: when it was first verified.' })),
+    last_checked_at: Type.Optional(Type.String({ format: 'date-time', description: 'idsvc\'s addition: the last check that kept the mark (re-checked daily).' })),
+    evidence_url: Type.Optional(Type.String({ description: 'idsvc\'s addition: what proves it, the page or record read or `dns:TXT:<name>`; absent for an operator\'s mark.' })),
   },
-  { $id: 'GravatarVerifiedAccount', description: 'An identity proven by a rel="me" link back to the user\'s profile page (or marked verified by an operator).' },
+  {
+    $id: 'GravatarVerifiedAccount',
+    description: 'An identity idsvc proved is the user\'s (rel="me", a proof text, DNS, ATProto; re-checked daily) or an operator vouched for. Gravatar\'s fields, then idsvc\'s evidence.',
+  },
 );
 
 export const LinkSchema = Type.Object(

@@ -2,19 +2,31 @@
 // that reject unknown fields, the api_key / api_token / origin checks of SPEC §5, the rate limits of
 // SPEC §8, and the answer rendered as XML or JSON. An operation module supplies only its schemas
 // and a handler that returns a Doc.
-import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TProperties, type TString } from '@sinclair/typebox';
 import type { Answer } from './api-schemas.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
+import { typed } from './typed-app.js';
 import type { AppContext } from '../context.js';
 import { allowedOrigins, tokenMatches, type Partner } from '../repositories/partners.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { CONTENT_TYPE, render, type Doc, type Format } from './document.js';
-import { requestOrigin, wantsJson } from './request-info.js';
+import { requestOrigin, unvalidatedString, wantsJson } from './request-info.js';
 import type { LimitState } from '../services/rate-limits.js';
 import type { PartnerProof, Reader } from '../services/partner-data.js';
 import type { SignatureCheck } from '../widget/signature.js';
 
-export interface ApiCall {
+/** No fields besides those every operation accepts. */
+export type NoFields = Record<never, never>;
+
+/**
+ * What a handler reads from the body, typed by the operation's schema: its own fields and the
+ * api_token. Partial: a GET carries no body, so even a field the POST schema requires may be absent.
+ */
+export type ApiBody<B extends TProperties> = Readonly<Partial<Static<TObject<typeof tokenField & B>>>>;
+/** What a handler reads from the query string, typed by the operation's schema, `format` included. */
+export type ApiQuery<Q extends TProperties> = Readonly<Static<TObject<typeof formatField & Q>>>;
+
+export interface ApiCall<B extends TProperties = TProperties, Q extends TProperties = TProperties> {
   readonly ctx: AppContext;
   readonly partner: Partner;
   /** The caller proved itself with its api_token (SPEC §3 rule 0). */
@@ -23,15 +35,20 @@ export interface ApiCall {
   readonly reader: Reader;
   /** The operation's signed-URL check (`urlProof`), when it has one. */
   readonly urlProof: SignatureCheck | null;
+  /** The path's segments (an operation's paths differ in which they have). */
   readonly params: Readonly<Record<string, string>>;
-  readonly body: Readonly<Record<string, string | undefined>>;
-  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly body: ApiBody<B>;
+  readonly query: ApiQuery<Q>;
   readonly ip: string;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
 }
 
-export interface ApiOperation {
+/**
+ * An operation, its handler typed by its own schemas (`body`, `query`). Written through
+ * `apiOperation()`, which infers both; listed as `ApiOperation` (any fields) in src/api/index.ts.
+ */
+export interface ApiOperation<B extends TProperties = TProperties, Q extends TProperties = TProperties> {
   operationId: string;
   summary: string;
   description?: string;
@@ -39,9 +56,9 @@ export interface ApiOperation {
   /** Paths answered on POST only (the seed's unsync_user shares the widget's path shape). */
   postOnlyPaths?: string[];
   /** Body fields besides api_token, which every operation accepts (old clients always send it). */
-  body?: TProperties;
+  body?: B;
   /** Query fields besides `format`. */
-  query?: TProperties;
+  query?: Q;
   tokenRequired: boolean;
   /** What a successful answer holds (the widget answers a script instead). */
   answer: Answer | 'javascript';
@@ -52,7 +69,7 @@ export interface ApiOperation {
   documented?: { method?: 'GET' | 'POST'; paths?: string[]; summaries?: string[]; bodies?: Record<string, string>[] };
   /** A real call for the curl example of the reference page (placeholders like $API_KEY allowed). */
   example: ApiExample;
-  handler(call: ApiCall): Promise<Doc>;
+  handler(call: ApiCall<B, Q>): Promise<Doc>;
   /** Render something other than XML/JSON (the widget answers JavaScript). */
   raw?: boolean;
   /** How errors are answered (SPEC §4.4: the widget answers a script, also for errors). */
@@ -62,6 +79,11 @@ export interface ApiOperation {
    * before the rate limits, because proven and unproven calls draw on separate budgets.
    */
   urlProof?(partner: Partner, request: FastifyRequest, nowMs: number): SignatureCheck;
+}
+
+/** An operation whose handler reads `call.body` and `call.query` in the types of its own schemas. */
+export function apiOperation<B extends TProperties = NoFields, Q extends TProperties = NoFields>(op: ApiOperation<B, Q>): ApiOperation<B, Q> {
+  return op;
 }
 
 export interface ApiExample {
@@ -84,15 +106,19 @@ const PARAM_DOCS: Record<string, string> = {
   display_sync: '`TRUE` or `FALSE` (any case): show the sync form.',
 };
 
-export function paramsSchema(path: string): TObject {
+export function paramsSchema(path: string): TObject<Record<string, TString>> {
   const names = [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] as string);
-  const props: TProperties = {};
+  const props: Record<string, TString> = {};
   for (const n of names) props[n] = Type.String({ maxLength: 256, description: PARAM_DOCS[n] ?? n });
   return Type.Object(props);
 }
 
 const tokenField = {
   api_token: Type.Optional(Type.String({ maxLength: 256, description: 'The partner\'s secret API token. Body only, never in a URL.' })),
+};
+
+const formatField = {
+  format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })),
 };
 
 function setLimitHeaders(reply: FastifyReply, states: LimitState[]): void {
@@ -116,7 +142,7 @@ interface Caller {
   partner: Partner | undefined;
   authenticated: boolean;
   token: string | undefined;
-  /** The partner's proof: its api_token, or a URL its server signed (issue 14.2). */
+  /** The partner's proof: its api_token, or a URL its server signed. */
   proof: PartnerProof | null;
   urlProof: SignatureCheck | null;
 }
@@ -128,7 +154,7 @@ declare module 'fastify' {
 }
 
 /**
- * SPEC §8, issue 14.3: a key's proven calls (its api_token, or a URL its server signed) and the
+ * SPEC §8: a key's proven calls (its api_token, or a URL its server signed) and the
  * calls anyone makes with the public key alone draw on separate budgets, so traffic spread over
  * many addresses cannot use up the partner's own. A partner's override (`partner set
  * --rate-limit`) sets its proven budget and also caps its unproven one: an operator who limits a
@@ -153,13 +179,11 @@ async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: 
 
 /** Counts the request against the limits that apply to its caller and sets RateLimit-* (SPEC §8). */
 async function countCaller(ctx: AppContext, op: ApiOperation, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const params = request.params as Record<string, string>;
-  // The body is parsed but not yet validated: a token that is not a string is no proof (its 400 follows).
-  const body = typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
-  const key = params.api_key ?? '';
+  const key = unvalidatedString(request.params, 'api_key') ?? '';
   const partner = API_KEY_PATTERN.test(key) ? await ctx.partners.get(key) : undefined;
   const now = ctx.clock.now();
-  const token = typeof body.api_token === 'string' ? body.api_token : undefined;
+  // The body is parsed but not yet validated: a token that is not a string is no proof (its 400 follows).
+  const token = unvalidatedString(request.body, 'api_token');
   const authenticated = partner !== undefined && token !== undefined && tokenMatches(partner, token, now);
   const urlProof = partner && op.urlProof ? op.urlProof(partner, request, now) : null;
   const proof: PartnerProof | null = !partner
@@ -217,15 +241,12 @@ const emptyBodyIsNoFields: preValidationHookHandler = (request, _reply, done) =>
 };
 
 /** The fields an operation's POST body may carry (form or JSON). */
-export function bodySchema(op: ApiOperation): TObject {
-  return Type.Object({ ...tokenField, ...(op.body ?? {}) }, { additionalProperties: false });
+export function bodySchema(op: ApiOperation): TObject<typeof tokenField & TProperties> {
+  return Type.Object({ ...tokenField, ...op.body }, { additionalProperties: false });
 }
 
-export function querySchema(op: ApiOperation): TObject {
-  return Type.Object(
-    { format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })), ...(op.query ?? {}) },
-    { additionalProperties: false },
-  );
+export function querySchema(op: ApiOperation): TObject<typeof formatField & TProperties> {
+  return Type.Object({ ...formatField, ...op.query }, { additionalProperties: false });
 }
 
 export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
@@ -234,40 +255,30 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
     countCaller(ctx, op, request, reply).then(() => done(), done);
   };
   const body = bodySchema(op);
-  const query = querySchema(op);
+  const querystring = querySchema(op);
+  const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
+    const { partner, authenticated, reader, urlProof } = authorise(request, op);
+    const doc = await op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, request, reply });
+    if (op.raw) return reply;
+    const format = formatOf(request);
+    return reply.type(CONTENT_TYPE[format]).send(render(doc, format));
+  };
+  // The schemas validate each request and, through the type provider, type what the handler reads.
+  const routes = typed(app);
   for (const path of op.paths) {
-    // GET carries no body (Fastify refuses a body schema on it); POST carries the body fields.
-    for (const method of ['GET', 'POST'] as const) {
-      if (method === 'GET' && op.postOnlyPaths?.includes(path)) continue;
-      app.route({
-        method,
-        url: path,
-        config: { kind: op.kind ?? 'api' },
-        // A POST without a body (or Content-Type) means "no fields", not a malformed body.
-        preValidation: method === 'POST' ? [emptyBodyIsNoFields, count] : count,
-        // Validation only: the API description is built from the same schemas (openapi-paths.ts).
-        schema: { hide: true, params: paramsSchema(path), querystring: query, ...(method === 'POST' ? { body } : {}) },
-        handler: async (request, reply) => {
-          const { partner, authenticated, reader, urlProof } = authorise(request, op);
-          const doc = await op.handler({
-            ctx,
-            partner,
-            authenticated,
-            reader,
-            urlProof,
-            params: request.params as Record<string, string>,
-            body: (request.body ?? {}) as Record<string, string | undefined>,
-            query: request.query as Record<string, string | undefined>,
-            ip: request.ip,
-            request,
-            reply,
-          });
-          if (op.raw) return reply;
-          const format = formatOf(request);
-          return reply.type(CONTENT_TYPE[format]).send(render(doc, format));
-        },
-      });
+    const params = paramsSchema(path);
+    // hide: the API description is built from the same schemas (openapi-paths.ts).
+    const config = { kind: op.kind ?? 'api' };
+    // GET carries no body (Fastify refuses a body schema on it): the handler sees no fields.
+    if (!op.postOnlyPaths?.includes(path)) {
+      routes.get(path, { config, preValidation: count, schema: { hide: true, params, querystring } }, (request, reply) =>
+        answer(request, reply, { params: request.params, body: {}, query: request.query }),
+      );
     }
+    // A POST without a body (or Content-Type) means "no fields", not a malformed body.
+    routes.post(path, { config, preValidation: [emptyBodyIsNoFields, count], schema: { hide: true, params, querystring, body } }, (request, reply) =>
+      answer(request, reply, { params: request.params, body: request.body, query: request.query }),
+    );
   }
 }
 

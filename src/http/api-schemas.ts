@@ -5,13 +5,25 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { STATUS_OF } from '../domain/errors.js';
 import { PROFILE_FIELD_NAMES, PROFILE_MAX_LENGTH } from '../domain/profile.js';
+import { VERIFICATION_METHODS } from '../verification/methods.js';
 
 export type ComponentName = 'Error' | 'Service' | 'UserService' | 'PushedService' | 'Profile' | 'Contact' | 'ClaimingUser';
 
 /** A reference to one of COMPONENT_SCHEMAS, as the document writes it. */
 export const ref = (name: ComponentName): TSchema => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
 
-const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], { description: '`TRUE` when idsvc verified the identity with a rel="me" link back to the profile page.' });
+const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], {
+  description:
+    '`TRUE` when idsvc proved the identity is the person\'s (a rel="me" link back, a proof text in the profile, a DNS TXT record, an ATProto handle; docs/verification.md) or an operator vouched for it. Re-checked daily; only a definite negative confirmed after a delay removes it.',
+});
+
+const jsonOnly = 'JSON answers only, and only on a verified entry; XML answers carry no evidence.';
+const evidence = {
+  verifiedBy: Type.Optional(Type.Union([...VERIFICATION_METHODS].map((m) => Type.Literal(m)), { description: `How the mark was earned. ${jsonOnly}` })),
+  verifiedAt: Type.Optional(Type.String({ description: `When the mark was first earned (ISO 8601, UTC). ${jsonOnly}` })),
+  lastCheckedAt: Type.Optional(Type.String({ description: `The last check that kept the mark (ISO 8601, UTC). ${jsonOnly}` })),
+  evidenceUrl: Type.Optional(Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator's mark. ${jsonOnly}` })),
+};
 
 export const COMPONENT_SCHEMAS = {
   Error: Type.Object(
@@ -44,6 +56,7 @@ export const COMPONENT_SCHEMAS = {
       url: Type.String({ description: 'The profile page on the service; empty when the catalogue has no pattern for it.' }),
       verified,
       svcFavicon: Type.String(),
+      ...evidence,
     },
     { additionalProperties: false, xml: { name: 'service' }, description: 'One identity a person has on a service, sorted by svcName in every list.' },
   ),

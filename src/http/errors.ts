@@ -78,7 +78,14 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   // The router's own limit is far above SPEC §8's; the schemas say 256, so the message does too.
   FST_ERR_MAX_PARAM_LENGTH: () => new ApiError('invalid_request', `A path segment is longer than ${PATH_SEGMENT_LIMIT} characters`),
   FST_ERR_BAD_URL: () => new ApiError('invalid_request', 'The URL is not valid (a malformed %-encoding)'),
+  // @fastify/csrf-protection's refusals of a site form (src/site/index.tsx).
+  FST_CSRF_MISSING_SECRET: () => formRejected(),
+  FST_CSRF_INVALID_TOKEN: () => formRejected(),
 };
+
+/** A site form refused as forged or expired: by the Origin check or by the CSRF token check. */
+export const formRejected = () =>
+  new ApiError('forbidden', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
 
 export function toApiError(err: unknown, requestId: string): ApiError {
   if (err instanceof ApiError) return err;

@@ -33,7 +33,7 @@ interface Series {
 }
 
 // Why not prom-client's Counter and Histogram: every observation, even through a `labels()` child,
-// validates and hashes its labels again (about 2 % of a return_services answer). Here each route's
+// validates and hashes its labels again, on the path of every answer. Here each route's
 // hook holds its series and an observation is a few additions; prom-client's registry still
 // formats the exposition, so /metrics reads exactly as before.
 export function createMetrics(): Metrics {

@@ -1,4 +1,4 @@
-// Answers for what Node's HTTP parser refuses before Fastify sees a request (issue 20): headers
+// Answers for what Node's HTTP parser refuses before Fastify sees a request: headers
 // over Node's limit, a request line or header that is not HTTP, a bad Content-Length, a timeout,
 // and CONNECT. Node's and Fastify's defaults write a bare status or Fastify's JSON; here the client
 // gets the API's error document (or the widget's script, or the site's page, by the path when the

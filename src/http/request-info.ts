@@ -1,9 +1,25 @@
 import type { FastifyRequest } from 'fastify';
 
+/**
+ * A field of a value parsed from the request but not validated (what the hooks before the schemas
+ * see: the body, the query, the path's segments), as it came: a string, an array for a field given
+ * twice, anything a JSON body holds. Own fields only, so `__proto__` and the like name nothing.
+ */
+export function unvalidatedField(value: unknown, name: string): unknown {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const field: unknown = Object.getOwnPropertyDescriptor(value, name)?.value;
+  return field;
+}
+
+/** unvalidatedField() when it is a string, else undefined. */
+export function unvalidatedString(value: unknown, name: string): string | undefined {
+  const field = unvalidatedField(value, name);
+  return typeof field === 'string' ? field : undefined;
+}
+
 /** JSON when asked for by `?format=json` or an Accept header that prefers it (SPEC §8). */
 export function wantsJson(request: FastifyRequest): boolean {
-  const q = request.query as Record<string, unknown> | undefined;
-  return prefersJson(q && typeof q.format === 'string' ? q.format : null, request.headers.accept);
+  return prefersJson(unvalidatedString(request.query, 'format') ?? null, request.headers.accept);
 }
 
 /** The rule of wantsJson() on the raw values, for answers written before a request was parsed. */

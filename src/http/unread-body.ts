@@ -1,5 +1,5 @@
 // Request bodies the app does not read (a GET's, or one refused before or while it was parsed)
-// are read and thrown away before the answer goes out (issue 20). When Node closes a connection
+// are read and thrown away before the answer goes out. When Node closes a connection
 // (the client sent `Connection: close`, or the answer is a 413) with bytes of the body still
 // unread in the socket's receive buffer, the kernel resets the connection instead of closing it,
 // and the reset discards whatever of the answer the client had not read yet: a 186 KB answer

@@ -3,6 +3,7 @@
 // (the compiler asks for it here); docs/webhooks.md says the same for people.
 import { PROFILE_FIELD_NAMES, PROFILE_MAX_LENGTH } from '../domain/profile.js';
 import type { EventType } from '../repositories/outbox.js';
+import { VERIFICATION_METHODS } from '../verification/methods.js';
 
 type Schema = Record<string, unknown>;
 
@@ -29,6 +30,20 @@ const profileSchema: Schema = {
   additionalProperties: false,
 };
 
+const identityFields: Record<string, Schema> = {
+  svcId: { type: 'string' },
+  usrSvcId: { type: 'string', description: 'Only for trusted partners or when the user is a pro user.' },
+  url: { type: 'string', description: "The profile URL built from the catalogue's pattern; empty when the service has none for this identifier." },
+};
+
+/** The evidence of a verified mark, as in JSON answers (docs/verification.md). */
+const evidenceFields: Record<string, Schema> = {
+  verifiedBy: { type: 'string', enum: [...VERIFICATION_METHODS], description: 'How the mark was earned.' },
+  verifiedAt: { type: 'string', format: 'date-time', description: 'When the mark was first earned (kept while re-checks confirm it).' },
+  lastCheckedAt: { type: 'string', format: 'date-time', description: 'The last check that kept the mark.' },
+  evidenceUrl: { type: 'string', description: 'What proves it: the page or record read, or `dns:TXT:<name>`. Absent for an operator\'s mark.' },
+};
+
 interface EventDoc {
   summary: string;
   description: string;
@@ -48,6 +63,37 @@ const EVENTS: Record<EventType, EventDoc> = {
       verified: { type: 'boolean' },
     },
     required: ['svcId', 'url', 'verified'],
+  },
+  'identity.verified': {
+    summary: 'An entry of the user\'s central repository became verified, with the evidence',
+    description: 'Sent with `identity.updated` when a check (or an operator) verifies an entry. docs/verification.md explains each method.',
+    data: {
+      ...identityFields,
+      verified: { const: true },
+      ...evidenceFields,
+    },
+    required: ['svcId', 'url', 'verified', 'verifiedBy', 'verifiedAt'],
+  },
+  'identity.unverified': {
+    summary: 'An entry of the user\'s central repository lost its verified mark, with the reason',
+    description:
+      'Sent with `identity.updated`. A check removes a mark only after every method that applies found a definite negative twice, the second time at least an hour (VERIFY_CONFIRM_AFTER_SECONDS) after the first; a timeout, 5xx, 429 or DNS failure never does.',
+    data: {
+      ...identityFields,
+      verified: { const: false },
+      reason: {
+        type: 'object',
+        required: ['method', 'detail'],
+        properties: {
+          method: { type: 'string', enum: [...VERIFICATION_METHODS], description: 'The method whose check found nothing, or `operator` when an operator removed the mark.' },
+          detail: { type: 'string', description: 'What was looked for, where, and what was found, in words.' },
+          evidenceUrl: { type: 'string', description: 'What was read: a URL, or `dns:TXT:<name>`.' },
+          status: { type: 'integer', description: 'The HTTP status of the answer read, when there was one.' },
+        },
+        additionalProperties: false,
+      },
+    },
+    required: ['svcId', 'url', 'verified', 'reason'],
   },
   'identity.removed': {
     summary: "An entry was removed from the user's central repository",

@@ -1,4 +1,4 @@
-// Runs queued "Find my identities" walks (issue 18 part 2). Every instance polls; a run is claimed
+// Runs queued "Find my identities" walks. Every instance polls; a run is claimed
 // with a lease, so exactly one instance walks it, and a run left by a stopped instance is taken over.
 import type { AppContext } from '../context.js';
 import { runDueDiscoveries } from '../services/discovery.js';

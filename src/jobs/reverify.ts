@@ -1,6 +1,7 @@
-// The daily re-check of rel="me" backlinks (SPEC §10). Runs every minute on every instance: new
-// entries are checked within about a minute of appearing, every entry again a day after its last
-// check, and a lost backlink clears the flag. Rows are claimed first, so instances share the work.
+// The daily re-check of every verification method (SPEC §10, verify.ts). Runs every minute on every
+// instance: new entries are checked within about a minute of appearing, every entry again about a
+// day after its last check (with jitter), sooner to confirm a negative or once a host that asked
+// us to wait may be asked. Rows are claimed first, so instances share the work.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { claimDueIdentities, verifyIdentity } from '../verification/verify.js';
@@ -26,6 +27,6 @@ export async function reverifyDue(ctx: AppContext, log?: FastifyBaseLogger): Pro
     }
   }
   // Counts only: identity URLs name people, so they stay out of the logs.
-  if (checked + failed > 0) log?.info({ job: 'reverify', checked, failed }, 'rel="me" re-verification');
+  if (checked + failed > 0) log?.info({ job: 'reverify', checked, failed }, 're-verification');
   return checked;
 }

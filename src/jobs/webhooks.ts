@@ -3,7 +3,7 @@
 // the endpoint. Rows are claimed with a lease, so every instance can run this at once. An event
 // about a user who is no longer visible when it is due is never sent (`suppressed`), except the
 // news that they are hidden or deleted.
-import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import type { AppContext } from '../context.js';
 import type { OutboxRow } from '../db/schema.js';
 import { disablePartnerWebhook, findWebhookTarget, signingSecrets, type Partner } from '../repositories/partners.js';
@@ -27,10 +27,12 @@ export function webhookLeaseMs(ctx: AppContext): number {
   return ATTEMPT_TIMEOUT_MS + 3 * ctx.config.databaseTimeoutMs + 30_000;
 }
 
-/** v1 signature of Standard Webhooks: base64 HMAC-SHA256 of "{id}.{timestamp}.{body}". */
-export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+/**
+ * v1 signature of Standard Webhooks (base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"), made by the
+ * scheme's reference library, the one partners are told to verify with.
+ */
+function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  return new Webhook(secret).sign(id, new Date(timestamp * 1000), body);
 }
 
 /**

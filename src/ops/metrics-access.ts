@@ -1,4 +1,4 @@
-// Who may read /metrics (issue 14.15). Metrics tell an outsider the traffic per operation, error
+// Who may read /metrics. Metrics tell an outsider the traffic per operation, error
 // rates and the process's memory, so they are not public: on the public port only with
 // METRICS_TOKEN as a bearer token, or on METRICS_PORT, a listener bound to loopback that only
 // programs on the same machine (a local Prometheus or agent) can reach. With neither, no /metrics.

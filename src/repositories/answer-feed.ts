@@ -1,5 +1,5 @@
-// The answer cache's change feed (migration 012): the rows of `answer_changes`, each a tag naming
-// what a committed change touched. `read()` gives the tags committed since the previous reading,
+// The change feed of the in-memory copies (services/change-feed.ts; migrations 012, 013): the rows
+// of `answer_changes`, each a tag naming what a committed change touched. `read()` gives the tags committed since the previous reading,
 // or 'all' when the reader cannot know (rows pruned before it read them).
 import type SQLite from 'better-sqlite3';
 import type { Db } from '../db/database.js';

@@ -5,6 +5,8 @@ import { statement, type Exec } from '../db/prepared.js';
 import type { CentralIdentityRow, Database, Queryable, Tx } from '../db/schema.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, type ByAccountIdentifier } from './people.js';
+import type { VerificationMethod } from '../verification/methods.js';
+import { markEvidence, type MarkEvidence } from '../domain/evidence.js';
 
 export type CentralIdentity = Omit<CentralIdentityRow, 'verified'> & { verified: boolean };
 
@@ -19,10 +21,16 @@ export interface CentralEntry {
   verified: boolean;
   source_partner_id: number | null;
   updated_at: number;
+  verified_by: string | null;
+  verified_at: number | null;
+  last_checked_at: number | null;
+  evidence_url: string | null;
 }
 
 type CentralEntryRow = Omit<CentralEntry, 'verified'> & { verified: number | boolean };
-const entriesOfUser = statement<CentralEntryRow>('SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at FROM central_identities WHERE user_ref = ?');
+const entriesOfUser = statement<CentralEntryRow>(
+  'SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at, verified_by, verified_at, last_checked_at, evidence_url FROM central_identities WHERE user_ref = ?',
+);
 
 /** The user's entries, in no particular order. */
 export async function centralEntriesOfUser(q: Exec, userRef: number): Promise<CentralEntry[]> {
@@ -36,10 +44,23 @@ export async function centralEntriesOfUser(q: Exec, userRef: number): Promise<Ce
  * The public view's rows (SPEC §3 rule 3): the account's visibility fields beside each of its
  * central entries (NULLs when it has none), as arrays in this column order.
  */
-export type PublicRow = [optedIn: boolean, pro: boolean, svcId: string | null, usrSvcId: string | null, verified: boolean, sourcePartnerId: number | null, updatedAt: number | null, userRef: number];
-type PublicRowAsStored = [number | boolean, number | boolean, string | null, string | null, number | boolean | null, number | null, number | null, number];
+export type PublicRow = [
+  optedIn: boolean,
+  pro: boolean,
+  svcId: string | null,
+  usrSvcId: string | null,
+  verified: boolean,
+  sourcePartnerId: number | null,
+  updatedAt: number | null,
+  userRef: number,
+  verifiedBy: string | null,
+  verifiedAt: number | null,
+  lastCheckedAt: number | null,
+  evidenceUrl: string | null,
+];
+type PublicRowAsStored = [number | boolean, number | boolean, string | null, string | null, number | boolean | null, number | null, number | null, number, string | null, number | null, number | null, string | null];
 const publicSelect =
-  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id ' +
+  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id, ci.verified_by, ci.verified_at, ci.last_checked_at, ci.evidence_url ' +
   'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 // One indexed query for the hottest read: the account by its identifier, joined with its entries.
 // Rows come as arrays and hold only what the answer uses: building objects and reading unused
@@ -100,7 +121,7 @@ export async function replaceCentralIdentity(
 ): Promise<CentralIdentity> {
   const row = await tx
     .updateTable('central_identities')
-    .set({ usr_svc_id: entry.usrSvcId, usr_svc_id_norm: entry.usrSvcIdNorm, verified: 0, verified_by: null, verified_at: null, last_checked_at: null, source_partner_id: entry.sourcePartnerId, updated_at: now })
+    .set({ usr_svc_id: entry.usrSvcId, usr_svc_id_norm: entry.usrSvcIdNorm, verified: 0, verified_by: null, verified_at: null, last_checked_at: null, evidence_url: null, next_check_at: null, negative_since: null, source_partner_id: entry.sourcePartnerId, updated_at: now })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -184,22 +205,24 @@ export async function claimantsOf(db: Queryable, svcId: string, usrSvcIdNorm: st
 
 export interface VerifiedMark {
   verified: boolean;
-  verified_by: 'relme' | 'operator' | null;
+  verified_by: VerificationMethod | null;
   verified_at: number | null;
+  /** What proves the mark; none for an operator's. */
+  evidence_url?: string | null;
 }
 
 export async function setVerifiedMark(db: Queryable, id: number, mark: VerifiedMark): Promise<CentralIdentity> {
   const row = await db
     .updateTable('central_identities')
-    .set({ ...mark, verified: mark.verified ? 1 : 0 })
+    .set({ ...mark, evidence_url: mark.evidence_url ?? null, verified: mark.verified ? 1 : 0, negative_since: null })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
   return toCentralIdentity(row);
 }
 
-/** The outcome of a rel="me" check: when the entry was checked, and its verified mark as it now stands. */
-export async function recordCheck(tx: Tx, id: number, mark: VerifiedMark, now: number): Promise<CentralIdentity> {
+/** The outcome of a check: when it ran, the mark as it now stands, and when the entry is due again. */
+export async function recordCheck(tx: Tx, id: number, mark: VerifiedMark & { negative_since: number | null; next_check_at: number }, now: number): Promise<CentralIdentity> {
   const row = await tx
     .updateTable('central_identities')
     .set({ last_checked_at: now, ...mark, verified: mark.verified ? 1 : 0 })
@@ -226,32 +249,33 @@ export async function identityToCheck(db: Queryable, id: number): Promise<{ id: 
 }
 
 /**
- * Claims up to `limit` entries that are due: never checked first, then those last checked at or
- * before `staleBefore`. A claim is a conditional UPDATE of last_checked_at from the value that was
- * read, so of several instances exactly one wins each row. Entries an operator verified are left alone.
+ * Claims up to `limit` entries that are due: never checked (next_check_at NULL) first, then by how
+ * long they have been due. A claim moves next_check_at to `leaseUntil` by a conditional UPDATE from
+ * the value that was read, so of several instances exactly one wins each row, and a check that
+ * dies with its instance is tried again once the lease ends. Entries an operator verified are left alone.
  */
-export async function claimDueIdentities(db: Kysely<Database>, now: number, staleBefore: number, limit: number): Promise<number[]> {
+export async function claimDueIdentities(db: Kysely<Database>, now: number, leaseUntil: number, limit: number): Promise<number[]> {
   const notOperator = (eb: ExpressionBuilder<Database, 'central_identities'>) => eb.or([eb('verified_by', 'is', null), eb('verified_by', '<>', 'operator')]);
-  const fresh = await db.selectFrom('central_identities').select(['id', 'last_checked_at']).where('last_checked_at', 'is', null).where(notOperator).orderBy('id').limit(limit).execute();
-  const stale =
+  const fresh = await db.selectFrom('central_identities').select(['id', 'next_check_at']).where('next_check_at', 'is', null).where(notOperator).orderBy('id').limit(limit).execute();
+  const due =
     fresh.length < limit
       ? await db
           .selectFrom('central_identities')
-          .select(['id', 'last_checked_at'])
-          .where('last_checked_at', '<=', staleBefore)
+          .select(['id', 'next_check_at'])
+          .where('next_check_at', '<=', now)
           .where(notOperator)
-          .orderBy('last_checked_at')
+          .orderBy('next_check_at')
           .orderBy('id')
           .limit(limit - fresh.length)
           .execute()
       : [];
   const claimed: number[] = [];
-  for (const c of [...fresh, ...stale]) {
+  for (const c of [...fresh, ...due]) {
     const r = await db
       .updateTable('central_identities')
-      .set({ last_checked_at: now })
+      .set({ next_check_at: leaseUntil })
       .where('id', '=', c.id)
-      .where('last_checked_at', c.last_checked_at === null ? 'is' : '=', c.last_checked_at)
+      .where('next_check_at', c.next_check_at === null ? 'is' : '=', c.next_check_at)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 1) claimed.push(c.id);
   }
@@ -262,10 +286,15 @@ export interface ListedIdentity {
   svcId: string;
   usrSvcId: string;
   verified: boolean;
+  evidence: MarkEvidence | null;
 }
 
 /** A user's whole central repository, disabled services included (the caller's catalogue drops those). */
 export async function listCentralIdentities(db: Queryable, userRef: number): Promise<ListedIdentity[]> {
-  const rows = await db.selectFrom('central_identities').select(['svc_id', 'usr_svc_id', 'verified']).where('user_ref', '=', userRef).execute();
-  return rows.map((r) => ({ svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1 }));
+  const rows = await db
+    .selectFrom('central_identities')
+    .select(['svc_id', 'usr_svc_id', 'verified', 'verified_by', 'verified_at', 'last_checked_at', 'evidence_url'])
+    .where('user_ref', '=', userRef)
+    .execute();
+  return rows.map((r) => ({ svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1, evidence: markEvidence({ ...r, verified: r.verified === 1 }) }));
 }

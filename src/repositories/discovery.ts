@@ -1,4 +1,4 @@
-// Discovery runs and their pages (issue 18 part 2), and the pages proven to be a user's own. Rows
+// Discovery runs and their pages, and the pages proven to be a user's own. Rows
 // become domain values here: 0/1 columns leave as booleans.
 import type { Queryable } from '../db/schema.js';
 
@@ -190,15 +190,18 @@ export async function identitiesOfUser(db: Queryable, userRef: number): Promise<
 }
 
 /** Marks an entry verified by a walk's rel="me" chain and records that as its latest check. */
-export async function recordWalkProof(db: Queryable, identity: { id: number; userRef: number; svcId: string }, url: string, detail: string, now: number) {
+export async function recordWalkProof(db: Queryable, identity: { id: number; userRef: number; svcId: string }, url: string, detail: string, now: number, nextCheckAt: number) {
   const row = await db
     .updateTable('central_identities')
-    .set({ verified: 1, verified_by: 'relme', verified_at: now, last_checked_at: now })
+    .set({ verified: 1, verified_by: 'rel-me', verified_at: now, last_checked_at: now, evidence_url: url, negative_since: null, next_check_at: nextCheckAt })
     .where('id', '=', identity.id)
-    .returning(['usr_svc_id'])
+    .returningAll()
     .executeTakeFirstOrThrow();
-  await db.insertInto('verification_attempts').values({ identity_id: identity.id, user_ref: identity.userRef, svc_id: identity.svcId, url, outcome: 'verified', detail, attempted_at: now }).execute();
-  return { usr_svc_id: row.usr_svc_id, verified: true };
+  await db
+    .insertInto('verification_attempts')
+    .values({ identity_id: identity.id, user_ref: identity.userRef, svc_id: identity.svcId, url, outcome: 'verified', detail, method: 'rel-me', status: null, attempted_at: now })
+    .execute();
+  return { ...row, verified: true };
 }
 
 /** Every run of the user with its pages, oldest first, for the data export. */

@@ -46,6 +46,21 @@ export async function deleteLink(tx: Tx, linkId: number): Promise<void> {
   await tx.deleteFrom('links').where('id', '=', linkId).execute();
 }
 
+/** A subject's links, one per partner. */
+export function linksOfSubject(tx: Tx, subjectId: number): Promise<{ id: number; partner_id: number }[]> {
+  return tx.selectFrom('links').select(['id', 'partner_id']).where('subject_id', '=', subjectId).execute();
+}
+
+/** The partner's link on a subject, if any. */
+export function linkOnSubject(tx: Tx, partnerId: number, subjectId: number): Promise<{ id: number } | undefined> {
+  return tx.selectFrom('links').select('id').where('partner_id', '=', partnerId).where('subject_id', '=', subjectId).executeTakeFirst();
+}
+
+/** The link now hangs off another subject. */
+export async function moveLinkToSubject(tx: Tx, linkId: number, subjectId: number): Promise<void> {
+  await tx.updateTable('links').set({ subject_id: subjectId }).where('id', '=', linkId).execute();
+}
+
 export async function deleteLinksOfUser(tx: Tx, userRef: number, partnerId?: number): Promise<void> {
   let q = tx.deleteFrom('links').where('user_ref', '=', userRef);
   if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);

@@ -6,6 +6,8 @@ import type { Database, OutboxRow, Queryable } from '../db/schema.js';
 
 export type EventType =
   | 'identity.updated'
+  | 'identity.verified'
+  | 'identity.unverified'
   | 'identity.removed'
   | 'link.created'
   | 'link.removed'

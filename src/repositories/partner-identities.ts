@@ -1,6 +1,6 @@
 // Partner repositories (SPEC §3): what each partner pushed about a person, per partner and subject.
 import { statement, type Exec } from '../db/prepared.js';
-import type { Queryable } from '../db/schema.js';
+import type { Queryable, Tx } from '../db/schema.js';
 
 export interface PushedEntry {
   svc_id: string;
@@ -36,6 +36,31 @@ export async function deletePushedEntry(q: Exec, partnerId: number, subjectId: n
 }
 
 /** Every entry any partner pushed about the account's person, with the partner's name (the data export). */
+/** A subject's entries, one per partner and service, with when each was written. */
+export function entriesOfSubject(tx: Tx, subjectId: number): Promise<{ id: number; partner_id: number; svc_id: string; updated_at: number }[]> {
+  return tx.selectFrom('partner_identities').select(['id', 'partner_id', 'svc_id', 'updated_at']).where('subject_id', '=', subjectId).execute();
+}
+
+/** The partner's entry for one service on a subject, if any. */
+export function entryOnSubject(tx: Tx, partnerId: number, subjectId: number, svcId: string): Promise<{ id: number; updated_at: number } | undefined> {
+  return tx
+    .selectFrom('partner_identities')
+    .select(['id', 'updated_at'])
+    .where('partner_id', '=', partnerId)
+    .where('subject_id', '=', subjectId)
+    .where('svc_id', '=', svcId)
+    .executeTakeFirst();
+}
+
+/** The entry now hangs off another subject. */
+export async function moveEntryToSubject(tx: Tx, entryId: number, subjectId: number): Promise<void> {
+  await tx.updateTable('partner_identities').set({ subject_id: subjectId }).where('id', '=', entryId).execute();
+}
+
+export async function deleteEntry(tx: Tx, entryId: number): Promise<void> {
+  await tx.deleteFrom('partner_identities').where('id', '=', entryId).execute();
+}
+
 export async function pushedEntriesAboutUser(db: Queryable, userRef: number): Promise<{ partner_name: string; svc_id: string; usr_svc_id: string; updated_at: number }[]> {
   return db
     .selectFrom('partner_identities as pi')

@@ -1,8 +1,6 @@
 // Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5). Rows
 // leave this module as `Partner`s, with booleans for the 0/1 columns.
-import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import type { Db } from '../db/database.js';
 import { statement } from '../db/prepared.js';
 import type { Database, PartnerRow } from '../db/schema.js';
@@ -37,7 +35,7 @@ export interface CreatedPartner {
 }
 
 // Writes to `partners` made in this process tell the partner cache at once (services/partner-cache.ts);
-// other processes' writes reach it through PostgreSQL's NOTIFY (migration 003).
+// other processes' writes reach it through the change feed (services/change-feed.ts).
 const writeListeners = new Set<() => void>();
 
 /** Calls `listener` after every write to `partners` made in this process; returns the unsubscribe. */
@@ -112,24 +110,6 @@ export async function findWebhookTarget(db: Kysely<Database>, partnerId: number)
     .where('id', '=', partnerId)
     .executeTakeFirst();
   return row && { ...row, webhook_disabled: row.webhook_disabled === 1 };
-}
-
-/**
- * SQLite: a reader of the change counter that triggers bump on every change to `partners`
- * (migration 004), prepared on the given connection; the partner cache compares its readings.
- */
-export function partnerChangeCounter(conn: SQLite.Database): () => number {
-  const read = conn.prepare('SELECT version FROM partner_changes WHERE id = 1').pluck();
-  return () => read.get() as number;
-}
-
-/** PostgreSQL: the channel migration 003's trigger notifies on every change to `partners`. */
-export const PARTNER_CHANNEL = 'idsvc_partners';
-
-/** PostgreSQL: subscribes a dedicated connection to partner changes; answers its backend pid. */
-export async function listenToPartnerChanges(client: pg.Client): Promise<number | null> {
-  await client.query(`LISTEN ${PARTNER_CHANNEL}`);
-  return (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? null;
 }
 
 export async function countPartners(db: Kysely<Database>): Promise<number> {

@@ -18,7 +18,7 @@ export interface PersonRef {
 //
 // An account whose address is not proven names nobody here (its hashes and userId answer as for an
 // unknown person), so nothing about the address is attached to whoever typed it in; once proven,
-// earlier pushes fold in (absorbOrphanSubjects).
+// earlier pushes fold in (services/orphan-subjects.ts).
 type UserAndSubject = { id: number; opted_in: number; pro: number; subject_id: number | null };
 const userAndSubject = 'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 const userBy: ByAccountIdentifier<UserAndSubject> = {
@@ -117,65 +117,36 @@ export async function lookupOrCreatePerson(q: Exec, id: ParsedIdentifier, now: n
   return { user: again.user, subjectId: again.subjectId };
 }
 
+/** The subject of an account, if a partner ever named them. */
+export async function findSubjectOfUser(db: Queryable, userRef: number): Promise<number | undefined> {
+  return (await db.selectFrom('subjects').select('id').where('user_ref', '=', userRef).executeTakeFirst())?.id;
+}
+
 /** The subject of an account, created on demand. */
 export async function subjectOfUser(db: Queryable, userRef: number, now: number): Promise<number> {
-  const s = await db.selectFrom('subjects').select('id').where('user_ref', '=', userRef).executeTakeFirst();
-  if (s) return s.id;
+  const found = await findSubjectOfUser(db, userRef);
+  if (found !== undefined) return found;
   const row = await db.insertInto('subjects').values({ user_ref: userRef, created_at: now }).returning('id').executeTakeFirstOrThrow();
   return row.id;
 }
 
-/**
- * When an account comes into being (or changes its address), what partners pushed earlier under
- * its hashes or its userId becomes that account's: the orphan subjects are folded into the
- * account's subject. On a clash for one partner and service the newer entry wins.
- */
-export async function absorbOrphanSubjects(tx: Tx, user: User, now: number): Promise<void> {
-  const target = await subjectOfUser(tx, user.id, now);
-  const found = await tx
+/** Subjects no account holds that carry one of the account's names: its e-mail hashes or its userId. */
+export function orphanSubjectsNaming(tx: Tx, user: User): Promise<{ id: number; email_md5: string | null; email_sha256: string | null }[]> {
+  return tx
     .selectFrom('subjects')
     .select(['id', 'email_md5', 'email_sha256'])
     .where('user_ref', 'is', null)
-    .where((eb) =>
-      eb.or([eb('email_md5', '=', user.email_md5), eb('email_sha256', '=', user.email_sha256), eb('handle', '=', user.user_id)]),
-    )
+    .where((eb) => eb.or([eb('email_md5', '=', user.email_md5), eb('email_sha256', '=', user.email_sha256), eb('handle', '=', user.user_id)]))
     .execute();
-  const orphans: number[] = [];
-  for (const s of found) {
-    // A subject with another address's hashes that matches only by the userId is a deleted account
-    // whose userId is now this account's: a different person. It keeps its entries under its hashes
-    // and gives up the name.
-    const otherPerson = (s.email_md5 !== null && s.email_md5 !== user.email_md5) || (s.email_sha256 !== null && s.email_sha256 !== user.email_sha256);
-    if (otherPerson) await tx.updateTable('subjects').set({ handle: null }).where('id', '=', s.id).execute();
-    else orphans.push(s.id);
-  }
-  for (const orphan of orphans) {
-    const entries = await tx.selectFrom('partner_identities').selectAll().where('subject_id', '=', orphan).execute();
-    for (const e of entries) {
-      const clash = await tx
-        .selectFrom('partner_identities')
-        .select(['id', 'updated_at'])
-        .where('partner_id', '=', e.partner_id)
-        .where('subject_id', '=', target)
-        .where('svc_id', '=', e.svc_id)
-        .executeTakeFirst();
-      if (!clash) {
-        await tx.updateTable('partner_identities').set({ subject_id: target }).where('id', '=', e.id).execute();
-      } else if (clash.updated_at < e.updated_at) {
-        await tx.deleteFrom('partner_identities').where('id', '=', clash.id).execute();
-        await tx.updateTable('partner_identities').set({ subject_id: target }).where('id', '=', e.id).execute();
-      } else {
-        await tx.deleteFrom('partner_identities').where('id', '=', e.id).execute();
-      }
-    }
-    const links = await tx.selectFrom('links').selectAll().where('subject_id', '=', orphan).execute();
-    for (const l of links) {
-      const clash = await tx.selectFrom('links').select('id').where('partner_id', '=', l.partner_id).where('subject_id', '=', target).executeTakeFirst();
-      if (clash) await tx.deleteFrom('links').where('id', '=', l.id).execute();
-      else await tx.updateTable('links').set({ subject_id: target }).where('id', '=', l.id).execute();
-    }
-    await tx.deleteFrom('subjects').where('id', '=', orphan).execute();
-  }
+}
+
+/** The subject no longer answers to a userId. */
+export async function releaseHandle(tx: Tx, subjectId: number): Promise<void> {
+  await tx.updateTable('subjects').set({ handle: null }).where('id', '=', subjectId).execute();
+}
+
+export async function deleteSubject(tx: Tx, subjectId: number): Promise<void> {
+  await tx.deleteFrom('subjects').where('id', '=', subjectId).execute();
 }
 
 /**
@@ -183,11 +154,7 @@ export async function absorbOrphanSubjects(tx: Tx, user: User, now: number): Pro
  * e-mail hashes and the userId), so each partner still finds its own pushes under the identifier it
  * used (SPEC §3 rule 1). Links and central entries are the caller's to remove.
  */
-export async function keepSubjectOfDeletedAccount(tx: Tx, user: User, now: number): Promise<void> {
-  if (!(await tx.selectFrom('subjects').select('id').where('user_ref', '=', user.id).executeTakeFirst())) return; // no partner ever named them
-  // A push that raced the account's creation may have left one of its names on a subject of its
-  // own; fold it in first, so that every name is free to stay on this one.
-  await absorbOrphanSubjects(tx, user, now);
+export async function keepSubjectOfDeletedAccount(tx: Tx, user: User): Promise<void> {
   await tx
     .updateTable('subjects')
     .set({ user_ref: null, email_md5: user.email_md5, email_sha256: user.email_sha256, handle: user.user_id })

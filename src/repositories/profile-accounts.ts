@@ -1,4 +1,4 @@
-// The account behind a Gravatar-compatible profile or avatar (issue 18.3), by the SHA-256 or MD5 of
+// The account behind a Gravatar-compatible profile or avatar, by the SHA-256 or MD5 of
 // its e-mail address or by its userId, mapped once into a domain value: no 0/1 flag leaves this file.
 import type { Queryable } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';

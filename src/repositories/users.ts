@@ -1,10 +1,8 @@
 // Accounts. Rows leave this module as `User`s, with booleans for the 0/1 columns.
-import type { Kysely } from 'kysely';
 import { statement, type Exec } from '../db/prepared.js';
-import type { Database, Queryable, Tx, UserRow } from '../db/schema.js';
+import type { Queryable, Tx, UserRow } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
-import { absorbOrphanSubjects } from './people.js';
 
 type UserFlag = 'opted_in' | 'announced_visible' | 'consented' | 'discoverable' | 'pro';
 export type User = Omit<UserRow, UserFlag> & Record<UserFlag, boolean>;
@@ -39,10 +37,10 @@ export interface NewUserInput {
   /**
    * Whether the address counts as the user's already: an operator vouching for it, or a mailed
    * link just followed. An unproven account names nobody to partners and takes in nothing they
-   * pushed about its address until proven (markEmailProven).
+   * pushed about its address until proven (services/orphan-subjects.ts).
    */
   proven: boolean;
-  /** Findable by reverse_lookup, return_contacts and WebFinger mailto: (issue 14.10). Off unless the user chose it. */
+  /** Findable by reverse_lookup, return_contacts and WebFinger mailto:. Off unless the user chose it. */
   discoverable?: boolean;
 }
 
@@ -50,10 +48,6 @@ export class DuplicateUserError extends Error {
   constructor(readonly field: 'email' | 'userId') {
     super(field === 'email' ? 'an account with this e-mail address already exists' : 'this userId is taken');
   }
-}
-
-export async function createUser(db: Kysely<Database>, input: NewUserInput, now: number): Promise<User> {
-  return db.transaction().execute((tx) => insertUser(tx, input, now));
 }
 
 /** createUser inside the caller's transaction. */
@@ -83,30 +77,28 @@ export async function insertUser(tx: Tx, input: NewUserInput, now: number): Prom
     .returningAll()
     .executeTakeFirstOrThrow()
     .then(toUser);
-  if (input.proven) await absorbOrphanSubjects(tx, user, now);
   return user;
 }
 
 /**
- * The owner proved the address: the account becomes visible if they consented, and what partners
- * pushed earlier under its hashes or its userId becomes the account's. False when it was proven already.
+ * The owner proved the address: the account becomes visible if they consented. The account as it
+ * is now, or undefined when it was proven already.
  */
-export async function markEmailProven(tx: Tx, userRef: number, now: number): Promise<boolean> {
-  const r = await tx
+export async function markEmailProven(tx: Tx, userRef: number, now: number): Promise<User | undefined> {
+  const row = await tx
     .updateTable('users')
     .set((eb) => ({ email_proven_at: now, opted_in: eb.ref('consented'), updated_at: now }))
     .where('id', '=', userRef)
     .where('email_proven_at', 'is', null)
+    .returningAll()
     .executeTakeFirst();
-  if (Number(r.numUpdatedRows) === 0) return false;
-  await absorbOrphanSubjects(tx, toUser(await tx.selectFrom('users').selectAll().where('id', '=', userRef).executeTakeFirstOrThrow()), now);
-  return true;
+  return row && toUser(row);
 }
 
 /**
  * The account's address becomes `email`, proven (its owner followed a link mailed there). Lookups
- * by the old hashes no longer find the account; what partners pushed under the new ones is folded
- * in. An account proven only now becomes visible if it consented, as in markEmailProven.
+ * by the old hashes no longer find the account. An account proven only now becomes visible if it
+ * consented, as in markEmailProven.
  */
 export async function setProvenEmail(tx: Tx, userRef: number, email: string, now: number): Promise<User> {
   const h = emailHashes(email);
@@ -117,7 +109,6 @@ export async function setProvenEmail(tx: Tx, userRef: number, email: string, now
     .returningAll()
     .executeTakeFirstOrThrow()
     .then(toUser);
-  await absorbOrphanSubjects(tx, user, now);
   return user;
 }
 

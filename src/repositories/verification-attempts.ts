@@ -1,4 +1,4 @@
-// The record of rel="me" checks (SPEC §10), shown on the account page and in the export.
+// The record of verification checks, one row per method asked (SPEC §10), shown on the account page and in the export.
 import type { Selectable } from 'kysely';
 import type { Queryable, Tx, VerificationAttemptsTable } from '../db/schema.js';
 
@@ -6,12 +6,12 @@ export type VerificationAttemptRow = Selectable<VerificationAttemptsTable>;
 
 export async function insertVerificationAttempt(
   tx: Tx,
-  a: { identityId: number; userRef: number; svcId: string; url: string; outcome: string; detail: string },
+  a: { identityId: number; userRef: number; svcId: string; url: string; outcome: string; detail: string; method: string; status: number | null },
   now: number,
 ): Promise<void> {
   await tx
     .insertInto('verification_attempts')
-    .values({ identity_id: a.identityId, user_ref: a.userRef, svc_id: a.svcId, url: a.url, outcome: a.outcome, detail: a.detail, attempted_at: now })
+    .values({ identity_id: a.identityId, user_ref: a.userRef, svc_id: a.svcId, url: a.url, outcome: a.outcome, detail: a.detail, method: a.method, status: a.status, attempted_at: now })
     .execute();
 }
 

@@ -5,13 +5,14 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../context.js';
 import type { Tx } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
-import { keepSubjectOfDeletedAccount } from '../repositories/people.js';
+import { findSubjectOfUser, keepSubjectOfDeletedAccount } from '../repositories/people.js';
 import { deleteUser, findUserByRef, setUserFlags, updateProfile, type ProfileValues, type User } from '../repositories/users.js';
 import { deleteCentralIdentitiesOfUser } from '../repositories/central-identities.js';
 import { deleteLinksOfUser, linkedPartners } from '../repositories/links.js';
 import { endOtherSessions } from '../repositories/sessions.js';
 import { deleteAttemptsOfUser } from '../repositories/verification-attempts.js';
 import { announce, announceVisibility } from './central.js';
+import { absorbOrphanSubjects } from './orphan-subjects.js';
 
 /** The user's consent; they are shown only while their address is proven too (users.opted_in). */
 export async function setOptIn(ctx: AppContext, user: User, optedIn: boolean): Promise<void> {
@@ -55,7 +56,7 @@ export async function saveProfile(ctx: AppContext, user: User, values: ProfileVa
  * Erases the user, their central entries and links; linked partners get `user.deleted`. What
  * partners pushed stays theirs: the subject keeps the e-mail hashes and the userId, so each partner
  * still finds its own entries under the identifier it used (SPEC §3 rule 1). The userId is free to
- * be taken again; a new account that takes it takes the name only (people.ts absorbOrphanSubjects).
+ * be taken again; a new account that takes it takes the name only (services/orphan-subjects.ts).
  */
 export async function deleteAccount(ctx: AppContext, user: User): Promise<void> {
   const now = ctx.clock.now();
@@ -72,6 +73,11 @@ export async function eraseAccount(tx: Tx, user: User, now: number): Promise<voi
   await deleteAttemptsOfUser(tx, user.id);
   await deleteDiscoveryData(tx, user.id);
   await deletePhoto(tx, user.id);
-  await keepSubjectOfDeletedAccount(tx, user, now);
+  if ((await findSubjectOfUser(tx, user.id)) !== undefined) {
+    // A push that raced the account's creation may have left one of its names on a subject of its
+    // own; fold it in first, so that every name is free to stay on the account's.
+    await absorbOrphanSubjects(tx, user, now);
+    await keepSubjectOfDeletedAccount(tx, user);
+  }
   await deleteUser(tx, user.id);
 }

@@ -6,21 +6,14 @@
 // `p{id}` a partner: collected by the views in services/partner-data.ts) and the catalogue version
 // it was rendered with. Triggers (migration 012) name the tags of every changed row:
 //
-// in the table `answer_changes`. A lookup that may be answered from memory (its key is kept), or
-// whose answer will be kept, first waits for a reading of the feed that started in its own turn of
-// the event loop or later: the request was received before that turn began, so a change committed
-// before the request was sent is always applied before it is answered. Other lookups (the first
-// ask for a person, most reads of a crawl) read no feed: their render reads the database, current
-// by itself. One reading is in flight at a time: lookups of later turns wait for the next, which
-// starts when it ends and serves all of them (on SQLite a synchronous indexed read; on PostgreSQL a
-// round trip, so under load one round trip serves every lookup made during the one before, instead
-// of each turn sending its own and queueing it in the pool ahead of the views' own queries). While
-// the feed cannot be read (the database is away, the table gone), nothing is served from memory
-// nor kept; when a reading timed out (a stalled database), the lookups waiting on it get that error
-// at once rather than a second wait in the render, so a read is answered 503 within
-// DATABASE_TIMEOUT_MS.
-// PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock through its
-// commit, which serialised concurrent pushes (repositories/answer-feed.ts, migration 012).
+// in the table `answer_changes`, the change feed this cache shares with the partner cache
+// (services/change-feed.ts). A lookup that may be answered from memory (its key is kept), or whose
+// answer will be kept, first waits for a reading of the feed that started in its own turn of the
+// event loop or later (`ChangeFeed.fresh()`), so a change committed before the request was sent is
+// always applied before it is answered. Other lookups (the first ask for a person, most reads of a
+// crawl) read no feed: their render reads the database, current by itself. While the feed cannot be
+// read, nothing is served from memory nor kept; a reading that timed out (a stalled database) is
+// answered as the database's error at once, so a read is answered 503 within DATABASE_TIMEOUT_MS.
 //
 // So visibility changes (opt-out, deletion, a link ended) take effect exactly as fast as without
 // the cache. A render that overlaps a change to one of its tags is answered but not kept.
@@ -31,9 +24,7 @@
 // the collector has to trace and sweep.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../db/database.js';
-import { isTimedOut } from '../db/faults.js';
-import { pgFeedReader, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
+import type { ChangeFeed, Changes } from './change-feed.js';
 
 /** What one answer depends on, filled in while it is rendered. */
 export type AnswerTags = Set<string>;
@@ -48,76 +39,38 @@ interface Entry {
   readonly catalogue: string;
 }
 
+/** A row read before the lookup: its tag, and the feed's sequence when it was read (unknown: the answer is not kept). */
+export interface ReadBefore {
+  readonly tag: string;
+  readonly at: number | undefined;
+}
+
 /** What an entry costs beyond its value: the key, the entry, LRU and tag index bookkeeping. */
 const ENTRY_OVERHEAD = 300;
 /** Tags remembered as recently changed, for renders still running; past this, renders started earlier are not kept. */
 const RECENT_TAGS_MAX = 10_000;
 
-/** What a reading of the feed allows: serve and keep answers (`ok`), or neither; `unavailable`: the database's error, answered as it is. */
-interface Freshness {
-  readonly ok: boolean;
-  readonly unavailable?: unknown;
-}
-const FRESH: Freshness = { ok: true };
-const NOT_FRESH: Freshness = { ok: false };
-
-interface Deferred<T> {
-  readonly promise: Promise<T>;
-  readonly resolve: (value: T) => void;
-}
-
-/** Promise.withResolvers, which Node 20 lacks. */
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-/** Emits `invalidated` (tags), `down` (the feed could not be read) and `live` (it can again), for tests and logs. */
+/** Emits `invalidated` (tags), and the feed's `down` (it could not be read) and `live` (it can again), for tests and logs. */
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
   private readonly byTag = new Map<string, Set<string>>();
-  /** Bumped on every change applied; a render records it when it starts. */
-  private generation = 0;
-  /** The generation each recently changed tag changed at. */
+  /** The feed's sequence each recently changed tag changed at (a render records the sequence when it starts). */
   private readonly changedAt = new Map<string, number>();
-  /** Renders that started before this generation are not kept (recent tags were forgotten, or all was dropped). */
+  /** Renders that started before this sequence are not kept (recent tags were forgotten, or all was dropped). */
   private floor = 0;
-  /** Whether the last reading of the change feed succeeded: answers are served and kept only then. */
-  private live = true;
-  /** The reading of the feed in flight, and the one that starts when it ends (lookups that came during it). */
-  private reading: Promise<Freshness> | null = null;
-  private queued: Deferred<Freshness> | null = null;
-  /** The reading this turn's lookups wait for (it started in this turn or starts later). */
-  private thisTurn: Promise<Freshness> | null = null;
-  private readonly nextTurn = () => {
-    this.thisTurn = null;
-  };
-  private readonly readingDone = (result: Freshness) => {
-    const waiting = this.queued;
-    this.queued = null;
-    // The database failed after these lookups began: they get that answer, not a second wait.
-    if (!waiting || result.unavailable) {
-      this.reading = null;
-      waiting?.resolve(result);
-      return;
-    }
-    this.startReading();
-    void this.reading!.then(waiting.resolve);
-  };
-  private readonly feed: FeedReader | null = null;
+  /** The change feed, while this cache is enabled; its unsubscribe and event forwarding, undone by close(). */
+  private readonly feed: ChangeFeed | null;
+  private readonly detach: () => void = () => {};
   private readonly askedOnce: AskedOnce | null;
   /** Lookups answered from memory, and renders (for tests and /metrics). */
   hits = 0;
   misses = 0;
 
-  /** `maxMb` 0: never cache. */
-  constructor(db: Db, maxMb: number) {
+  /** `maxMb` 0 (or no feed): never cache. */
+  constructor(feed: ChangeFeed | null, maxMb: number) {
     super();
     this.entries =
-      maxMb > 0
+      maxMb > 0 && feed
         ? new LRUCache<string, Entry>({
             maxSize: maxMb * 1024 * 1024,
             sizeCalculation: (entry, key) => key.length + ENTRY_OVERHEAD + sizeOf(entry.value) + entry.tags.length * 40,
@@ -126,13 +79,15 @@ export class AnswerCache extends EventEmitter {
         : null;
     // About one slot per 512 bytes of cache: more slots than answers it can hold, so a key asked for
     // again while it would still be among them finds its mark.
-    this.askedOnce = maxMb > 0 ? new AskedOnce(Math.min(22, Math.max(10, Math.ceil(Math.log2(maxMb * 2048))))) : null;
-    if (this.entries) this.feed = db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
+    this.askedOnce = this.entries ? new AskedOnce(Math.min(22, Math.max(10, Math.ceil(Math.log2(maxMb * 2048))))) : null;
+    this.feed = this.entries ? feed : null;
+    const source = this.feed;
+    if (source) this.detach = source.subscribe(this, (changes: Changes) => (changes === 'all' ? this.clear(source.sequence) : this.drop(changes, source.sequence)));
   }
 
   /** Whether answers are served from memory now: enabled, and the change feed was read last time. */
   get caching(): boolean {
-    return this.entries !== null && this.live;
+    return this.feed?.live === true;
   }
 
   get size(): number {
@@ -146,15 +101,17 @@ export class AnswerCache extends EventEmitter {
   /**
    * The value kept under `key`, or what `render` makes of it (kept when nothing it read changed
    * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept.
+   * `readBefore`: a row the caller read before asking (the partner behind the call), its tag and the
+   * feed's sequence when it was read: the answer is kept only when that row has not changed since.
    */
-  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>): Promise<T> {
-    if (!this.entries) return render(new Set());
+  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>, readBefore?: ReadBefore): Promise<T> {
+    if (!this.entries || !this.feed) return render(new Set());
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
-    let keep = this.live;
+    let keep = this.feed.live;
     if (this.entries.has(key) || this.askedOnce!.wouldKeep(key)) {
-      const usable = await this.fresh();
+      const usable = await this.feed.fresh();
       if (usable.unavailable) throw usable.unavailable;
       if (usable.ok) {
         const hit = this.entries.get(key);
@@ -166,10 +123,11 @@ export class AnswerCache extends EventEmitter {
       keep = usable.ok;
     }
     this.misses++;
-    const started = this.generation;
+    const started = this.feed.sequence;
     const tags: AnswerTags = new Set();
     const value = await render(tags);
-    if (keep && this.live && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
+    const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.unchangedSince(readBefore.at, [readBefore.tag]));
+    if (keep && this.feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
@@ -178,67 +136,25 @@ export class AnswerCache extends EventEmitter {
     return value;
   }
 
-  private unchangedSince(started: number, tags: AnswerTags): boolean {
+  private unchangedSince(started: number, tags: Iterable<string>): boolean {
     if (started < this.floor) return false;
     for (const tag of tags) if ((this.changedAt.get(tag) ?? -1) > started) return false;
     return true;
   }
 
-  /** Applies the changes committed up to a reading that starts in this turn or later; whether memory may answer. */
-  private fresh(): Promise<Freshness> {
-    if (this.thisTurn) return this.thisTurn;
-    setImmediate(this.nextTurn);
-    if (this.reading === null) {
-      this.startReading();
-      this.thisTurn = this.reading;
-    } else {
-      this.queued ??= deferred();
-      this.thisTurn = this.queued.promise;
-    }
-    return this.thisTurn!;
-  }
-
-  private startReading(): void {
-    this.reading = this.readFeed();
-    // Registered before any lookup's own continuation, so the hand-over to the next reading comes first.
-    void this.reading.then(this.readingDone);
-  }
-
-  private async readFeed(): Promise<Freshness> {
-    try {
-      const tags = await this.feed!.read();
-      if (tags === 'all') this.clear();
-      else this.drop(tags);
-    } catch (err) {
-      // Not knowing what changed, serve nothing from memory until a reading succeeds; that reading
-      // starts where the last good one ended, so nothing committed meanwhile is missed.
-      if (this.live) {
-        this.live = false;
-        this.emit('down');
-      }
-      return isTimedOut(err) ? { ok: false, unavailable: err } : NOT_FRESH;
-    }
-    if (!this.live) {
-      this.live = true;
-      this.emit('live');
-    }
-    return FRESH;
-  }
-
-  /** Drops every answer carrying one of `tags` (`*`: all). */
-  drop(tags: readonly string[]): void {
+  /** Drops every answer carrying one of `tags` (`*`: all), as the reading numbered `now` names them. */
+  private drop(tags: readonly string[], now: number): void {
     if (tags.length === 0) return;
-    this.generation++;
     if (tags.includes('*')) {
-      this.clear();
+      this.clear(now);
       return;
     }
     if (this.changedAt.size + tags.length > RECENT_TAGS_MAX) {
       this.changedAt.clear();
-      this.floor = this.generation;
+      this.floor = now;
     }
     for (const tag of tags) {
-      this.changedAt.set(tag, this.generation);
+      this.changedAt.set(tag, now);
       const keys = this.byTag.get(tag);
       if (!keys) continue;
       this.byTag.delete(tag);
@@ -247,10 +163,9 @@ export class AnswerCache extends EventEmitter {
     this.emit('invalidated', tags);
   }
 
-  /** Drops everything. */
-  clear(): void {
-    this.generation++;
-    this.floor = this.generation;
+  /** Drops everything, as the reading numbered `now` asks when it cannot name what changed. */
+  private clear(now: number): void {
+    this.floor = now;
     this.changedAt.clear();
     this.byTag.clear();
     this.entries?.clear();
@@ -273,6 +188,7 @@ export class AnswerCache extends EventEmitter {
   }
 
   close(): void {
+    this.detach();
     this.entries?.clear();
   }
 }

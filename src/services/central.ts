@@ -1,10 +1,12 @@
 // Changes to a user's central repository, and the announcements they cause (SPEC §9): every change
 // is written to the outbox for each partner linked to the user, except the partner that caused it.
-// While the user is not visible, nothing is written but `user.hidden` and `user.deleted` (issue 14).
+// While the user is not visible, nothing is written but `user.hidden` and `user.deleted`.
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { Tx } from '../db/schema.js';
+import { markEvidence } from '../domain/evidence.js';
 import { isVisible } from '../domain/visibility.js';
+import type { VerificationMethod } from '../verification/methods.js';
 import { deleteCentralIdentity, findCentralIdentity, insertCentralIdentity, replaceCentralIdentity, type CentralIdentity } from '../repositories/central-identities.js';
 import { linkedPartners, type LinkedPartner } from '../repositories/links.js';
 import { SENT_WHILE_NOT_VISIBLE, writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
@@ -53,6 +55,30 @@ export function identityData(user: User, svc: CatalogueEntry, row: { usr_svc_id:
     ...(p.trusted || user.pro ? { usrSvcId: row.usr_svc_id } : {}),
     url: buildProfileUrl(svc, row.usr_svc_id),
     verified: row.verified,
+  });
+}
+
+/**
+ * identity.verified and identity.unverified: the entry as identityData gives it, with the evidence
+ * of the mark earned, or the reason it was removed (what was read, where, and what was missing).
+ */
+/** Why a mark was removed: the method whose check found nothing (or `operator`), what it read and where. */
+export interface UnverifiedReason {
+  method: VerificationMethod;
+  detail: string;
+  evidenceUrl: string | null;
+  status?: number;
+}
+
+export function verificationData(user: User, svc: CatalogueEntry, row: CentralIdentity, reason: UnverifiedReason | null) {
+  const base = identityData(user, svc, row);
+  const evidence = markEvidence(row);
+  return (p: LinkedPartner) => ({
+    ...base(p),
+    ...(evidence ?? {}),
+    ...(reason
+      ? { reason: { method: reason.method, detail: reason.detail, ...(reason.evidenceUrl !== null ? { evidenceUrl: reason.evidenceUrl } : {}), ...(reason.status !== undefined ? { status: reason.status } : {}) } }
+      : {}),
   });
 }
 

@@ -1,4 +1,4 @@
-// "Find my identities" (issue 18 part 2): a run starts from one URL the user controls, walks its
+// "Find my identities": a run starts from one URL the user controls, walks its
 // rel="me" links in the background (src/jobs/discovery.ts), and recognises every page found as a
 // catalogue identity (part 1) or a homepage. A page that links with rel="me" to the user's
 // /u/{userId}, or to a page already proven to be theirs, is proven too (transitive rel="me");
@@ -21,8 +21,9 @@ import {
 import { findUserByRef, type User } from '../repositories/users.js';
 import { normaliseProfileUrl } from '../verification/relme.js';
 import { crawlRelMe, type CrawledPage } from '../verification/relme-crawl.js';
-import { profilePageUrl, userProvenUrls } from '../verification/verify.js';
-import { announce, identityData, setCentralIdentity } from './central.js';
+import { profilePageUrl, RECHECK_AFTER_MS } from '../verification/verify.js';
+import { userProvenUrls } from '../verification/relme-checker.js';
+import { announce, identityData, setCentralIdentity, verificationData } from './central.js';
 import { recogniseProfileUrl } from './profile-urls.js';
 
 /** Longer than a whole walk (30 s), so a live run is never taken over; a stopped instance's is. */
@@ -162,8 +163,9 @@ export async function addDiscovered(ctx: AppContext, user: User, runId: number, 
       const { row } = await setCentralIdentity(tx, user, svc, page.usrSvcId, { partnerId: null }, now);
       added++;
       if (!page.linksBack || !fresh || row.verified) continue;
-      const verified = await recordWalkProof(tx, { id: row.id, userRef: user.id, svcId: svc.svcId }, page.url, 'rel="me" link to a page of yours found by “Find my identities”', now);
+      const verified = await recordWalkProof(tx, { id: row.id, userRef: user.id, svcId: svc.svcId }, page.url, 'rel="me" link to a page of yours found by “Find my identities”', now, now + RECHECK_AFTER_MS);
       await announce(tx, user, 'identity.updated', identityData(user, svc, verified), now);
+      await announce(tx, user, 'identity.verified', verificationData(user, svc, verified, null), now);
     }
   });
   return added;

@@ -1,4 +1,4 @@
-// Changing an account's e-mail address (issue 15). The owner asks on the account page with the
+// Changing an account's e-mail address. The owner asks on the account page with the
 // current password; a single-use link (24 hours) goes to the NEW address and a notice (with no link)
 // to the old one. Nothing switches until the link is followed (POST from the page it opens). The
 // answer is the same whether or not the new address has an account: what differs goes by mail, to
@@ -14,6 +14,7 @@ import { endOtherSessions } from '../repositories/sessions.js';
 import { findUserByEmail, findUserByRef, setProvenEmail, type User } from '../repositories/users.js';
 import { eraseAccount } from './accounts.js';
 import { announceVisibility } from './central.js';
+import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { CONFIRM_LINK_HOURS, mayMailAddress } from './ownership.js';
 
 const HOUR = 3600 * 1000;
@@ -81,6 +82,8 @@ export async function confirmEmailChange(ctx: AppContext, secret: string, sessio
     // An unproven account that typed the address in yields, as it does to a claim (ownership.ts).
     if (holder) await eraseAccount(tx, holder, now);
     const changed = await setProvenEmail(tx, user.id, row.email, now);
+    // What partners pushed under the new address's hashes becomes the account's.
+    await absorbOrphanSubjects(tx, changed, now);
     // Proof may make the user visible (an account proven only now): linked partners hear it once.
     await announceVisibility(tx, changed, now);
     // Links mailed to the old address (confirm, reset) and other pending changes stop working.

@@ -24,7 +24,7 @@ export interface Credentials {
 }
 
 /**
- * Three counters of failures (issue 14.4), in the spirit of the site's log-in throttle:
+ * Three counters of failures, in the spirit of the site's log-in throttle:
  *
  * - per account, partner and end-user address: low, so one place cannot guess at one account for long;
  * - per partner and end-user address, over all accounts: stops one place spraying many accounts;

@@ -4,7 +4,7 @@
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
 import { findCentralIdentity, setVerifiedMark, type CentralIdentity } from '../repositories/central-identities.js';
-import { announce, identityData } from './central.js';
+import { announce, identityData, verificationData } from './central.js';
 import type { User } from '../repositories/users.js';
 
 /** What the command did: `set`/`cleared` changed the entry; `unchanged` found it as asked. */
@@ -34,7 +34,11 @@ export async function setOperatorMark(ctx: AppContext, user: User, svc: Catalogu
     // Setting over a rel="me" proof keeps it verified but makes the mark the operator's, so a later
     // failed check does not clear it; `verified` does not flip then, so partners hear nothing new.
     const entry = await setVerifiedMark(tx, current.id, on ? { verified: true, verified_by: 'operator', verified_at: current.verified ? current.verified_at : now } : { verified: false, verified_by: null, verified_at: null });
-    if (entry.verified !== current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, entry), now);
+    if (entry.verified !== current.verified) {
+      await announce(tx, user, 'identity.updated', identityData(user, svc, entry), now);
+      const reason = { method: 'operator' as const, evidenceUrl: null, detail: 'an operator removed the mark' };
+      await announce(tx, user, on ? 'identity.verified' : 'identity.unverified', verificationData(user, svc, entry, on ? null : reason), now);
+    }
     return { outcome: on ? 'set' : 'cleared', entry };
   });
 }

@@ -18,6 +18,7 @@ import { confirmAddressMail } from '../mail/templates/confirm-address.js';
 import { signUpAttemptMail } from '../mail/templates/signup-attempt.js';
 import { createEmailToken, deleteExpiredTokens, endUserTokens, findUsableToken, useToken } from '../repositories/email-tokens.js';
 import { type User, DuplicateUserError, findUserByEmail, findUserByRef, findUserByUserId, insertUser, isUnproven, listUnprovenBefore, markEmailProven } from '../repositories/users.js';
+import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { announceVisibility } from './central.js';
 import { eraseAccount } from './accounts.js';
 
@@ -154,7 +155,8 @@ export async function followLink(ctx: AppContext, secret: string): Promise<Follo
       const user = row.user_ref === null ? undefined : await findUserByRef(tx, row.user_ref);
       // A link proves the address it was sent to, and only while the account still has it.
       if (!user || user.email !== row.email || !(await useToken(tx, row.id, now))) return { kind: 'invalid' };
-      await markEmailProven(tx, user.id, now);
+      const proven = await markEmailProven(tx, user.id, now);
+      if (proven) await absorbOrphanSubjects(tx, proven, now);
       // Proof may make the user visible: whoever is linked hears it (nobody yet, but the record says so).
       await announceVisibility(tx, user, now);
       await endUserTokens(tx, user.id, 'confirm', now);
@@ -172,6 +174,7 @@ export async function followLink(ctx: AppContext, secret: string): Promise<Follo
     if (!(await useToken(tx, row.id, now))) return { kind: 'invalid' };
     if (holder) await eraseAccount(tx, holder, now);
     const user = await insertUser(tx, { email: row.email, userId, passwordHash: row.password_hash ?? '', optedIn: row.consented === true, proven: true }, now);
+    await absorbOrphanSubjects(tx, user, now);
     return { kind: 'created', userRef: user.id };
   });
 }

@@ -5,6 +5,7 @@ import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
 import { inTx, onReader, type Exec } from '../db/prepared.js';
 import { ApiError, errors } from '../domain/errors.js';
+import { markEvidence, type MarkEvidence } from '../domain/evidence.js';
 import { isVisible } from '../domain/visibility.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { centralEntriesOfUser, publicRowsByIdentifier, type CentralEntry } from '../repositories/central-identities.js';
@@ -25,6 +26,8 @@ export interface ViewEntry {
   showUsrSvcId: boolean;
   verified: boolean;
   updatedAt: number;
+  /** How a verified entry was proven and when; null when it is not verified. */
+  evidence: MarkEvidence | null;
 }
 
 export { isVisible };
@@ -62,7 +65,7 @@ export interface PrivateAccess {
 
 /**
  * SPEC §3 rule 5: who may see a central entry's usrSvcId. Rule 5 speaks of a partner; without proof
- * there is none, so anyone gets no usrSvcId at all, whoever the key belongs to (issue 14.2).
+ * there is none, so anyone gets no usrSvcId at all, whoever the key belongs to.
  */
 function showsUsrSvcId(reader: Reader | PrivateAccess, user: { pro: boolean }, sourcePartnerId: number | null): boolean {
   if (reader === 'anyone') return false;
@@ -80,6 +83,7 @@ function centralViewEntries(rows: readonly CentralEntry[], snap: CatalogueSnapsh
       showUsrSvcId: showsUsrSvcId(reader, user, r.source_partner_id),
       verified: r.verified,
       updatedAt: r.updated_at,
+      evidence: markEvidence(r),
     });
   }
   return out;
@@ -103,11 +107,12 @@ export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIden
   if (!isVisible(user)) throw errors.userNotFound();
   const snap = await ctx.catalogue.get();
   const entries: ViewEntry[] = [];
-  for (const [, , svcId, usrSvcId, verified, source, updatedAt] of rows) {
+  for (const [, , svcId, usrSvcId, verified, source, updatedAt, , verifiedBy, verifiedAt, lastCheckedAt, evidenceUrl] of rows) {
     // A user without entries comes back as one row of NULLs; a disabled service is kept, not shown.
     const svc = svcId === null ? undefined : snap.byId.get(svcId);
     if (!svc) continue;
-    entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(reader, user, source), verified, updatedAt: updatedAt ?? 0 });
+    const evidence = verified ? markEvidence({ verified, verified_by: verifiedBy, verified_at: verifiedAt, last_checked_at: lastCheckedAt, evidence_url: evidenceUrl }) : null;
+    entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(reader, user, source), verified, updatedAt: updatedAt ?? 0, evidence });
   }
   return entries.sort(bySvcName);
 }
@@ -124,7 +129,7 @@ export async function privateView(ctx: AppContext, access: PrivateAccess, id: Pa
   if (person.subjectId !== undefined) {
     for (const r of await pushedEntries(q, partner.id, person.subjectId)) {
       const svc = snap.byId.get(r.svc_id);
-      if (svc) own.push({ svc, usrSvcId: r.usr_svc_id, showUsrSvcId: true, verified: false, updatedAt: r.updated_at });
+      if (svc) own.push({ svc, usrSvcId: r.usr_svc_id, showUsrSvcId: true, verified: false, updatedAt: r.updated_at, evidence: null });
     }
   }
   const link = await findLink(q, partner.id, person);

@@ -1,4 +1,4 @@
-// A pasted profile URL turned into a catalogue service and identifier (issue 18 part 1), for the
+// A pasted profile URL turned into a catalogue service and identifier, for the
 // partner API, the site and discovery alike: one reading of the catalogue, one set of answers.
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { matchProfileUrl, type ProfileUrlCandidate } from '../catalogue/match-profile-url.js';

@@ -18,7 +18,7 @@ export interface LimitState {
 /**
  * One fixed window a key, in this process: the window opens at the key's first request and lasts
  * `durationMs`. The same counting as rate-limiter-flexible's RateLimiterMemory, without the promise
- * and result object it builds on every call (8 % of a service_details answer, measured), and with
+ * and result object it builds on every call, a cost every API answer would pay, and with
  * one sweep a window instead of one timer a key.
  */
 export class FixedWindowCounter {

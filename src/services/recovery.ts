@@ -13,6 +13,7 @@ import { createEmailToken, endUserTokens, findUsableToken, useToken } from '../r
 import { endOtherSessions } from '../repositories/sessions.js';
 import { findUserByEmail, findUserByRef, markEmailProven, setPasswordHash, type User } from '../repositories/users.js';
 import { announceVisibility } from './central.js';
+import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { MAILS_PER_ADDRESS_PER_HOUR } from './ownership.js';
 
 export const RESET_LINK_MINUTES = 60;
@@ -64,7 +65,9 @@ export async function resetPassword(ctx: AppContext, secret: string, newPassword
     await endUserTokens(tx, user.id, 'reset', now);
     await endOtherSessions(tx, user.id, null);
     // The link reached the address: that proves it, as the confirmation link would.
-    if (await markEmailProven(tx, user.id, now)) {
+    const proven = await markEmailProven(tx, user.id, now);
+    if (proven) {
+      await absorbOrphanSubjects(tx, proven, now);
       await endUserTokens(tx, user.id, 'confirm', now);
       await announceVisibility(tx, user, now);
     }

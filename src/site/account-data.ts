@@ -3,18 +3,21 @@
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { buildProfileUrl, matchesPattern } from '../catalogue/profile-url.js';
 import type { AppContext } from '../context.js';
-import type { RelMeOutcome } from '../verification/relme.js';
+import type { AttemptOutcome } from './views/outcomes.js';
 import { centralIdentitiesWithSource } from '../repositories/central-identities.js';
 import { recentAttemptsOfUser, type VerificationAttemptRow } from '../repositories/verification-attempts.js';
 import { listUserLinks, type LinkSummary } from '../services/user-links.js';
 import { profilePageUrl } from '../verification/verify.js';
+import { shortProofText } from '../verification/proof-text.js';
 import type { User } from '../repositories/users.js';
 
 export interface AttemptView {
   svcId: string;
   svcName: string;
   url: string;
-  outcome: RelMeOutcome;
+  outcome: AttemptOutcome;
+  method: string | null;
+  status: number | null;
   detail: string;
   at: number;
 }
@@ -27,16 +30,25 @@ export interface IdentityView {
   verified: boolean;
   verifiedBy: string | null;
   verifiedAt: number | null;
+  lastCheckedAt: number | null;
+  evidenceUrl: string | null;
+  /** Since when a definite negative has stood against the mark (removed if confirmed). */
+  negativeSince: number | null;
   sourcePartner: string | null;
   /** False when the identifier does not fit the service's usual pattern (a hint, not a refusal). */
   fitsPattern: boolean;
-  lastAttempt: AttemptView | null;
+  /** Each method's answer at the last check, in the order they were asked. */
+  lastCheck: AttemptView[];
 }
 
 export interface AccountData {
   user: User;
   profileUrl: string;
+  /** The short proof text, `idsvc:<host>:<userId>`. */
+  shortProof: string;
   identities: IdentityView[];
+  /** How long a definite negative must stand before it removes a mark (VERIFY_CONFIRM_AFTER_SECONDS). */
+  confirmAfterMs: number;
   attempts: AttemptView[];
   links: LinkSummary[];
   popular: readonly CatalogueEntry[];
@@ -53,12 +65,20 @@ export async function loadAccountData(ctx: AppContext, user: User): Promise<Acco
     svcId: a.svc_id,
     svcName: nameOf(a.svc_id),
     url: a.url,
-    outcome: a.outcome as RelMeOutcome,
+    outcome: a.outcome as AttemptOutcome,
+    method: a.method,
+    status: a.status,
     detail: a.detail,
     at: a.attempted_at,
   });
-  const latest = new Map<number, AttemptView>();
-  for (const a of attemptRows) if (!latest.has(a.identity_id)) latest.set(a.identity_id, toView(a));
+  // One check writes an attempt per method asked, all at the same time: the latest check is every
+  // attempt at the newest time, put back in the order the methods were asked.
+  const latest = new Map<number, { at: number; views: AttemptView[] }>();
+  for (const a of attemptRows) {
+    const seen = latest.get(a.identity_id);
+    if (!seen) latest.set(a.identity_id, { at: a.attempted_at, views: [toView(a)] });
+    else if (seen.at === a.attempted_at) seen.views.unshift(toView(a));
+  }
 
   const identities: IdentityView[] = [];
   for (const r of rows) {
@@ -72,9 +92,12 @@ export async function loadAccountData(ctx: AppContext, user: User): Promise<Acco
       verified: r.verified,
       verifiedBy: r.verified_by,
       verifiedAt: r.verified_at,
+      lastCheckedAt: r.last_checked_at,
+      evidenceUrl: r.evidence_url,
+      negativeSince: r.negative_since,
       sourcePartner: r.partner_name ?? null,
       fitsPattern: matchesPattern(svc.regexCheck, r.usr_svc_id),
-      lastAttempt: latest.get(r.id) ?? null,
+      lastCheck: latest.get(r.id)?.views ?? [],
     });
   }
   identities.sort((a, b) => a.svcName.toLowerCase().localeCompare(b.svcName.toLowerCase()));
@@ -82,7 +105,9 @@ export async function loadAccountData(ctx: AppContext, user: User): Promise<Acco
   return {
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),
+    shortProof: shortProofText(ctx, user.user_id),
     identities,
+    confirmAfterMs: ctx.config.verifyConfirmAfterMs,
     attempts: attemptRows.slice(0, 10).map(toView),
     links: await listUserLinks(ctx, user),
     popular: combined.list.slice(0, 10),

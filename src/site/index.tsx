@@ -4,11 +4,12 @@
 // CSRF check apply to them and to nothing else (the partner API, the widget). Static files and
 // WebFinger sit beside it: they carry no cookies.
 import cookie from '@fastify/cookie';
+import csrfProtection from '@fastify/csrf-protection';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { ErrorRenderers } from '../http/errors.js';
+import { formRejected, type ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
-import { accountRoutes } from './routes/account.js';
+import { accountRoutes } from './routes/account/index.js';
 import { typed } from '../http/typed-app.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
@@ -17,8 +18,8 @@ import { registerEmailChangeRoutes } from './routes/email-change.js';
 import { registerRecoveryRoutes } from './routes/recovery.js';
 import { registerPageRoutes } from './routes/pages.js';
 import { registerWebFinger } from './routes/webfinger.js';
-import { csrfRejected, isHttps, originAllowed, setSecurityHeaders } from './security.js';
-import { csrfValid, loadSession, type SiteState } from './session.js';
+import { cookieNames, cookieOptions, isHttps, originAllowed, setSecurityHeaders, sign } from './security.js';
+import { csrfBinding, loadSession, type SiteState } from './session.js';
 import { ErrorPage } from './views/ErrorPage.js';
 import { renderDocument } from './views/Layout.js';
 
@@ -29,16 +30,32 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
 
   await app.register(async (site) => {
     await site.register(cookie);
+    await site.register(csrfProtection, {
+      cookieKey: cookieNames(ctx).csrf,
+      cookieOpts: cookieOptions(ctx),
+      // The form field only: a form cannot set headers, and nothing else posts to these routes.
+      getToken: (request) => {
+        const token = (request.body as Record<string, unknown> | undefined)?._csrf;
+        return typeof token === 'string' ? token : undefined;
+      },
+      getUserInfo: csrfBinding,
+      // Tokens are keyed by the installation's secret (so no one can make one for a cookie they
+      // planted), through a key of its own rather than the secret that signs device cookies.
+      csrfOpts: { hmacKey: await sign(ctx, 'csrf', 'hmac-key'), userInfo: true },
+      // A refused form is the forger's doing, not the server's: not worth a line in the log.
+      logLevel: 'debug',
+    });
     site.decorateRequest('site', null as unknown as SiteState);
     site.addHook('onRequest', async (request, reply) => {
       setSecurityHeaders(reply, https);
       request.site = await loadSession(ctx, request);
     });
-    // Before body validation, so a forged request is refused as forged, whatever its fields.
-    site.addHook('preValidation', async (request) => {
-      if (request.method !== 'POST') return;
-      const token = (request.body as Record<string, unknown> | undefined)?._csrf;
-      if (!originAllowed(ctx, request) || !(await csrfValid(ctx, request, token))) throw csrfRejected();
+    // Before body validation, so a forged request is refused as forged, whatever its fields. A
+    // request that states its origin must come from this site; then the token must match.
+    site.addHook('preValidation', (request, reply, done) => {
+      if (request.method !== 'POST') return done();
+      if (!originAllowed(ctx, request)) return done(formRejected());
+      site.csrfProtection(request, reply, done);
     });
     const pages = typed(site);
     registerPageRoutes(pages, ctx);

@@ -11,7 +11,7 @@ export interface PublicProfile {
   user: User;
   profileUrl: string;
   fields: Partial<Record<ProfileField, string>>;
-  identities: { svcId: string; svcName: string; url: string; verified: boolean }[];
+  identities: { svcId: string; svcName: string; url: string; verified: boolean; verifiedBy: string | null; verifiedAt: number | null }[];
 }
 
 export async function findVisibleUser(ctx: AppContext, userId: string): Promise<User | undefined> {
@@ -31,6 +31,13 @@ export async function publicProfileOf(ctx: AppContext, user: User): Promise<Publ
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),
     fields,
-    identities: entries.map((e) => ({ svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified: e.verified })),
+    identities: entries.map((e) => ({
+      svcId: e.svc.svcId,
+      svcName: e.svc.svcName,
+      url: entryUrl(e),
+      verified: e.verified,
+      verifiedBy: e.evidence?.verifiedBy ?? null,
+      verifiedAt: e.evidence ? Date.parse(e.evidence.verifiedAt) : null,
+    })),
   };
 }

@@ -1,6 +1,6 @@
 // The site's public reads, WebFinger and /u/{userId}, tell who is behind an e-mail address or a
 // userId. Unlimited, they let anyone map addresses to people at hundreds a second, so each client
-// address gets SITE_READS_PER_ADDRESS of them a minute, counted together (issue 14.11) in the
+// address gets SITE_READS_PER_ADDRESS of them a minute, counted together in the
 // shared RequestLimiter: in Redis, across instances, when REDIS_URL is set.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';

@@ -1,34 +1,60 @@
 // The site's defences that are not about passwords: security headers, cookie settings, the server
-// secret that signs anonymous CSRF tokens and device cookies, and the CSRF check itself.
+// secret that keys CSRF tokens and signs device cookies, and the Origin check every form POST passes.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import helmet from 'helmet';
 import type { AppContext } from '../context.js';
-import { ApiError } from '../domain/errors.js';
 import type { HeaderSink } from '../http/errors.js';
 import { settingOrInit } from '../repositories/settings.js';
 
-/** Scripts and styles come only from our own files; nothing may frame the site. */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  'upgrade-insecure-requests',
-].join('; ');
+/**
+ * The site's security headers, made by helmet once per scheme: they depend on nothing but whether
+ * the site is served over https, so every page and error page gets the same list. Collected from a
+ * detached response rather than set by `@fastify/helmet`, because error pages of unmatched paths and
+ * answers written straight to the socket (http/protocol-errors.ts) carry them too, and those have
+ * no Fastify reply inside the site plugin for a hook to set them on.
+ */
+function helmetHeaders(https: boolean): [string, string][] {
+  const res = new ServerResponse(new IncomingMessage(new Socket()));
+  helmet({
+    // Scripts and styles come only from our own files; nothing may frame the site.
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+        upgradeInsecureRequests: https ? [] : null,
+      },
+    },
+    xFrameOptions: { action: 'deny' },
+    // Links from a profile page to the user's identities would otherwise tell those sites who sent them.
+    referrerPolicy: { policy: 'same-origin' },
+    crossOriginOpenerPolicy: { policy: 'same-origin' },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    strictTransportSecurity: https ? { maxAge: 31536000, includeSubDomains: true } : false,
+    // app.ts sends it on every answer, the partner API's and the widget's too.
+    xContentTypeOptions: false,
+  })(res.req, res, (err?: unknown) => {
+    if (err) throw err;
+  });
+  const headers = Object.entries(res.getHeaders()).map(([name, value]): [string, string] => [name, String(value)]);
+  // Helmet does not set Permissions-Policy: the features no page uses are switched off here.
+  headers.push(['permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()']);
+  return headers;
+}
+
+const SECURITY_HEADERS = { http: helmetHeaders(false), https: helmetHeaders(true) };
 
 export function setSecurityHeaders(reply: HeaderSink, https: boolean): void {
-  reply.header('Content-Security-Policy', https ? CSP : CSP.replace('; upgrade-insecure-requests', ''));
-  reply.header('X-Frame-Options', 'DENY');
-  // Links from a profile page to the user's identities would otherwise tell those sites who sent them.
-  reply.header('Referrer-Policy', 'same-origin');
-  reply.header('Cross-Origin-Opener-Policy', 'same-origin');
-  reply.header('Cross-Origin-Resource-Policy', 'same-origin');
-  reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()');
-  if (https) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+  for (const [name, value] of SECURITY_HEADERS[https ? 'https' : 'http']) reply.header(name, value);
 }
 
 export function isHttps(ctx: AppContext): boolean {
@@ -38,7 +64,7 @@ export function isHttps(ctx: AppContext): boolean {
 /** Over https the __Host- prefix pins a cookie to this exact host, path / and Secure. */
 export function cookieNames(ctx: AppContext) {
   const p = isHttps(ctx) ? '__Host-' : '';
-  return { session: `${p}idsvc_session`, anon: `${p}idsvc_anon`, device: `${p}idsvc_device`, signup: `${p}idsvc_signup` };
+  return { session: `${p}idsvc_session`, csrf: `${p}idsvc_csrf`, device: `${p}idsvc_device`, signup: `${p}idsvc_signup` };
 }
 
 export function cookieOptions(ctx: AppContext, maxAgeSeconds?: number) {
@@ -80,9 +106,6 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 export const randomToken = () => randomBytes(32).toString('base64url');
-
-export const csrfRejected = () =>
-  new ApiError('forbidden', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
 
 /**
  * A request that states where it comes from (Origin) must come from this site. Browsers send Origin

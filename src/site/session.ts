@@ -1,11 +1,12 @@
 // Sessions (SPEC §12): a random cookie value the browser keeps, stored only as its SHA-256, with a
-// CSRF token of its own; a fresh session at every log-in and sign-up (no fixation).
+// random value of its own that its CSRF tokens are bound to; a fresh session at every log-in and
+// sign-up (no fixation).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sha256 } from '../domain/secrets.js';
 import { deleteSession, findLiveSession, insertSession } from '../repositories/sessions.js';
 import { findUserByRef, type User } from '../repositories/users.js';
-import { cookieNames, cookieOptions, randomToken, safeEqual, sign } from './security.js';
+import { cookieNames, cookieOptions, randomToken } from './security.js';
 
 export const SESSION_DAYS = 30;
 const DAY = 24 * 3600 * 1000;
@@ -51,30 +52,26 @@ export async function endSession(ctx: AppContext, request: FastifyRequest, reply
 }
 
 /**
- * The token a form rendered for this request must carry back. Logged in: the session's own token.
- * Anonymous (sign-up, log-in): a signature of a random cookie, set here when the browser has none
- * (a signed double-submit cookie: a forged form can neither read the cookie nor make the signature).
+ * What a CSRF token is bound to (@fastify/csrf-protection's `userInfo`). Logged in, the session's
+ * own random value, so only that session's tokens count: the anonymous pair (the CSRF cookie and a
+ * token for it) is bound to nobody, and whoever can plant a cookie for this host (a sibling
+ * subdomain, a plain-http response on the path) could pair one with a token of their own.
  */
-export async function csrfToken(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string> {
-  if (request.site.sessionCsrf) return request.site.sessionCsrf;
-  const name = cookieNames(ctx).anon;
-  let anon = request.cookies[name];
-  if (!anon || anon.length < 20) {
-    anon = randomToken();
-    request.cookies[name] = anon;
-    reply.setCookie(name, anon, cookieOptions(ctx));
-  }
-  return sign(ctx, 'csrf', anon);
-}
+export const csrfBinding = (request: FastifyRequest): string => request.site.sessionCsrf ?? 'anonymous';
 
 /**
- * Logged in, only the session's own token counts. The anonymous pair (cookie and its signature) is
- * not bound to anyone: whoever can plant a cookie for this host (a sibling subdomain, a plain-http
- * response on the path) could pair it with a token of their own and forge a logged-in user's form.
+ * The token a form rendered for this request must carry back: @fastify/csrf-protection's token for
+ * the secret in the CSRF cookie, keyed by the installation's secret and bound by `csrfBinding`. The
+ * cookie is set here when the browser has none, before the token is made: the plugin would make a
+ * new secret at every call in that case, and the second form on a page would then carry a token
+ * for a secret the browser never keeps.
  */
-export async function csrfValid(ctx: AppContext, request: FastifyRequest, token: unknown): Promise<boolean> {
-  if (typeof token !== 'string' || token === '') return false;
-  if (request.site.sessionCsrf) return safeEqual(token, request.site.sessionCsrf);
-  const anon = request.cookies[cookieNames(ctx).anon];
-  return anon !== undefined && anon.length >= 20 && safeEqual(token, await sign(ctx, 'csrf', anon));
+export async function csrfToken(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string> {
+  const name = cookieNames(ctx).csrf;
+  if (!request.cookies[name]) {
+    const secret = randomToken();
+    request.cookies[name] = secret;
+    reply.setCookie(name, secret, cookieOptions(ctx));
+  }
+  return reply.generateCsrf({ userInfo: csrfBinding(request) });
 }

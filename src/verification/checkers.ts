@@ -1,5 +1,9 @@
 // Every method a check runs, in the order their outcomes are reported. verify.ts asks each one
 // that applies to the identity's service; the first `verified` answer earns the mark.
+import { atprotoChecker } from './atproto-checker.js';
+import { dnsChecker } from './dns-checker.js';
 import type { VerificationChecker } from './methods.js';
+import { proofChecker } from './proof-checker.js';
+import { relMeChecker } from './relme-checker.js';
 
-export const CHECKERS: readonly VerificationChecker[] = [];
+export const CHECKERS: readonly VerificationChecker[] = [relMeChecker, proofChecker, dnsChecker, atprotoChecker];

@@ -5,6 +5,7 @@
 // failure) and never removes a mark.
 import type { AppContext } from '../context.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import type { Fetcher } from './polite-fetch.js';
 
 /** How a mark was earned. `operator` is set by hand (CLI), never by a checker. */
 export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'operator';
@@ -23,6 +24,12 @@ export interface CheckSubject {
   profilePageUrl: string;
   /** A URL the person gave for this identity's proof (a gist, a post), when the method needs one. */
   proofUrl: string | null;
+  /**
+   * The fetcher a check sends every HTTP request through (polite-fetch.ts: safeFetch behind a
+   * per-host budget and Retry-After, with idsvc's user agent). Set by verify.ts; a checker falls
+   * back to safeFetch without it.
+   */
+  fetch?: Fetcher;
 }
 
 interface OutcomeBase {
@@ -46,5 +53,10 @@ export interface VerificationChecker {
   method: Exclude<VerificationMethod, 'operator'>;
   /** Whether this method can say anything about an identity on this service. */
   appliesTo(svc: CatalogueEntry, usrSvcId: string): boolean;
+  /**
+   * Whether a person can count on this method for the service (what coverage reports); without it,
+   * wherever the method applies. A method may try where it is not known to work.
+   */
+  dependable?(svc: CatalogueEntry): boolean;
   check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutcome>;
 }

@@ -1,4 +1,4 @@
-// Breadth-first walk of rel="me" links from one page the user controls (issue 18 part 2). Every
+// Breadth-first walk of rel="me" links from one page the user controls. Every
 // fetch goes through the SSRF-safe fetcher under SPEC §10's limits (3 redirects, 1 MiB, 10 s),
 // and the walk as a whole is bounded in depth, pages and time, so a loop or a huge web of links
 // ends quickly. What the pages are, and which link back, is decided by the caller.

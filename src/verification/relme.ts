@@ -3,6 +3,7 @@
 import { Parser } from 'htmlparser2';
 import LinkHeader from 'http-link-header';
 import { withoutTrailingSlashes } from '../domain/slashes.js';
+import { retryAfterMs, type Fetcher } from './polite-fetch.js';
 import { safeFetch } from './safe-fetch.js';
 import type { SafeFetchFailureReason } from './safe-fetch.js';
 
@@ -97,14 +98,16 @@ export interface RelMeResult {
   reason?: SafeFetchFailureReason | 'http_status';
   /** HTTP status of the final response, when there was one. */
   status?: number;
+  /** When the host asked us to wait (Retry-After) or the request was deferred: how long. */
+  retryAfterMs?: number;
 }
 
 export interface CheckRelMeOptions {
   allowPrivate: boolean;
   /** Normalised URLs of other pages proven to be the user's: a link to one proves the page too. */
   alsoAccepted?: readonly string[];
-  /** Swaps the fetcher, e.g. for tests; defaults to safeFetch. */
-  fetchImpl?: typeof safeFetch;
+  /** Swaps the fetcher (the polite one of a verification check, or a test's); defaults to safeFetch. */
+  fetchImpl?: Fetcher;
 }
 
 const UNREACHABLE_TEXT: Record<SafeFetchFailureReason, string> = {
@@ -117,6 +120,7 @@ const UNREACHABLE_TEXT: Record<SafeFetchFailureReason, string> = {
   timeout: 'the page did not answer within 10 seconds',
   connect_failed: 'could not connect to the server',
   http_error: 'the server sent an invalid response',
+  deferred: 'not asked now: the site asked us to wait, or had its share of requests this minute',
 };
 
 const HTML_TYPES = ['text/html', 'application/xhtml+xml'];
@@ -140,10 +144,11 @@ export async function checkRelMe(
     return { outcome: 'unreachable', reason: 'connect_failed', detail: UNREACHABLE_TEXT.connect_failed };
   }
   if (!res.ok) {
-    return { outcome: 'unreachable', reason: res.reason, detail: UNREACHABLE_TEXT[res.reason] };
+    return { outcome: 'unreachable', reason: res.reason, detail: UNREACHABLE_TEXT[res.reason], ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}) };
   }
   if (res.status < 200 || res.status > 299) {
-    return { outcome: 'unreachable', reason: 'http_status', status: res.status, detail: `HTTP ${res.status}` };
+    const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers['retry-after'], Date.now()) : null;
+    return { outcome: 'unreachable', reason: 'http_status', status: res.status, detail: `HTTP ${res.status}`, ...(wait !== null ? { retryAfterMs: wait } : {}) };
   }
 
   // Only markup is parsed as markup: a text/plain or JSON page that merely quotes `<a rel="me">`

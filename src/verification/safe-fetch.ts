@@ -19,7 +19,9 @@ export type SafeFetchFailureReason =
   | 'too_many_redirects'
   | 'timeout'
   | 'connect_failed'
-  | 'http_error';
+  | 'http_error'
+  /** Not sent: the host asked us to wait (Retry-After), or had its share of requests this minute (polite-fetch.ts). */
+  | 'deferred';
 
 export interface SafeFetchSuccess {
   ok: true;
@@ -37,6 +39,8 @@ export interface SafeFetchFailure {
   ok: false;
   reason: SafeFetchFailureReason;
   detail: string;
+  /** With `deferred`: how long until the host may be asked again. */
+  retryAfterMs?: number;
 }
 
 export type SafeFetchResult = SafeFetchSuccess | SafeFetchFailure;

@@ -1,43 +1,122 @@
-// Verifying central entries (SPEC §10): run a rel="me" check, record the attempt, and set or clear
-// the verified flag, telling linked partners when it flips. Used by "verify now" on the site and by
-// the re-verification job, which claims due entries so that instances never check one twice.
+// Verifying central entries (SPEC §10): ask every method that applies to the entry's service
+// (checkers.ts; the first `verified` answer earns the mark), record each attempt with its method
+// and evidence, and set or clear the mark, telling linked partners when it flips. Used by "Check
+// now" on the site and by the re-check job, which claims due entries so that instances never
+// check one twice.
+//
+// Fair to people: only a definite negative from every method asked can remove a mark, and only
+// when a second check after VERIFY_CONFIRM_AFTER_SECONDS still finds it; a timeout, a 5xx, a 429
+// or a DNS failure leaves the mark as it is and the entry is asked again later.
 import type { AppContext } from '../context.js';
-import { buildProfileUrl } from '../catalogue/profile-url.js';
-import { claimDueIdentities as claimDue, findCentralIdentityAsChecked, identityToCheck, recordCheck } from '../repositories/central-identities.js';
-import { findUserByRef } from '../repositories/users.js';
+import { claimDueIdentities as claimDue, findCentralIdentityAsChecked, identityToCheck, recordCheck, type CentralIdentity } from '../repositories/central-identities.js';
+import { findUserByRef, type User } from '../repositories/users.js';
 import { insertVerificationAttempt } from '../repositories/verification-attempts.js';
-import { identitiesOfUser, verifiedPagesOf } from '../repositories/discovery.js';
-import { announce, identityData } from '../services/central.js';
-import { checkRelMe, normaliseProfileUrl, type RelMeOutcome } from './relme.js';
+import { announce, identityData, verificationData } from '../services/central.js';
+import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import { CHECKERS } from './checkers.js';
+import type { CheckOutcome, CheckSubject, VerificationMethod } from './methods.js';
+import { politeFetcher } from './polite-fetch.js';
+import { profilePageUrl } from './proof-text.js';
 
-/** Every entry is checked again this long after its last check. */
-export const RECHECK_AFTER_MS = 24 * 3600 * 1000;
+export { profilePageUrl };
+
+const DAY_MS = 24 * 3600 * 1000;
+/** Every entry is checked again about this long after its last check. */
+export const RECHECK_AFTER_MS = DAY_MS;
+/** Spread of the daily re-check, so entries added together are not all asked again together. */
+const RECHECK_JITTER_MS = 2 * 3600 * 1000;
+/** How long a claimed entry is the claimant's before another instance may take it. */
+const CLAIM_LEASE_MS = 15 * 60 * 1000;
 
 export interface VerificationResult {
-  outcome: RelMeOutcome;
+  /** The outcome that decided: the first `verified`, else the first of the others. */
+  outcome: CheckOutcome['result'] | 'not_checkable';
+  method: VerificationMethod | null;
   detail: string;
   verified: boolean;
   attemptedAt: number;
+  /** Each method's answer, in the order they were asked. */
+  outcomes: CheckOutcome[];
 }
 
-export function profilePageUrl(ctx: AppContext, userId: string): string {
-  return `${ctx.config.baseUrl}/u/${userId}`;
+function jitter(): number {
+  return Math.floor(Math.random() * RECHECK_JITTER_MS);
 }
 
-/**
- * Normalised URLs already proven to be the user's besides the profile page: their verified
- * identities (but `exceptIdentityId`, the one being checked) and the pages "Find my identities"
- * proved. A rel="me" link to any of them proves a page too (transitive rel="me", issue 18).
- */
-export async function userProvenUrls(ctx: AppContext, userRef: number, exceptIdentityId?: number): Promise<string[]> {
-  const snap = await ctx.catalogue.get();
-  const urls: string[] = [];
-  for (const r of await identitiesOfUser(ctx.db.kysely, userRef)) {
-    const svc = snap.byId.get(r.svcId);
-    const url = svc && r.verified && r.id !== exceptIdentityId ? buildProfileUrl(svc, r.usrSvcId) : '';
-    if (url) urls.push(normaliseProfileUrl(url));
+/** What the checks decided, given the mark as it stood. */
+interface Decision {
+  verified: boolean;
+  method: VerificationMethod | null;
+  verifiedAt: number | null;
+  evidenceUrl: string | null;
+  negativeSince: number | null;
+  nextCheckAt: number;
+}
+
+function decide(ctx: AppContext, current: CentralIdentity, outcomes: CheckOutcome[], now: number): Decision {
+  const daily = now + RECHECK_AFTER_MS + jitter();
+  const won = outcomes.find((o) => o.result === 'verified');
+  if (won) {
+    return {
+      verified: true,
+      method: won.method,
+      // "First verified" survives re-checks that confirm the mark, whichever method confirms it.
+      verifiedAt: current.verified && current.verified_at !== null ? current.verified_at : now,
+      evidenceUrl: won.evidenceUrl,
+      negativeSince: null,
+      nextCheckAt: daily,
+    };
   }
-  return [...urls, ...(await verifiedPagesOf(ctx.db.kysely, userRef))];
+  const keep: Decision = {
+    verified: current.verified,
+    method: current.verified ? (current.verified_by as VerificationMethod | null) : null,
+    verifiedAt: current.verified ? current.verified_at : null,
+    evidenceUrl: current.verified ? current.evidence_url : null,
+    negativeSince: current.negative_since,
+    nextCheckAt: daily,
+  };
+  // An operator's mark is their judgement, not a check's: a failed check does not undo it.
+  if (current.verified && current.verified_by === 'operator') return keep;
+  // Nothing can look at this identifier: it stays as it is until its service or identifier changes.
+  if (outcomes.length === 0) return keep;
+  const waits = outcomes.flatMap((o) => (o.result === 'transient' ? [o.retryAfterMs ?? 0] : []));
+  // Could not look: nothing changes, and the entry is asked again once the host may be asked.
+  if (waits.length > 0) return { ...keep, nextCheckAt: now + Math.max(ctx.config.verifyConfirmAfterMs, ...waits) };
+  // Every method asked read a definite negative.
+  if (!current.verified) return { ...keep, negativeSince: null };
+  const since = current.negative_since ?? now;
+  if (now - since >= ctx.config.verifyConfirmAfterMs && current.negative_since !== null) {
+    return { verified: false, method: null, verifiedAt: null, evidenceUrl: null, negativeSince: null, nextCheckAt: daily };
+  }
+  return { ...keep, negativeSince: since, nextCheckAt: since + ctx.config.verifyConfirmAfterMs };
+}
+
+async function runCheckers(ctx: AppContext, subject: CheckSubject): Promise<CheckOutcome[]> {
+  const outcomes: CheckOutcome[] = [];
+  for (const checker of CHECKERS) {
+    if (!checker.appliesTo(subject.svc, subject.usrSvcId)) continue;
+    let outcome: CheckOutcome;
+    try {
+      outcome = await checker.check(ctx, subject);
+    } catch {
+      // A checker that throws could not look; what it threw may name the person, so it is not kept.
+      outcome = { method: checker.method, result: 'transient', evidenceUrl: null, detail: 'the check failed unexpectedly' };
+    }
+    outcomes.push(outcome);
+    if (outcome.result === 'verified') break;
+  }
+  return outcomes;
+}
+
+async function tellPartners(tx: Parameters<typeof recordCheck>[0], user: User, svc: CatalogueEntry, before: CentralIdentity, after: CentralIdentity, outcomes: CheckOutcome[], now: number): Promise<void> {
+  if (after.verified === before.verified) return;
+  await announce(tx, user, 'identity.updated', identityData(user, svc, after), now);
+  if (after.verified) {
+    await announce(tx, user, 'identity.verified', verificationData(user, svc, after, null), now);
+  } else {
+    const reason = outcomes.find((o) => o.result === 'absent') ?? null;
+    await announce(tx, user, 'identity.unverified', verificationData(user, svc, after, reason), now);
+  }
 }
 
 /**
@@ -51,43 +130,56 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
   if (!row) return null;
   const svc = (await ctx.catalogue.get()).byId.get(row.svc_id);
   if (!svc) return null;
-  const url = buildProfileUrl(svc, row.usr_svc_id);
-  const check = url
-    ? await checkRelMe(url, profilePageUrl(ctx, row.user_id), { allowPrivate: ctx.config.fetchAllowPrivate, alsoAccepted: await userProvenUrls(ctx, row.user_ref, row.id) })
-    : { outcome: 'unreachable' as const, detail: `this identifier does not give an address on ${svc.svcName} that can be checked` };
+  const subject: CheckSubject = {
+    identityId: row.id,
+    userRef: row.user_ref,
+    userId: row.user_id,
+    svc,
+    usrSvcId: row.usr_svc_id,
+    profilePageUrl: profilePageUrl(ctx, row.user_id),
+    proofUrl: null,
+    fetch: politeFetcher(ctx),
+  };
+  const outcomes = await runCheckers(ctx, subject);
   const now = ctx.clock.now();
+  const deciding = outcomes.find((o) => o.result === 'verified') ?? outcomes.find((o) => o.result === 'absent') ?? outcomes[0];
   return db.transaction().execute(async (tx) => {
+    const result = (verified: boolean): VerificationResult => ({
+      outcome: deciding?.result ?? 'not_checkable',
+      method: deciding?.method ?? null,
+      detail: deciding?.detail ?? `no method can check an identifier on ${svc.svcName}`,
+      verified,
+      attemptedAt: now,
+      outcomes,
+    });
     const current = await findCentralIdentityAsChecked(tx, row.id, row.usr_svc_id);
-    if (!current) return { outcome: check.outcome, detail: check.detail, verified: false, attemptedAt: now };
+    if (!current) return result(false);
     const user = await findUserByRef(tx, current.user_ref);
     if (!user) throw new Error('a central entry names an account that does not exist');
-    await insertVerificationAttempt(tx, { identityId: current.id, userRef: current.user_ref, svcId: current.svc_id, url, outcome: check.outcome, detail: check.detail }, now);
-    const proven = check.outcome === 'verified';
-    // An operator's mark is their judgement, not a backlink's: a failed check does not undo it.
-    const keepOperator = !proven && current.verified && current.verified_by === 'operator';
-    const verified = proven || keepOperator;
+    for (const o of outcomes) {
+      await insertVerificationAttempt(
+        tx,
+        { identityId: current.id, userRef: current.user_ref, svcId: current.svc_id, url: o.evidenceUrl ?? '', outcome: o.result, detail: o.detail, method: o.method, status: o.status ?? null },
+        now,
+      );
+    }
+    const d = decide(ctx, current, outcomes, now);
     const updated = await recordCheck(
       tx,
       current.id,
-      {
-        verified,
-        verified_by: proven ? 'relme' : keepOperator ? 'operator' : null,
-        verified_at: proven ? (current.verified && current.verified_at !== null ? current.verified_at : now) : keepOperator ? current.verified_at : null,
-      },
+      { verified: d.verified, verified_by: d.method, verified_at: d.verifiedAt, evidence_url: d.evidenceUrl, negative_since: d.negativeSince, next_check_at: d.nextCheckAt },
       now,
     );
-    if (updated.verified !== current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, updated), now);
-    return { outcome: check.outcome, detail: check.detail, verified, attemptedAt: now };
+    await tellPartners(tx, user, svc, current, updated, outcomes, now);
+    return result(updated.verified);
   });
 }
 
 /**
  * Claims up to `limit` entries that are due: never checked (new, or changed, or flowed in from a
- * partner) first, then those last checked a day or more ago. A claim is a conditional UPDATE of
- * last_checked_at from the value that was read, so of several instances exactly one wins each row.
- * Entries an operator verified are left alone.
+ * partner) first, then by how long they have been due. Entries an operator verified are left alone.
  */
 export async function claimDueIdentities(ctx: AppContext, limit: number): Promise<number[]> {
   const now = ctx.clock.now();
-  return claimDue(ctx.db.kysely, now, now - RECHECK_AFTER_MS, limit);
+  return claimDue(ctx.db.kysely, now, now + CLAIM_LEASE_MS, limit);
 }

@@ -14,7 +14,7 @@ export type SignatureCheck =
 const FALLBACK = 'showing the public view';
 
 /**
- * The furthest ahead an `exp` may be (issue 14.6). A signed URL is a bearer pass to a person's
+ * The furthest ahead an `exp` may be. A signed URL is a bearer pass to a person's
  * private view for whoever holds it (a log, a shared screenshot, a browser history): a day at most
  * bounds how long a leaked URL stays useful, while a page that embeds it still renders for its
  * visitor. Partners sign per page view with minutes to spare (docs/widget.md).

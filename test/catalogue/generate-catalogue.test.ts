@@ -4,7 +4,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import {
   baseSvcId,
   CURATED,
@@ -15,8 +14,9 @@ import {
   sherlockEntries,
 } from '../../scripts/generate-catalogue.js';
 import { DEFAULT_CATALOGUE_PATH, parseCatalogueFile } from '../../src/catalogue/catalogue-file.js';
+import { projectRoot } from '../../src/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = projectRoot;
 const sherlockData = JSON.parse(readFileSync(DEFAULT_SHERLOCK_DATA, 'utf8')) as Record<string, Record<string, unknown>>;
 const generated = generateCatalogue(sherlockData);
 const entries = parseCatalogueFile(JSON.parse(generated));

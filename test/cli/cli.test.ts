@@ -92,7 +92,7 @@ test('catalogue: export --json is exactly what import reads; set and disable tak
   assert.equal(fs.readFileSync(file, 'utf8'), shipped, 'a fresh database exports the shipped file byte for byte');
   const imported = await cli(['--json', 'catalogue', 'import', file]);
   assert.equal(imported.code, 0, imported.stderr);
-  assert.deepEqual(JSON.parse(imported.stdout), { added: 0, updated: 460 });
+  assert.deepEqual(JSON.parse(imported.stdout), { added: 0, updated: JSON.parse(shipped).services.length });
 
   const P = await t.partner();
   assert.equal((await cli(['catalogue', 'disable', 'github'])).code, 0);

@@ -138,3 +138,15 @@ test('TRUST_PROXY=off, the documented default, starts; a bad value names TRUST_P
   assert.equal(started.stderr, '');
   assertNamed(await serve({ ...t.cliEnv, PORT: '0', TRUST_PROXY: 'sometimes' }), 'TRUST_PROXY', 'bad TRUST_PROXY');
 });
+
+test('a proof providers file with a bad entry stops start-up in one line naming PROOF_PROVIDERS and the entry', async () => {
+  const shipped = JSON.parse(fs.readFileSync(path.join(projectRoot, 'catalogue/proofs.json'), 'utf8')) as { providers: { id: string; fetch: { url: string } }[] };
+  shipped.providers[1]!.fetch.url = 'https://example.org/{nobody}';
+  const file = path.join(tmp, 'proofs.json');
+  fs.writeFileSync(file, JSON.stringify(shipped));
+  const r = await serve({ ...t.cliEnv, PORT: '0', PROOF_PROVIDERS: file });
+  assertNamed(r, 'PROOF_PROVIDERS', 'a template naming an unknown variable');
+  assert.ok(r.stderr.includes(`providers[1] ("${shipped.providers[1]!.id}")`), r.stderr);
+  assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
+  assertNamed(await serve({ ...t.cliEnv, IDSVC_TEST_ARGON2_MINIMUM: '', PORT: '0', NODE_ENV: 'production', IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1' }), 'IDSVC_TEST_PROOF_ORIGINS', 'test origins in production');
+});

@@ -80,13 +80,18 @@ test('user verify sets the mark, in any case of svcId; partners hear of it; a fa
   assert.equal(r.stdout, 'alice pages (alice-page): verified by the operator\n');
   assert.equal((await publicEntry('pages'))?.verified, true);
   const events = await eventsForA();
+  // The CLI stamps the mark with the real time.
+  const { verifiedAt, ...verifiedData } = events[1]?.data ?? {};
+  assert.match(String(verifiedAt), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.deepEqual(
-    events.map((e) => [e.type, e.data]),
-    [['identity.updated', { user_identifier: 'alice', userId: 'alice', svcId: 'pages', url: `${remote.origin}/alice-page`, verified: true }]],
+    [...events.slice(0, 1).map((e) => [e.type, e.data]), [events[1]?.type, verifiedData]],
+    [
+      ['identity.updated', { user_identifier: 'alice', userId: 'alice', svcId: 'pages', url: `${remote.origin}/alice-page`, verified: true }],
+      ['identity.verified', { user_identifier: 'alice', userId: 'alice', svcId: 'pages', url: `${remote.origin}/alice-page`, verified: true, verifiedBy: 'operator' }],
+    ],
   );
   // Every linked partner is told, the one whose push made the entry too: the operator made this change.
-  const toB = await t.ctx.db.kysely.selectFrom('outbox').select(['event_type', 'payload']).where('partner_id', '=', B.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
-  assert.equal(toB.event_type, 'identity.updated');
+  const toB = await t.ctx.db.kysely.selectFrom('outbox').select(['event_type', 'payload']).where('partner_id', '=', B.id).where('event_type', '=', 'identity.updated').orderBy('id', 'desc').executeTakeFirstOrThrow();
   assert.equal((JSON.parse(toB.payload) as { data: { verified: boolean } }).data.verified, true);
 
   // The operator's judgement is not undone by a page without a backlink.
@@ -110,7 +115,11 @@ test('user verify --clear removes the mark; partners hear of it; clearing again 
   assert.ok(!r.stdout.includes('alice@example.org'), 'the e-mail address is not printed');
   assert.equal((await publicEntry('pages'))?.verified, false);
   const events = await eventsForA();
-  assert.deepEqual(events.map((e) => [e.type, e.data.svcId, e.data.verified]), [['identity.updated', 'pages', false]]);
+  assert.deepEqual(events.map((e) => [e.type, e.data.svcId, e.data.verified]), [
+    ['identity.updated', 'pages', false],
+    ['identity.unverified', 'pages', false],
+  ]);
+  assert.deepEqual(events[1]?.data.reason, { method: 'operator', detail: 'an operator removed the mark' });
 
   const again = await cli(['user', 'verify', 'alice', 'pages', '--clear']);
   assert.equal(again.code, 0, again.stderr);

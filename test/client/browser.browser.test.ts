@@ -4,14 +4,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import type { TestApp } from '../helpers/app.js';
+import { projectRoot } from '../../src/paths.js';
 import { launchChromium, startIdsvc, startPageServer } from '../e2e/harness.js';
 
-const entry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../packages/client/src/index.ts');
+const entry = path.join(projectRoot, 'packages/client/src/index.ts');
 
 let t: TestApp;
 let browser: Browser;

@@ -1,5 +1,5 @@
-// How often the answer cache reads its change feed on PostgreSQL, where each reading is a round trip
-// through the same pool as the views' own queries. Only a lookup that may be served from memory, or
+// How often the answer cache and the partner cache read their change feed (services/change-feed.ts)
+// on PostgreSQL, where each reading is a round trip through the same pool as the views' own queries. Only a lookup that may be served from memory, or
 // whose answer will be kept, reads it (a render reads the database itself), and at most one reading is in flight: lookups made while
 // one runs share the next, so under load the readings stay fewer than the lookups instead of one
 // per turn of the event loop queueing in the pool ahead of the requests' own statements.
@@ -8,6 +8,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
+import { IdsvcClient } from '@idsvc/client';
+import { MAX_AGE_MS } from '../../src/services/partner-cache.js';
 import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 
 const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a reading is a synchronous local read)';
@@ -17,11 +19,16 @@ const readings = { started: 0, inFlight: 0, maxInFlight: 0 };
 
 before(async () => {
   if (skip) return;
-  // Many requests at once from one address, as a load balancer would send them.
-  t = await startTestApp({ CONNECTIONS_PER_ADDRESS: '0' });
-  const pool = t.ctx.db.pgPool!;
+  // Many requests at once from one address, as a load balancer would send them. The partner cache
+  // off: its own readings (at most one per MAX_AGE_MS / 2) are counted by the last test.
+  t = await startTestApp({ CONNECTIONS_PER_ADDRESS: '0', PARTNER_CACHE: '0' });
+  countReadings(t);
+});
+
+/** Counts the feed's statement (repositories/answer-feed.ts names it) as it goes through the app's pool. */
+function countReadings(app: TestApp): void {
+  const pool = app.ctx.db.pgPool!;
   const query = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
-  // Counts the feed's statement (repositories/answer-feed.ts names it) as it goes through the pool.
   (pool as { query: unknown }).query = async (config: pg.QueryConfig) => {
     if (config.name !== 'idsvc_answer_feed') return query(config);
     readings.started++;
@@ -32,7 +39,7 @@ before(async () => {
       readings.inFlight--;
     }
   };
-});
+}
 
 after(async () => {
   await t?.close();
@@ -64,6 +71,11 @@ test('a lookup whose answer will not be kept reads no feed; one kept or served f
     await app.user({ email: `${p}@example.org`, userId: p });
     await P.client.updateService(p, 'github', `${p}-gh`);
   }
+  // A reading applies the partner's creation before counting: until one has, an answer rendered for
+  // a partner the feed names is not kept (services/answer-cache.ts, readBefore).
+  await app.user({ email: 'ivy@example.org', userId: 'ivy' });
+  await P.client.updateService('ivy', 'github', 'ivy-gh');
+  for (let i = 0; i < 2; i++) await P.client.returnServices('ivy');
   const before = { readings: readings.started, hits: app.ctx.answers.hits };
   // The first ask is rendered and remembered: it reads no feed.
   for (const p of people) await P.client.returnServices(p);
@@ -96,4 +108,25 @@ test('under concurrent reads, every read sent after a write was acknowledged sho
     await Promise.all(background);
   }
   assert.equal(readings.maxInFlight, 1);
+});
+
+test('the partner cache reads the feed at most once per half of its bound, whatever the number of calls', { skip }, async () => {
+  // Its own instance on the same database, with the answer cache off: every reading is the partner cache's.
+  const app = await startTestApp({ ...t!.cliEnv, CONNECTIONS_PER_ADDRESS: '0', ANSWER_CACHE_MB: '0' });
+  try {
+    countReadings(app);
+    const P = await app.partner();
+    const client = new IdsvcClient({ baseUrl: app.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken });
+    readings.started = 0;
+    readings.maxInFlight = 0;
+    const started = performance.now();
+    const calls = 200;
+    for (let i = 0; i < calls / 10; i++) await Promise.all(Array.from({ length: 10 }, (_, j) => client.updateService(`pc${j}`, 'github', `v${i}`)));
+    const elapsed = performance.now() - started;
+    // A reading starts only when the last began more than MAX_AGE_MS / 2 before (a timer's slack of a millisecond aside).
+    assert.ok(readings.started >= 1 && readings.started <= Math.floor(elapsed / (MAX_AGE_MS / 2 - 1)) + 1, `${readings.started} readings in ${Math.round(elapsed)} ms`);
+    assert.equal(readings.maxInFlight, 1);
+  } finally {
+    await app.close();
+  }
 });

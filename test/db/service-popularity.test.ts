@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { COUNT_POPULARITY } from '../../src/db/migrations/005-service-popularity.js';
 import { popularityCounts } from '../../src/repositories/catalogue.js';
-import { createUser, findUserByRef, type User } from '../../src/repositories/users.js';
+import { findUserByRef, type User } from '../../src/repositories/users.js';
+import { createUser } from '../../src/services/orphan-subjects.js';
 import { deleteAccount, setOptIn } from '../../src/services/accounts.js';
 import { removeCentralIdentity, setCentralIdentity } from '../../src/services/central.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -33,7 +34,7 @@ async function assertExact(step: string): Promise<Map<string, number>> {
 let n = 0;
 async function user(optedIn: boolean): Promise<User> {
   n++;
-  return createUser(db(), { email: `pop${n}@example.org`, userId: `pop${n}`, passwordHash: 'x', optedIn, proven: true }, now());
+  return createUser(t.ctx.db, { email: `pop${n}@example.org`, userId: `pop${n}`, passwordHash: 'x', optedIn, proven: true }, now());
 }
 
 async function add(u: User, svcId: string): Promise<void> {

@@ -87,7 +87,16 @@ describe('the profile', () => {
       accounts.map((a) => a.service_type),
       ['github', 'gitlab', 'keybase', 'reddit'],
     );
-    assert.deepEqual(accounts[0], { service_type: 'github', service_label: 'GitHub', service_icon: 'https://www.github.com/favicon.ico', url: 'https://www.github.com/alice-gh', is_hidden: false });
+    // Gravatar's fields, then idsvc's evidence (an operator's mark: no evidence URL, never checked).
+    assert.deepEqual(accounts[0], {
+      service_type: 'github',
+      service_label: 'GitHub',
+      service_icon: 'https://www.github.com/favicon.ico',
+      url: 'https://www.github.com/alice-gh',
+      is_hidden: false,
+      verified_by: 'operator',
+      verified_at: '2026-01-01T00:00:00.000Z',
+    });
   });
 
   test("a partner's api_token as Bearer lists every verified account and adds the authenticated fields", async () => {

@@ -12,9 +12,10 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createContext, type AppContext, type ContextOptions } from '../../src/context.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
-import { createUser } from '../../src/repositories/users.js';
+import { createUser } from '../../src/services/orphan-subjects.js';
 import { hashPassword } from '../../src/domain/passwords.js';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
+import { copySqliteTemplate, PG_TEMPLATE, preparePgSchema, TEST_START } from './template-db.js';
 
 export const TEST_DB = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -36,7 +37,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs'> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs'> = {}): Promise<TestApp> {
   const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
   let pgSchema: string | undefined;
@@ -49,9 +50,13 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
   } else if (TEST_DB === 'postgres') {
     databaseUrl = PG_URL;
     pgSchema = `t_${id}`;
+    // A database of its own, as a first start leaves it (template-db.ts).
+    if (PG_TEMPLATE) await preparePgSchema(databaseUrl, pgSchema);
   } else {
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-test-'));
-    databaseUrl = `sqlite:${path.join(tmpDir, 'test.sqlite')}`;
+    const file = path.join(tmpDir, 'test.sqlite');
+    await copySqliteTemplate(file);
+    databaseUrl = `sqlite:${file}`;
   }
   // Mail without an SMTP relay is written as files: never into the checkout's ./data.
   const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-mail-'));
@@ -67,7 +72,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
     IDSVC_TEST_ARGON2_MINIMUM: '1',
     ...env,
   });
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const clock = new ManualClock(TEST_START);
   const ctx = await createContext(config, { clock, catalogueCheckMs: 0, popularityRefreshMs: 0, ...contextOptions, ...(pgSchema ? { pgSchema } : {}) });
   const logs: string[] = [];
   const logStream = new Writable({
@@ -108,7 +113,7 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       };
     },
     async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true, discoverable = false }) {
-      const u = await createUser(ctx.db.kysely, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
+      const u = await createUser(ctx.db, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {

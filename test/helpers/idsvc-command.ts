@@ -1,6 +1,6 @@
-// How the tests start the real `idsvc` command: from the checkout's TypeScript through tsx, or, when
-// TEST_BUILT=1 (set by .ci/run right after `npm run build`), from the compiled dist/ as an operator
-// runs it, which saves tsx's start-up on each of the suite's few hundred spawns.
+// How the tests start the real `idsvc` command: when TEST_BUILT=1 (scripts/test.sh sets it, after
+// building dist/ if a source is newer), from the compiled dist/ as an operator runs it, which saves
+// tsx's compiling at each start; otherwise from the checkout's TypeScript through tsx.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -156,7 +156,7 @@ describe('links', () => {
     await p.client.updateService(me.email, 'github', 'partner-gh');
     await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'mine' });
     await p.client.syncUser(me.email, { email: me.email, password: me.password });
-    await t.ctx.db.kysely.updateTable('central_identities').set({ verified: 1, verified_by: 'relme' }).where('svc_id', '=', 'keybase').where('usr_svc_id', '=', 'proven-one').execute();
+    await t.ctx.db.kysely.updateTable('central_identities').set({ verified: 1, verified_by: 'rel-me' }).where('svc_id', '=', 'keybase').where('usr_svc_id', '=', 'proven-one').execute();
     const other = await linkedPartner('Bystander', me);
 
     await me.client.submit('/account/links/end', { partner_id: String(p.id), remove_added: '1' });

@@ -83,7 +83,7 @@ describe('the profile page, read by microformats-parser', () => {
     // In <head> too, for parsers that read only that.
     assert.equal((html.match(/<link rel="me" href=/g) ?? []).length, 3);
     // The verified mark sits with the entry that links back.
-    assert.match(html, /Wonderblog<\/span><a class="u-url" rel="me" href="[^"]+">[^<]+<\/a><\/span><span class="badge verified"/);
+    assert.match(html, /Wonderblog<\/span><a class="u-url" rel="me" href="[^"]+">[^<]+<\/a><\/span><span class="verified-mark"><span class="badge verified"/);
   });
 
   test('answers 404 alike for unknown users and for users who have not opted in', async () => {

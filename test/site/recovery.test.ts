@@ -1,5 +1,6 @@
 // Account recovery and password changes (issue 15), through HTTP and the mail they send.
 import assert from 'node:assert/strict';
+import { emailHashes } from '../../src/domain/identifiers.js';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
@@ -247,15 +248,20 @@ test('a reset link proves the address of an account that was never confirmed', a
   const email = `late.${n}@example.org`;
   const password = `late bloomer ${n} sings`;
   const userId = `late_${n}`;
+  const pushed = `late-gh-${n}`;
   secrets.push(email, password);
   const c = browser();
   await c.signUp({ email, user_id: userId, password, opt_in: true });
   const p = await t.partner({ name: 'Watcher' });
   secrets.push(p.apiToken);
   await assert.rejects(p.publicClient.returnServices(userId, { profileType: 'public' }), /User Not Found/);
+  // A push under the address's hash while the account is unproven: the person as partners know them.
+  await p.client.updateService(emailHashes(email).sha256, 'github', pushed);
   await askReset(email);
   assert.equal((await setPassword(linkIn(await lastMailTo(t, email), '/reset?token='), `${password} again`)).res.status, 303);
   assert.deepEqual(await p.publicClient.returnServices(userId, { profileType: 'public' }), []);
+  // Proven, the account takes in what partners pushed about its address.
+  assert.deepEqual((await p.client.returnServices(userId)).map((s) => s.usrSvcId), [pushed]);
 });
 
 test('changing the password asks for the current one, ends the other sessions and sends a notice', async () => {

@@ -1,6 +1,7 @@
 // The site's defences, through HTTP: cookies, session rotation, CSRF on every form, log-in
 // throttling, password rules, security headers, and logs free of secrets.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
@@ -42,10 +43,10 @@ describe('cookies and sessions', () => {
   test('session and form cookies are HTTP-only and SameSite=Lax, and not Secure over http', async () => {
     const client = browser();
     const { res } = await client.get('/signup');
-    const anon = cookieLine(res, 'idsvc_anon');
-    assert.match(anon, /HttpOnly/);
-    assert.match(anon, /SameSite=Lax/);
-    assert.doesNotMatch(anon, /Secure/);
+    const csrfCookie = cookieLine(res, 'idsvc_csrf');
+    assert.match(csrfCookie, /HttpOnly/);
+    assert.match(csrfCookie, /SameSite=Lax/);
+    assert.doesNotMatch(csrfCookie, /Secure/);
     const email = 'cookie.check@example.org';
     const password = 'marble owl quietly sings';
     secrets.push(email, password);
@@ -192,6 +193,20 @@ describe('CSRF', () => {
     assert.deepEqual([...seen].sort(), Object.keys(FORMS).sort());
   });
 
+  test('a token made for a planted cookie without the server\'s key is refused', async () => {
+    // The token format of @fastify/csrf, made as anyone could without a key: plain SHA-256.
+    const b64 = (text: string) => createHash('sha256').update(text).digest('base64url');
+    const secret = 'planted-secret-of-the-attacker';
+    const head = `${b64('anonymous').replace(/-/g, '_')}-abcdefgh`;
+    const forged = `${head}-${b64(`${head}-${secret}`)}`;
+    const visitor = browser();
+    await visitor.csrf('/login');
+    visitor.cookies.set('idsvc_csrf', secret);
+    const { res, body } = await visitor.post('/login', { _csrf: forged, login: 'nobody@example.org', password: 'a perfectly good passphrase' });
+    assert.equal(res.status, 403);
+    assert.match(body, /This form has expired or did not come from this site/);
+  });
+
   test('each form refuses a request without a token, with a wrong one, with another session\'s, or from another origin', async () => {
     const victim = await newAccount();
     const other = await newAccount();
@@ -227,6 +242,16 @@ describe('CSRF', () => {
 });
 
 describe('CSRF for a logged-in user', () => {
+  test('a logged-in browser without the CSRF cookie (a session older than the cookie) gets one, and its forms work', async () => {
+    const { client } = await newAccount();
+    client.cookies.delete('idsvc_csrf');
+    const { res, body } = await client.get('/account');
+    assert.equal(res.headers.getSetCookie().filter((c) => c.startsWith('idsvc_csrf=')).length, 1);
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    assert.ok(token);
+    assert.equal((await client.post('/account/profile', { _csrf: token, nickname: 'genuine' })).res.status, 303);
+  });
+
   test('only the session\'s token counts: the anonymous form token, its own or one planted with its cookie, is refused', async () => {
     const victim = browser();
     const anonToken = await victim.csrf('/signup');
@@ -235,16 +260,16 @@ describe('CSRF for a logged-in user', () => {
     secrets.push(email, password);
     const signUp = await victim.post('/signup', { _csrf: anonToken, email, user_id: 'csrf_bound', password, opt_in: '1' });
     assert.equal(signUp.res.status, 303, 'anonymous forms take the anonymous token');
-    assert.ok(victim.cookies.get('idsvc_anon'), 'the anonymous cookie is still there after sign-up');
+    assert.ok(victim.cookies.get('idsvc_csrf'), 'the CSRF cookie is still there after sign-up');
     assert.equal((await followMailedLink(victim, linkIn(await lastMailTo(t, email), '/confirm?token='))).res.status, 303);
     assert.equal((await victim.logIn(email, password)).status, 303);
-    assert.ok(victim.cookies.get('idsvc_anon'), 'the anonymous cookie is still there after logging in');
+    assert.ok(victim.cookies.get('idsvc_csrf'), 'the CSRF cookie is still there after logging in');
     // An attacker's own anonymous pair, with the cookie planted in the victim's browser.
     const attacker = browser();
     const attackerToken = await attacker.csrf('/signup');
     const planted = new SiteClient(t.baseUrl, victim.headers);
     for (const [k, v] of victim.cookies) planted.cookies.set(k, v);
-    planted.cookies.set('idsvc_anon', attacker.cookies.get('idsvc_anon')!);
+    planted.cookies.set('idsvc_csrf', attacker.cookies.get('idsvc_csrf')!);
     for (const [who, token] of [
       [victim, anonToken],
       [planted, attackerToken],
@@ -475,6 +500,13 @@ describe('headers and markup', () => {
       assert.equal(res.headers.get('referrer-policy'), 'same-origin', path);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
       assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin', path);
+      assert.equal(res.headers.get('cross-origin-resource-policy'), 'same-origin', path);
+      assert.equal(res.headers.get('x-permitted-cross-domain-policies'), 'none', path);
+      assert.equal(res.headers.get('origin-agent-cluster'), '?1', path);
+      assert.match(res.headers.get('permissions-policy') ?? '', /^camera=\(\), microphone=\(\)/, path);
+      // Over http: no HSTS, and no upgrade-insecure-requests (test/site/https.test.ts checks https).
+      assert.equal(res.headers.get('strict-transport-security'), null, path);
+      assert.doesNotMatch(csp, /upgrade-insecure-requests/, path);
       assert.doesNotMatch(body, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: inline script`);
       assert.doesNotMatch(body, /\son[a-z]+=/i, `${path}: inline event handler`);
       assert.doesNotMatch(body, /\sstyle=/i, `${path}: inline style`);

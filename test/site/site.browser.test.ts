@@ -122,8 +122,8 @@ describe('a newcomer on the site', () => {
     await identity('notebook').getByRole('button', { name: 'Verify Notebook now' }).click();
     await page.waitForURL(/checked=notebook/);
     const item = identity('notebook');
-    assert.equal(await item.locator('[data-check-result]').getAttribute('data-check-result'), 'no_link');
-    assert.match(await item.locator('[data-check-result]').innerText(), /No link back found — no rel="me" link found on the page/);
+    assert.equal(await item.locator('[data-check-result]').getAttribute('data-check-result'), 'absent');
+    assert.match(await item.locator('[data-check-result]').innerText(), /Proof not found \(a rel="me" link back to your profile\) — looked for a rel="me" link to .*: no rel="me" link found on the page/);
     assert.match(await item.locator('.badge').first().innerText(), /Not verified/);
     // Both checks are listed under "Recent checks".
     const rows = page.locator('#checks tbody tr');

@@ -1,6 +1,7 @@
 // rel="me" verification of central entries (SPEC §10): "verify now" outcomes and reasons, recorded
 // attempts, and the re-verification job: new entries first, every entry again after a day, a lost
-// backlink clears the flag, and several instances never check one entry twice.
+// backlink clears the flag once a second check confirms it, and several instances never check one
+// entry twice.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -32,7 +33,7 @@ after(async () => {
 
 // Each test starts with nothing due, so the job's work is only what the test set up.
 beforeEach(async () => {
-  await t.ctx.db.kysely.updateTable('central_identities').set({ last_checked_at: t.clock.now() }).execute();
+  await t.ctx.db.kysely.updateTable('central_identities').set({ next_check_at: t.clock.now() + 30 * DAY }).execute();
 });
 
 const profileOf = (userId: string) => `${t.config.baseUrl}/u/${userId}`;
@@ -60,9 +61,9 @@ describe('verify now', () => {
     remote.pages.set(`${user.user_id}-other`, pageWithBacklink('https://someone.else.example/'));
     const cases: [string, string, RegExp][] = [
       [`${user.user_id}-ok`, 'verified', /rel="me" link to .* found/],
-      [`${user.user_id}-plain`, 'no_link', /no rel="me" link found on the page/],
-      [`${user.user_id}-other`, 'link_elsewhere', /rel="me" links point elsewhere: https:\/\/someone\.else\.example\//],
-      [`${user.user_id}-missing`, 'unreachable', /^HTTP 404$/],
+      [`${user.user_id}-plain`, 'absent', /^looked for a rel="me" link to .* on .*-plain: no rel="me" link found on the page$/],
+      [`${user.user_id}-other`, 'absent', /rel="me" links point elsewhere: https:\/\/someone\.else\.example\//],
+      [`${user.user_id}-missing`, 'absent', /the page answered HTTP 404$/],
     ];
     for (const [name, outcome, detail] of cases) {
       const id = await addEntry(user, 'pages', name);
@@ -71,10 +72,13 @@ describe('verify now', () => {
       assert.match(result!.detail, detail);
       const row = await entry(id);
       assert.equal(row.verified, outcome === 'verified' ? 1 : 0);
-      assert.equal(row.verified_by, outcome === 'verified' ? 'relme' : null);
+      assert.equal(row.verified_by, outcome === 'verified' ? 'rel-me' : null);
+      assert.equal(row.evidence_url, outcome === 'verified' ? `${remote.origin}/${name}` : null);
       assert.equal(row.last_checked_at, t.clock.now());
       const attempt = (await attemptsOf(id)).at(-1);
       assert.equal(attempt?.outcome, outcome);
+      assert.equal(attempt?.method, 'rel-me');
+      assert.equal(attempt?.status, name.endsWith('-missing') ? 404 : 200);
       assert.equal(attempt?.url, `${remote.origin}/${name}`);
       assert.equal(attempt?.attempted_at, t.clock.now());
     }
@@ -88,7 +92,7 @@ describe('verify now', () => {
     assert.equal(res.status, 303);
     assert.equal(res.headers.get('location'), '/account?checked=pages#identity-pages');
     const { body } = await client.get('/account?checked=pages');
-    assert.match(body, /role="status" data-check-result="unreachable"><span class="check-label">Checked just now:<\/span> <strong>Could not reach the page<\/strong> — HTTP 404/);
+    assert.match(body, /role="status"><p class="check bad" data-check-result="absent" data-method="rel-me"><span class="check-label">Checked just now:<\/span> <strong>Proof not found<\/strong> \(a rel=(&quot;|")me(&quot;|") link back to your profile\) — looked for a rel=(&quot;|")me(&quot;|") link to [^ ]+ on [^ ]+verify_page-nowhere: the page answered HTTP 404 \(HTTP 404\)/);
   });
 
   test('a user cannot check another user\'s entry, or use "verify now" as a crawler', async () => {
@@ -116,11 +120,11 @@ describe('the re-verification job', () => {
 
     assert.equal(await reverifyDue(t.ctx), 2);
     assert.equal((await entry(own)).verified, 1);
-    assert.equal((await attemptsOf(flowed.id))[0]?.outcome, 'unreachable');
+    assert.equal((await attemptsOf(flowed.id))[0]?.outcome, 'absent');
     assert.equal(await reverifyDue(t.ctx), 0, 'nothing is due again the same day');
   });
 
-  test('re-checks every entry a day after its last check, and a lost backlink clears the flag', async () => {
+  test('re-checks every entry a day after its last check, and a lost backlink clears the flag once confirmed', async () => {
     const user = await newUser();
     const name = `${user.user_id}-daily`;
     remote.pages.set(name, pageWithBacklink(profileOf(user.user_id)));
@@ -132,25 +136,43 @@ describe('the re-verification job', () => {
     const flippedOn = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.updated');
     assert.equal(JSON.parse(flippedOn.at(-1)!.payload).data.verified, true, 'linked partners hear of the new mark');
 
+    const verifiedAt = (await entry(id)).verified_at;
     remote.pages.set(name, pageWithoutBacklink);
     t.clock.advance(DAY - 60_000);
     assert.equal(await reverifyDue(t.ctx), 0, 'not yet a day');
     assert.equal((await entry(id)).verified, 1);
-    t.clock.advance(60_000);
+    // The daily check comes within the jitter (up to two hours) after the day.
+    t.clock.advance(2 * 3600_000 + 60_000);
     assert.ok((await reverifyDue(t.ctx)) >= 1);
-    const row = await entry(id);
+    let row = await entry(id);
+    assert.equal(row.verified, 1, 'one definite negative does not remove the mark');
+    assert.equal(row.negative_since, t.clock.now());
+    assert.equal(row.next_check_at, t.clock.now() + 3600_000, 'it is confirmed after the delay');
+    t.clock.advance(3600_000);
+    assert.ok((await reverifyDue(t.ctx)) >= 1);
+    row = await entry(id);
     assert.equal(row.verified, 0);
     assert.equal(row.verified_by, null);
     assert.equal(row.verified_at, null);
-    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ['verified', 'no_link']);
+    assert.equal(row.evidence_url, null);
+    assert.equal(row.negative_since, null);
+    assert.notEqual(verifiedAt, null);
+    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ['verified', 'absent', 'absent']);
     const events = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.updated');
     assert.equal(JSON.parse(events.at(-1)!.payload).data.verified, false, 'and of its loss');
+    const lost = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.unverified');
+    assert.equal(lost.length, 1);
+    const reason = JSON.parse(lost[0]!.payload).data.reason;
+    assert.equal(reason.method, 'rel-me');
+    assert.equal(reason.evidenceUrl, `${remote.origin}/${name}`);
+    assert.equal(reason.status, 200);
+    assert.match(reason.detail, /no rel="me" link found on the page/);
   });
 
   test('leaves entries an operator verified alone', async () => {
     const user = await newUser();
     const id = await addEntry(user, 'pages', `${user.user_id}-operator`);
-    await t.ctx.db.kysely.updateTable('central_identities').set({ verified: 1, verified_by: 'operator', verified_at: t.clock.now(), last_checked_at: null }).where('id', '=', id).execute();
+    await t.ctx.db.kysely.updateTable('central_identities').set({ verified: 1, verified_by: 'operator', verified_at: t.clock.now(), next_check_at: null }).where('id', '=', id).execute();
     assert.equal(await reverifyDue(t.ctx), 0);
     assert.equal((await attemptsOf(id)).length, 0);
     // "Verify now" still runs, and a failure does not undo the operator's mark.

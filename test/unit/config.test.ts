@@ -106,3 +106,18 @@ test('a connection idle while its answer waits for the database outlasts that wa
   // A database wait of 60 s answers `unavailable` at 60 s: the connection must still be there then.
   assert.equal(idle({ DATABASE_TIMEOUT_MS: '60000' }), 65_000);
 });
+
+test('verification: DNS servers as ip[:port], the DID directory replaceable only outside production', () => {
+  const c = loadConfig({});
+  assert.deepEqual(c.dnsServers, []);
+  assert.equal(c.plcDirectoryUrl, 'https://plc.directory');
+  assert.equal(c.verifyConfirmAfterMs, 3_600_000);
+  assert.equal(c.verifyHostRequestsPerMinute, 30);
+  assert.deepEqual(loadConfig({ DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).dnsServers, ['127.0.0.1:5353', '[::1]:53', '10.0.0.2']);
+  for (const bad of ['dns.example:53', '127.0.0.1:99999', '127.0.0.1;8.8.8.8']) {
+    assert.throws(() => loadConfig({ DNS_SERVERS: bad }), (e: unknown) => e instanceof ConfigError && e.variable === 'DNS_SERVERS', bad);
+  }
+  assert.equal(loadConfig({ PLC_DIRECTORY_URL: 'http://127.0.0.1:2582/' }).plcDirectoryUrl, 'http://127.0.0.1:2582');
+  assert.throws(() => loadConfig({ PLC_DIRECTORY_URL: 'http://127.0.0.1:2582', NODE_ENV: 'production' }), (e: unknown) => e instanceof ConfigError && e.variable === 'PLC_DIRECTORY_URL');
+  assert.throws(() => loadConfig({ PLC_DIRECTORY_URL: 'ftp://x' }), (e: unknown) => e instanceof ConfigError && e.variable === 'PLC_DIRECTORY_URL');
+});

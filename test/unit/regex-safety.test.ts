@@ -1,7 +1,8 @@
-// Every regular expression in the code (src/, widget/src, packages/client/src) and in the shipped
-// catalogue's patterns goes through recheck, a ReDoS checker: one it finds exponential or
-// polynomial (like /\/+$/ on a run of slashes that does not end the text) must be replaced, or carry
-// a comment `regex-safe: <why>` on its line or the line before, saying why its input cannot make it slow.
+// Every regular expression in the code (src/, widget/src, packages/client/src), in the shipped
+// catalogue's patterns and in the proof providers' (catalogue/proofs.json) goes through recheck, a
+// ReDoS checker: one it finds exponential or polynomial (like /\/+$/ on a run of slashes that does
+// not end the text) must be replaced, or carry a comment `regex-safe: <why>` on its line or the line
+// before, saying why its input cannot make it slow.
 // Catalogue patterns (from Sherlock's list, editable by operators) cannot carry comments: they only
 // ever test an identifier of at most 1,024 characters, so a polynomial one passes when recheck's own
 // attack string, pumped to that length, still costs under 20 ms; an exponential one never passes.
@@ -11,8 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkSync, type Diagnostics } from 'recheck';
 import ts from 'typescript';
+import { projectRoot } from '../../src/paths.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = projectRoot;
 const SOURCE_DIRS = ['src', 'widget/src', 'packages/client/src'];
 const MARKER = 'regex-safe:';
 
@@ -85,6 +87,15 @@ function catalogueRegexes(): FoundRegex[] {
     .map((s) => ({ where: `${file} (${s.svcId})`, source: s.regexCheck!, flags: '', marked: false, bounded: true }));
 }
 
+/** The proof providers' patterns (catalogue/proofs.json): applied to profile and proof addresses. */
+function proofRegexes(): FoundRegex[] {
+  const file = 'catalogue/proofs.json';
+  const { providers } = JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')) as { providers: { id: string; profileUrl?: string; proofUrl?: { pattern: string } }[] };
+  return providers.flatMap((p) =>
+    [p.profileUrl, p.proofUrl?.pattern].filter((s): s is string => s !== undefined).map((source) => ({ where: `${file} (${p.id})`, source, flags: '', marked: false })),
+  );
+}
+
 function verdict(r: FoundRegex): Diagnostics {
   return checkSync(r.source, r.flags, { timeout: 10_000 });
 }
@@ -113,5 +124,7 @@ test('no regex in the code or the catalogue is exponential or polynomial unless 
   const found = SOURCE_DIRS.flatMap((dir) => sourceFiles(dir)).flatMap((file) => regexesIn(file, fs.readFileSync(path.join(ROOT, file), 'utf8')));
   assert.ok(found.length > 50, `${found.length} regexes found in the code`);
   const catalogue = catalogueRegexes();
-  assert.deepEqual(unsafe([...found, ...catalogue]), []);
+  const proofs = proofRegexes();
+  assert.ok(proofs.length >= 8, `${proofs.length} proof provider patterns`);
+  assert.deepEqual(unsafe([...found, ...catalogue, ...proofs]), []);
 });

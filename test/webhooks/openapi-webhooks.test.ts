@@ -12,7 +12,7 @@ import { cli, deliverAll, startReceiver, verifiedEvents, type Receiver } from '.
 // ajv-formats is CommonJS: under ESM its plugin is the `default` property of the default import.
 const addFormats = addFormatsModule.default;
 
-const EVENTS = ['identity.updated', 'identity.removed', 'link.created', 'link.removed', 'user.hidden', 'user.visible', 'user.deleted', 'profile.updated', 'ping'];
+const EVENTS = ['identity.updated', 'identity.verified', 'identity.unverified', 'identity.removed', 'link.created', 'link.removed', 'user.hidden', 'user.visible', 'user.deleted', 'profile.updated', 'ping'];
 
 interface WebhookDoc {
   post: { operationId: string; parameters: { name: string; in: string }[]; requestBody: { content: { 'application/json': { schema: Record<string, unknown> } } } };
@@ -63,6 +63,8 @@ test('every event idsvc really sends matches the schema the document declares fo
     () => B.client.syncUser(email, { email, password: u.password }),
     () => A.client.syncUser(email, { email, password: u.password }), // link.created
     () => A.client.updateService(email, 'github', 'schema-someone'), // identity.updated
+    () => run(['user', 'verify', 'schemauser', 'github']), // identity.verified
+    () => run(['user', 'verify', 'schemauser', 'github', '--clear']), // identity.unverified
     () => A.client.updateService(email, 'github', ''), // identity.removed
     () => A.client.unsyncUser(email), // link.removed
     () => run(['user', 'set', 'schemauser', '--nickname', 'Schemy', '--city', 'Lyon', '--public', 'nickname']), // profile.updated

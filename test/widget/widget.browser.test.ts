@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/chromium.js';
+import { projectRoot } from '../../src/paths.js';
 import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
 import {
   renderWidgetBootScript,
@@ -23,7 +23,7 @@ import {
 declare const window: any;
 declare const document: any;
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ROOT = projectRoot;
 
 interface CatalogueItem {
   svcId: string;

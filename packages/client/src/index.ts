@@ -5,17 +5,27 @@
 // Deno, Bun and browsers, and installs with no dependencies. Web Crypto is asynchronous, so every
 // function that hashes or signs returns a Promise.
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'credentials_in_query'
-  | 'invalid_api_key'
-  | 'invalid_api_token'
-  | 'invalid_credentials'
-  | 'forbidden'
-  | 'not_found'
-  | 'payload_too_large'
-  | 'rate_limited'
-  | 'internal_error';
+/** The API's error codes, as the server lists them (src/domain/errors.ts; test/client/error-codes.test.ts keeps them equal). */
+export const ERROR_CODES = [
+  'invalid_request',
+  'credentials_in_query',
+  'invalid_api_key',
+  'invalid_api_token',
+  'invalid_credentials',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'rate_limited',
+  'internal_error',
+  'unavailable',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** A code this client knows; a newer server's unknown code is reported as `internal_error`, its message kept. */
+function errorCodeOf(code: unknown): ErrorCode {
+  return ERROR_CODES.find((known) => known === code) ?? 'internal_error';
+}
 
 export class IdsvcError extends Error {
   constructor(
@@ -23,7 +33,7 @@ export class IdsvcError extends Error {
     message: string,
     readonly status: number,
     readonly requestId: string | null,
-    /** Seconds to wait before retrying (rate_limited). */
+    /** Seconds to wait before retrying (rate_limited, unavailable). */
     readonly retryAfter: number | null,
   ) {
     super(message);
@@ -44,6 +54,20 @@ export interface CatalogueService {
   svcIphoneIcon: string;
 }
 
+/** How a mark was earned. */
+export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'operator';
+
+/** The evidence behind a verified entry (docs/verification.md). */
+export interface VerificationEvidence {
+  verifiedBy: VerificationMethod;
+  /** ISO 8601: when the mark was first earned. */
+  verifiedAt: string;
+  /** ISO 8601: the last check that kept it. */
+  lastCheckedAt?: string;
+  /** What was read: a URL, or `dns:TXT:<name>`; absent for the operator's mark. */
+  evidenceUrl?: string;
+}
+
 export interface UserService {
   svcId: string;
   svcName: string;
@@ -52,6 +76,8 @@ export interface UserService {
   url: string;
   verified: boolean;
   svcFavicon: string;
+  /** On a verified entry: how and when it was proven. */
+  evidence?: VerificationEvidence;
 }
 
 export interface Profile {
@@ -106,6 +132,14 @@ function toUserService(raw: Json): UserService {
     svcFavicon: String(raw.svcFavicon ?? ''),
   };
   if (typeof raw.usrSvcId === 'string') s.usrSvcId = raw.usrSvcId;
+  if (typeof raw.verifiedBy === 'string' && typeof raw.verifiedAt === 'string') {
+    s.evidence = {
+      verifiedBy: raw.verifiedBy as VerificationMethod,
+      verifiedAt: raw.verifiedAt,
+      ...(typeof raw.lastCheckedAt === 'string' ? { lastCheckedAt: raw.lastCheckedAt } : {}),
+      ...(typeof raw.evidenceUrl === 'string' ? { evidenceUrl: raw.evidenceUrl } : {}),
+    };
+  }
   return s;
 }
 
@@ -138,7 +172,7 @@ export class IdsvcClient {
     if (!res.ok || 'error' in json) {
       const err = (json.error ?? {}) as Json;
       const retry = res.headers.get('retry-after');
-      throw new IdsvcError((err.code as ErrorCode) ?? 'internal_error', String(err.message ?? `HTTP ${res.status}`), res.status, res.headers.get('x-request-id'), retry ? Number(retry) : null);
+      throw new IdsvcError(errorCodeOf(err.code), String(err.message ?? `HTTP ${res.status}`), res.status, res.headers.get('x-request-id'), retry ? Number(retry) : null);
     }
     return json;
   }

@@ -1,6 +1,6 @@
 // Popularity (SPEC §4.2: opted-in users with the service) as a counter per service, kept exact by
 // triggers instead of counted on demand. Counting meant joining every central identity with its
-// user: 17 s at 1 M users on SQLite, run on the event loop once a minute by the first widget load
+// user, work that grows with the largest table, run on SQLite on the event loop once a minute by the first widget load
 // or service_details/popularity call, and a full scan of the largest table on PostgreSQL. The
 // triggers fire whoever writes (this server, the CLI, another instance, an operator's shell), so the
 // counts are right for all of them; reading them is one small table.

@@ -1,4 +1,4 @@
-// Discoverability becomes a choice (issue 14.10): off until the user turns it on.
+// Discoverability becomes a choice: off until the user turns it on.
 //
 // Until now every account was created discoverable (found by reverse_lookup, return_contacts and
 // WebFinger mailto:) and the account page showed the box already ticked; sign-up never mentioned it.

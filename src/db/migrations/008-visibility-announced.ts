@@ -2,8 +2,8 @@
 // so that every path that changes visibility announces each change exactly once, whoever else
 // changes it at the same time (services/central.ts announceVisibility). Existing users start
 // where they are. The default is 1 and only users who are not opted in are written: adding a
-// column with a constant default rewrites no row on PostgreSQL, and writing every row took 26 s at
-// 1 M users there (now 12.7 s when a third are not opted in, 0.3 s when all are; docs/operations.md).
+// column with a constant default rewrites no row on PostgreSQL, while writing every row would hold
+// the upgrade for as long as the largest installations have users (docs/operations.md).
 // An insert that forgot the column errs towards telling partners `user.hidden` once more, never
 // towards staying silent.
 import { sql, type Kysely } from 'kysely';

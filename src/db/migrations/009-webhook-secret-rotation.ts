@@ -1,4 +1,4 @@
-// Webhook secret rotation (issue 16): `idsvc partner rotate-webhook-secret` keeps the secret it
+// Webhook secret rotation: `idsvc partner rotate-webhook-secret` keeps the secret it
 // replaces for a grace period, during which every delivery carries a signature with each secret
 // (Standard Webhooks allows several, space-separated), so a partner can switch its receiver to the
 // new secret without losing or rejecting an event. Both columns are NULL outside a grace period.

@@ -1,4 +1,4 @@
-// Gravatar-compatible profiles (issue 18.3) take a partner's api_token as `Authorization: Bearer`,
+// Gravatar-compatible profiles take a partner's api_token as `Authorization: Bearer`,
 // with no api_key beside it, so the partner is found by the token's hash. Indexes keep that lookup
 // one probe, for the current token and for the previous one during its grace period. Not unique:
 // two 40-character random tokens do not collide, and a unique index would make a rotation that

@@ -1,4 +1,4 @@
-// "Find my identities" (issue 18 part 2): a discovery run per request, every page it fetched or
+// "Find my identities": a discovery run per request, every page it fetched or
 // found (the fetch recorded like a verification attempt, then what the page was recognised as),
 // and the pages proven to be a user's own (a homepage linking to /u/{userId}), which later rel="me"
 // checks accept as a target beside the profile page (transitive rel="me").

@@ -1,7 +1,6 @@
 // SQLite: the answer feed's triggers (migration 012) insert one row per tag instead of inserting
 // from a UNION of the old and new row's tags. The UNION's de-duplication built a temporary b-tree on
-// every write: in a micro-benchmark of partner pushes the old triggers added about 7 µs a write, these
-// 2–4 µs (issue 17's A/B against the service before the feed). An update names its old row's tag
+// every write; separate inserts need none. An update names its old row's tag
 // only when it differs from the new row's, as the UNION did. The tags, the table and its readers are
 // unchanged.
 //

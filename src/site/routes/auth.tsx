@@ -131,7 +131,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
 
   app.post('/logout', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
     await endSession(ctx, request, reply);
-    reply.clearCookie(cookieNames(ctx).anon, cookieOptions(ctx));
+    reply.clearCookie(cookieNames(ctx).csrf, cookieOptions(ctx));
     return seeOther(reply, '/?msg=logged_out');
   });
 }

@@ -3,6 +3,7 @@ import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './Ac
 import { ConfirmAddressSection, DataSection, EmailSection, type EmailFormState, LinksSection, PasswordSection, ProfileSection, VisibilitySection } from './AccountSections.js';
 import { DiscoverySection, type DiscoverySectionProps } from './AccountDiscovery.js';
 import { Layout, Notice } from './Layout.js';
+import { ProofTextSection } from './Proofs.js';
 
 export interface AccountPageProps {
   data: AccountData;
@@ -31,6 +32,7 @@ export function AccountPage(p: AccountPageProps) {
         </h1>
         <nav aria-label="Sections of this page" class="section-nav">
           <a href="#identities">Identities</a>
+          <a href="/account/proofs">Prove them</a>
           <a href="#discover">Find my identities</a>
           <a href="#profile">Profile</a>
           <a href="/account/photo">Photo</a>
@@ -43,6 +45,7 @@ export function AccountPage(p: AccountPageProps) {
       {p.unprovenUntil !== undefined ? <ConfirmAddressSection data={data} csrf={csrf} expiresAt={p.unprovenUntil} /> : null}
       <VisibilitySection data={data} csrf={csrf} />
       <IdentitiesSection data={data} csrf={csrf} form={p.identityForm ?? {}} checked={p.checked} />
+      <ProofTextSection data={data} />
       {p.discovery ? <DiscoverySection csrf={csrf} {...p.discovery} /> : null}
       <AttemptsSection data={data} />
       <ProfileSection data={data} csrf={csrf} error={p.profileError} />

@@ -1,4 +1,4 @@
-// "Find my identities" on the account page (issue 18 part 2): the start form, the progress of a
+// "Find my identities" on the account page: the start form, the progress of a
 // running walk, and when it is done what it found, to tick and add.
 import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
 import type { DiscoveryPage } from '../../repositories/discovery.js';

@@ -4,7 +4,9 @@ import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
 import type { AccountData, IdentityView } from '../account-data.js';
 import { CsrfField } from './fields.js';
 import { When } from './Layout.js';
-import { OUTCOME_TEXT } from './outcomes.js';
+import { METHOD_TEXT, OUTCOME_TEXT } from './outcomes.js';
+import { LastCheck, MarkEvidenceLine, OtherMethods, PendingRemoval } from './VerificationEvidence.js';
+import type { VerificationMethod } from '../../verification/methods.js';
 
 export interface IdentityFormState {
   svcId?: string;
@@ -44,7 +46,7 @@ function ServiceOptions({ list, withData, selected }: { list: readonly Catalogue
 function VerifiedBadge({ i }: { i: IdentityView }) {
   if (i.verified) {
     return (
-      <span class="badge verified" title={i.verifiedBy === 'operator' ? 'Verified by the operator' : 'Verified: the page links back to your profile'}>
+      <span class="badge verified" title={`Verified by ${METHOD_TEXT[i.verifiedBy as VerificationMethod] ?? 'a check'}`}>
         <span aria-hidden="true">✓ </span>Verified
       </span>
     );
@@ -52,7 +54,7 @@ function VerifiedBadge({ i }: { i: IdentityView }) {
   return <span class="badge muted">Not verified</span>;
 }
 
-function IdentityItem({ i, csrf, form, justChecked }: { i: IdentityView; csrf: string; form: IdentityFormState; justChecked: boolean }) {
+function IdentityItem({ i, csrf, form, justChecked, confirmAfterMs }: { i: IdentityView; csrf: string; form: IdentityFormState; justChecked: boolean; confirmAfterMs: number }) {
   const changing = form.changing === i.svcId;
   return (
     <li class="identity" id={`identity-${i.svcId}`}>
@@ -75,15 +77,9 @@ function IdentityItem({ i, csrf, form, justChecked }: { i: IdentityView; csrf: s
           </p>
           {!i.fitsPattern ? <p class="hint warn">This does not look like a usual {i.svcName} name; check it for typos.</p> : null}
           {i.sourcePartner ? <p class="hint">Added by {i.sourcePartner}</p> : null}
-          {i.lastAttempt ? (
-            <p class={`check ${i.lastAttempt.outcome === 'verified' ? 'ok' : 'bad'}`} role={justChecked ? 'status' : undefined} data-check-result={i.lastAttempt.outcome}>
-              <span class="check-label">{justChecked ? 'Checked just now' : <>Last check <When ms={i.lastAttempt.at} /></>}:</span>{' '}
-              <strong>{OUTCOME_TEXT[i.lastAttempt.outcome]}</strong>
-              {i.lastAttempt.outcome !== 'verified' ? <> — {i.lastAttempt.detail}</> : null}
-            </p>
-          ) : (
-            <p class="check">Not checked yet.</p>
-          )}
+          <MarkEvidenceLine i={i} />
+          <PendingRemoval i={i} confirmAfterMs={confirmAfterMs} />
+          <LastCheck attempts={i.lastCheck} justChecked={justChecked} />
         </div>
       </div>
       <div class="identity-actions">
@@ -147,7 +143,7 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
       ) : (
         <ul class="identity-list">
           {data.identities.map((i) => (
-            <IdentityItem key={i.svcId} i={i} csrf={csrf} form={form} justChecked={checked === i.svcId} />
+            <IdentityItem key={i.svcId} i={i} csrf={csrf} form={form} justChecked={checked === i.svcId} confirmAfterMs={data.confirmAfterMs} />
           ))}
         </ul>
       )}
@@ -231,6 +227,11 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
           <code data-copy>{`<a rel="me" href="${data.profileUrl}">My identities</a>`}</code>
         </pre>
         <p>Then press “Verify now”. We also check every entry once a day, and remove the mark if the link disappears.</p>
+        <OtherMethods profileUrl={data.profileUrl} shortProof={data.shortProof} />
+        <p>
+          On GitHub, GitLab, Mastodon, Bluesky, Hacker News, Reddit and other services you can instead put your proof text in your bio:{' '}
+          <a href="/account/proofs">prove them with a proof text</a>.
+        </p>
       </details>
     </section>
   );

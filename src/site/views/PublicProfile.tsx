@@ -3,11 +3,14 @@
 import { Fragment } from 'preact';
 import type { ProfileField } from '../../domain/profile.js';
 import { Layout, type Viewer } from './Layout.js';
+import { PublicMark } from './VerificationEvidence.js';
 
 export interface PublicIdentity {
   svcName: string;
   url: string;
   verified: boolean;
+  verifiedBy: string | null;
+  verifiedAt: number | null;
 }
 
 export interface PublicProfileProps {
@@ -110,8 +113,11 @@ export function PublicProfilePage(p: PublicProfileProps) {
                   ) : null}
                 </span>
                 {i.verified ? (
-                  <span class="badge verified" title={'The page links back here with rel="me"'}>
-                    <span aria-hidden="true">✓ </span>Verified
+                  <span class="verified-mark">
+                    <span class="badge verified">
+                      <span aria-hidden="true">✓ </span>Verified
+                    </span>
+                    <PublicMark verifiedBy={i.verifiedBy} verifiedAt={i.verifiedAt} />
                   </span>
                 ) : (
                   <span class="badge muted">Unverified</span>
@@ -121,7 +127,8 @@ export function PublicProfilePage(p: PublicProfileProps) {
           </ul>
         )}
         <p class="hint profile-foot">
-          “Verified” means that page links back here with <code>rel="me"</code>, checked within the last day.
+          “Verified” means this site proved the identity is this person's — a <code>rel="me"</code> link back here, a proof text on the service, a DNS record on
+          their domain or their Bluesky handle — and checks it again every day; or that the operator vouched for it.
         </p>
         {p.isOwner ? (
           <p>

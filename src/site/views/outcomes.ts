@@ -1,8 +1,27 @@
-import type { RelMeOutcome } from '../../verification/relme.js';
+import type { CheckOutcome, VerificationMethod } from '../../verification/methods.js';
 
-export const OUTCOME_TEXT: Record<RelMeOutcome, string> = {
+export type AttemptOutcome = CheckOutcome['result'];
+
+export const OUTCOME_TEXT: Record<AttemptOutcome, string> = {
   verified: 'Verified',
-  unreachable: 'Could not reach the page',
-  no_link: 'No link back found',
-  link_elsewhere: 'The link points somewhere else',
+  absent: 'Proof not found',
+  transient: 'Could not check',
+};
+
+/** How each method is named to people (docs/verification.md says the same at length). */
+export const METHOD_TEXT: Record<VerificationMethod, string> = {
+  'rel-me': 'a rel="me" link back to your profile',
+  proof: 'your proof text on the service',
+  dns: 'a DNS TXT record on your domain',
+  atproto: 'your Bluesky handle and its DID document',
+  operator: 'the operator of this site',
+};
+
+/** The same, told to visitors of the public profile. */
+export const PUBLIC_METHOD_TEXT: Record<VerificationMethod, string> = {
+  'rel-me': 'a rel="me" link back to this page',
+  proof: 'a proof text on the service naming this page',
+  dns: 'a DNS TXT record on the domain naming this page',
+  atproto: 'the Bluesky handle, its DID document and its profile naming this page',
+  operator: 'the operator of this site',
 };

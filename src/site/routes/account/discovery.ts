@@ -1,12 +1,12 @@
-// "Find my identities" (issue 18 part 2): start a walk, follow its progress, add what it found.
-// And the identities form's helper for pasted profile URLs (part 1).
+// "Find my identities": start a walk from one of the user's pages, follow its progress, add what it
+// found. And the identities form's helper that recognises a pasted profile URL.
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../../context.js';
-import { addDiscovered, discoveryView, runDueDiscoveries, startDiscovery } from '../../services/discovery.js';
-import { recogniseProfileUrl } from '../../services/profile-urls.js';
-import { formSchema, seeOther, SITE } from '../http.js';
-import type { TypedApp } from '../../http/typed-app.js';
-import { accountPage } from './account.js';
+import type { AppContext } from '../../../context.js';
+import { addDiscovered, discoveryView, runDueDiscoveries, startDiscovery } from '../../../services/discovery.js';
+import { recogniseProfileUrl } from '../../../services/profile-urls.js';
+import { formSchema, seeOther, SITE } from '../../http.js';
+import type { TypedApp } from '../../../http/typed-app.js';
+import { accountPage } from './page.js';
 
 const START_REFUSALS = {
   invalid_url: 'Enter the address of a web page, like https://example.org/.',

@@ -1,0 +1,73 @@
+// Compiles the test files, and the code they import, to plain JavaScript once per `npm test`
+// (scripts/test.sh), so that each test file's process loads JavaScript instead of registering tsx,
+// whose loader would transform and resolve every module again in each of the suite's processes.
+//
+//   tsx scripts/build-tests.ts OUT_DIR
+//
+// OUT_DIR (inside the checkout, so that packages resolve from its node_modules and the project root
+// is found above it) mirrors the checkout: each TypeScript file of src/, test/, bench/, examples/ and
+// scripts/ is compiled beside a link to its source, every other file of those folders is linked, and
+// every other entry at the top (catalogue/, public/, widget/, ...) is a link too. A path a module
+// computes from its own location (`import.meta.dirname`, `..`) therefore finds what it would have
+// found in the checkout. package.json is left out: the project root stays the checkout's.
+import fs from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { projectRoot } from '../src/paths.js';
+
+const COMPILED = ['src', 'test', 'bench', 'examples', 'scripts'];
+/** Not mirrored: the root's package.json would make OUT_DIR the project root; the rest is built output, history or a data set. */
+const LEFT_OUT = new Set(['package.json', 'package-lock.json', 'node_modules', 'dist', '.git', 'bench/data']);
+
+const out = process.argv[2];
+if (!out) throw new Error('usage: tsx scripts/build-tests.ts OUT_DIR');
+const outDir = path.resolve(out);
+if (!outDir.startsWith(projectRoot + path.sep)) throw new Error(`OUT_DIR must be inside ${projectRoot}`);
+fs.rmSync(outDir, { recursive: true, force: true });
+fs.mkdirSync(outDir, { recursive: true });
+
+const isSource = (name: string) => /\.tsx?$/.test(name) && !name.endsWith('.d.ts');
+const sources: string[] = [];
+
+function mirror(rel: string): void {
+  for (const entry of fs.readdirSync(path.join(projectRoot, rel), { withFileTypes: true })) {
+    const child = path.join(rel, entry.name);
+    if (LEFT_OUT.has(child)) continue;
+    if (entry.isDirectory()) {
+      fs.mkdirSync(path.join(outDir, child), { recursive: true });
+      mirror(child);
+      continue;
+    }
+    if (isSource(entry.name)) sources.push(child);
+    fs.symlinkSync(path.join(projectRoot, child), path.join(outDir, child));
+  }
+}
+
+for (const entry of fs.readdirSync(projectRoot, { withFileTypes: true })) {
+  const name = entry.name;
+  if (LEFT_OUT.has(name) || path.join(projectRoot, name) === outDir || outDir.startsWith(path.join(projectRoot, name) + path.sep)) continue;
+  if (COMPILED.includes(name)) {
+    fs.mkdirSync(path.join(outDir, name));
+    mirror(name);
+  } else {
+    fs.symlinkSync(path.join(projectRoot, name), path.join(outDir, name));
+  }
+}
+
+for (const file of sources) {
+  const js = path.join(outDir, file.replace(/\.tsx?$/, '.js'));
+  if (fs.existsSync(js)) throw new Error(`${file} would be compiled over ${path.relative(outDir, js)}`);
+}
+
+// esbuild reads tsconfig.json for the JSX settings; the type checking is `npm run typecheck`'s.
+await build({
+  absWorkingDir: projectRoot,
+  entryPoints: sources,
+  outdir: outDir,
+  outbase: '.',
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});

@@ -1,0 +1,106 @@
+// The tests' databases are copies of one made once (test/helpers/template-db.ts): a copy must hold
+// what a first start makes on an empty database (createContext: every migration, then the shipped
+// catalogue), table by table, row by row, with the same schema and the same next ids.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import SQLite from 'better-sqlite3';
+import { loadConfig } from '../../src/config.js';
+import { createContext } from '../../src/context.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { PG_URL, startTestApp, TEST_DB } from '../helpers/app.js';
+import { TEST_START } from '../helpers/template-db.js';
+
+/** Everything a database holds, as comparable values; the migrator's own times left out. */
+type Contents = Record<string, unknown>;
+
+const sorted = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).sort();
+
+/**
+ * The contents as text, with what differs between any two first starts made the same: the name
+ * of the PostgreSQL schema, and the catalogue version's random part (a stamp other processes
+ * compare; its time part stays). The site's secret is left out: the app, not the context, makes
+ * it when it starts, and the first start here builds the context alone.
+ */
+function comparable(contents: Contents, schema?: string): string {
+  const settings = contents.settings as string[] | undefined;
+  const withoutSiteSecret = settings ? { ...contents, settings: settings.filter((row) => !row.includes('"site_secret"')) } : contents;
+  const text = JSON.stringify(withoutSiteSecret).replace(/(catalogue_version\\",\\"value\\":\\"\d+-)[a-z0-9]+/g, '$1*');
+  return schema ? text.replaceAll(schema, 'S') : text;
+}
+
+function sqliteContents(file: string): Contents {
+  const db = new SQLite(file, { readonly: true });
+  try {
+    const schema = db.prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name`).all() as { type: string; name: string }[];
+    const out: Contents = { schema, user_version: db.pragma('user_version', { simple: true }) };
+    for (const { name } of schema.filter((s) => s.type === 'table')) {
+      const rows = db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[];
+      out[name] = name === 'kysely_migration' ? rows.map((r) => r.name) : sorted(rows);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+async function pgContents(schema: string): Promise<Contents> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    const q = async (text: string, values: unknown[] = []) => (await c.query(text, values)).rows;
+    const out: Contents = {
+      columns: await q(`SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, 2`, [schema]),
+      indexes: await q(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, [schema]),
+      triggers: await q(`SELECT t.tgname, c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal ORDER BY 1, 2`, [schema]),
+      functions: await q(`SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1`, [schema]),
+      sequences: await q(`SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = $1 ORDER BY 1`, [schema]),
+    };
+    const tables = await q(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1`, [schema]);
+    for (const { table_name: name } of tables as { table_name: string }[]) {
+      const rows = await q(`SELECT * FROM "${schema}"."${name}"`);
+      out[name] = name === 'kysely_migration' ? rows.map((r) => r.name).sort() : sorted(rows);
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+test(`a test's database holds what a first start makes on an empty one (${TEST_DB})`, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-first-start-'));
+  const schema = `first_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const url = TEST_DB === 'postgres' ? PG_URL : `sqlite:${path.join(dir, 'first.sqlite')}`;
+  const first = await createContext(loadConfig({ DATABASE_URL: url, BACKGROUND_JOBS: '0', MAIL_DIR: path.join(dir, 'mail') }), {
+    clock: new ManualClock(TEST_START),
+    catalogueCheckMs: 0,
+    popularityRefreshMs: 0,
+    ...(TEST_DB === 'postgres' ? { pgSchema: schema } : {}),
+  });
+  await first.close();
+  const t = await startTestApp();
+  try {
+    if (TEST_DB === 'postgres') {
+      const [made, copied] = [await pgContents(schema), await pgContents(t.ctx.db.pgSchema!)];
+      assert.ok((made.services as unknown[]).length > 100, 'the shipped catalogue is loaded');
+      assert.equal(comparable(copied, t.ctx.db.pgSchema!), comparable(made, schema));
+    } else {
+      const made = sqliteContents(path.join(dir, 'first.sqlite'));
+      const copied = sqliteContents(t.config.databaseUrl.slice('sqlite:'.length));
+      assert.ok((made.services as unknown[]).length > 100, 'the shipped catalogue is loaded');
+      assert.equal(comparable(copied), comparable(made));
+    }
+  } finally {
+    await t.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (TEST_DB === 'postgres') {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+    }
+  }
+});

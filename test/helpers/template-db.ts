@@ -1,0 +1,159 @@
+// A test's database as a first start leaves it (every migration run, the shipped catalogue loaded),
+// made once and copied for each test instead of made again each time. scripts/test.sh names a
+// directory shared by the suite's files (IDSVC_TEST_TEMPLATE_DIR) and removes it, with the
+// PostgreSQL template schema, when the suite ends. A file run without it makes its own SQLite
+// template and, on PostgreSQL, none. Every test still opens its copy through createContext, whose
+// migrator finds nothing left to run and whose catalogue check finds the catalogue loaded: the
+// state is the one those two would have made. Migrations and first starts keep their own tests
+// (spawned servers on databases of their own, test/db/).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { migrate, openDatabase } from '../../src/db/database.js';
+import { loadCatalogueFile } from '../../src/catalogue/catalogue-file.js';
+import { upsertServices } from '../../src/repositories/catalogue.js';
+
+/** The test clock's start (test/helpers/app.ts): the catalogue's rows carry it as a first start would. */
+export const TEST_START = Date.UTC(2026, 0, 1);
+
+let ownDir: string | null = null;
+
+function templateDir(): string {
+  const shared = process.env.IDSVC_TEST_TEMPLATE_DIR;
+  if (shared) return shared;
+  if (ownDir === null) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-template-'));
+    ownDir = dir;
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return ownDir;
+}
+
+let sqliteTemplate: Promise<string> | null = null;
+
+/** Fills `file` (which must not exist) with a copy of the migrated, catalogued SQLite template. */
+export async function copySqliteTemplate(file: string): Promise<void> {
+  sqliteTemplate ??= buildSqliteTemplate();
+  // COPYFILE_EXCL: a test's own file is never overwritten.
+  fs.copyFileSync(await sqliteTemplate, file, fs.constants.COPYFILE_EXCL);
+}
+
+async function buildSqliteTemplate(): Promise<string> {
+  const file = path.join(templateDir(), 'template.sqlite');
+  if (fs.existsSync(file)) return file;
+  // Built under a name of this process's and renamed into place: files starting together may each
+  // build one, and none ever copies one half written.
+  const building = `${file}.${process.pid}`;
+  const db = await openDatabase(`sqlite:${building}`);
+  try {
+    await migrate(db);
+    await upsertServices(db.kysely, loadCatalogueFile(), TEST_START);
+  } finally {
+    await db.close();
+  }
+  // Closing the last connection checkpoints the WAL into the file and removes it: the file alone is
+  // the whole database, which a copy of it must be.
+  if (fs.existsSync(`${building}-wal`)) throw new Error(`the SQLite template kept a WAL file: ${building}-wal`);
+  fs.renameSync(building, file);
+  return file;
+}
+
+let pgTemplate: Promise<string | null> | null = null;
+
+/** Whether preparePgSchema may be used: only within a suite (scripts/test.sh), which drops the template at its end. */
+export const PG_TEMPLATE = process.env.IDSVC_TEST_TEMPLATE_DIR !== undefined;
+
+/**
+ * Migrates `schema` and fills it with the rows a first start writes (the catalogue, and whatever
+ * the migrations and the catalogue's triggers add), copied from the suite's template schema
+ * instead of loaded row by row, which is most of a PostgreSQL test database's set-up. The schema's
+ * tables, functions and triggers are made by the migrations themselves, as always.
+ */
+export async function preparePgSchema(url: string, schema: string): Promise<void> {
+  pgTemplate ??= buildPgTemplate(url);
+  const template = await pgTemplate;
+  if (template === null) return;
+  const db = await openDatabase(url, { pgSchema: schema, timeoutMs: 0 });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await copyRows(c, template, schema);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The suite's PostgreSQL template schema, named after its template directory (scripts/test.sh drops it by that name). */
+export function pgTemplateName(dir: string): string {
+  return `idsvc_template_${path.basename(dir).replace(/[^a-z0-9]/gi, '').toLowerCase().slice(-16)}`;
+}
+
+/** Tables the migrator keeps for itself: the target has its own, from its own run. */
+const MIGRATOR_TABLES = ['kysely_migration', 'kysely_migration_lock'];
+
+async function copyRows(c: pg.Client, from: string, to: string): Promise<void> {
+  const { rows: tables } = await c.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND NOT (table_name = ANY($2)) ORDER BY table_name`, [from, MIGRATOR_TABLES]);
+  const { rows: sequences } = await c.query<{ name: string; value: string; called: boolean }>(`SELECT sequencename AS name, COALESCE(last_value, start_value)::text AS value, last_value IS NOT NULL AS called FROM pg_sequences WHERE schemaname = $1`, [from]);
+  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const statements = [
+    'BEGIN',
+    // The rows are copied as they are: the triggers that made some of them from others must not
+    // run again, nor foreign keys be checked table by table.
+    'SET LOCAL session_replication_role = replica',
+    ...tables.flatMap(({ name }) => [`DELETE FROM ${q(to)}.${q(name)}`, `INSERT INTO ${q(to)}.${q(name)} OVERRIDING SYSTEM VALUE SELECT * FROM ${q(from)}.${q(name)}`]),
+    ...sequences.map(({ name, value, called }) => `SELECT setval('${q(to)}.${q(name)}', ${Number(value)}, ${called})`),
+    'COMMIT',
+  ];
+  await c.query(statements.join(';\n'));
+}
+
+/** The template's name, or null when the rows cannot be copied as they are (see copyRows): createContext then loads them. */
+async function buildPgTemplate(url: string): Promise<string | null> {
+  const name = pgTemplateName(templateDir());
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    // Turning the triggers off while copying (session_replication_role) takes a superuser.
+    const { rows } = await c.query<{ rolsuper: boolean }>('SELECT rolsuper FROM pg_roles WHERE rolname = current_user');
+    if (!rows[0]?.rolsuper) return null;
+    // One builder at a time across the suite's files: the others wait, then find it built.
+    await c.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+    const { rowCount } = await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [name]);
+    if (!rowCount) {
+      // Built under another name and renamed when whole: a builder that died half way leaves
+      // nothing the others would take for the template.
+      const building = `${name}_b`;
+      await c.query(`DROP SCHEMA IF EXISTS ${building} CASCADE`);
+      const db = await openDatabase(url, { pgSchema: building, timeoutMs: 0 });
+      try {
+        await migrate(db);
+        await upsertServices(db.kysely, loadCatalogueFile(), TEST_START);
+      } finally {
+        await db.close();
+      }
+      await c.query(`ALTER SCHEMA ${building} RENAME TO ${name}`);
+    }
+  } finally {
+    await c.end(); // which releases the lock
+  }
+  return name;
+}
+
+/** Drops the suite's PostgreSQL template (scripts/drop-test-template.ts, when scripts/test.sh ends). */
+export async function dropPgTemplate(url: string, dir: string): Promise<void> {
+  const name = pgTemplateName(dir);
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+    await c.query(`DROP SCHEMA IF EXISTS ${name}_b CASCADE`);
+  } finally {
+    await c.end();
+  }
+}
