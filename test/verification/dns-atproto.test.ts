@@ -1,4 +1,4 @@
-// The `dns` and `atproto` methods against a real DNS server on loopback (dns2) and a local DID
+// The `dns` and `atproto` methods against a real DNS server on loopback (dgram and dns-packet, test/verification/dns-server.ts) and a local DID
 // directory and PDS, on SQLite and PostgreSQL: each positive and negative, and transient failures
 // (SERVFAIL, no answer, a directory that is down) told apart from definite negatives.
 import assert from 'node:assert/strict';
