@@ -1,8 +1,10 @@
 // The catalogue is read on every API call, so it lives in memory. A running server re-reads it when
 // the version stamp in the database changes (an operator's CLI edit), checking at most once per
-// `checkEveryMs`; popularity counts are refreshed on their own, slower clock.
+// `checkEveryMs`; popularity counts are refreshed on their own, slower clock, and their ties are
+// broken by the shipped order of what people most often have (catalogue/popularity.json).
 import type { Db } from '../db/database.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
+import { loadCuratedPopularity } from '../catalogue/curated-popularity.js';
 import type { Clock } from '../domain/clock.js';
 import { catalogueVersion, listCatalogue, popularityCounts } from '../repositories/catalogue.js';
 
@@ -34,6 +36,8 @@ export class CatalogueCache {
     private readonly clock: Clock,
     private readonly checkEveryMs = 1000,
     private readonly popularityEveryMs = 60_000,
+    /** The shipped order of the services people most often have: it breaks ties in counts. */
+    private readonly curatedRank: ReadonlyMap<string, number> = loadCuratedPopularity(),
   ) {}
 
   async get(): Promise<CatalogueSnapshot> {
@@ -76,7 +80,8 @@ export class CatalogueCache {
     if (order === 'alphanumeric') return { list: snap.alphanumeric, stamp: snap.version };
     const { counts, stamp } = await this.counts();
     const n = (e: CatalogueEntry) => counts.get(e.svcId) ?? 0;
-    const popular = [...snap.alphanumeric].sort((a, b) => n(b) - n(a) || byName(a, b));
+    const rank = (e: CatalogueEntry) => this.curatedRank.get(e.svcId) ?? Number.MAX_SAFE_INTEGER;
+    const popular = [...snap.alphanumeric].sort((a, b) => n(b) - n(a) || rank(a) - rank(b) || byName(a, b));
     if (order === 'popularity') return { list: popular, stamp: `${snap.version}:${stamp}` };
     const top = popular.slice(0, 10);
     const topIds = new Set(top.map((e) => e.svcId));

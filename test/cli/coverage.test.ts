@@ -44,8 +44,9 @@ test('--json prints the 50 most popular services with the methods that can verif
   assert.deepEqual(Object.keys(c), ['top', 'verifiable', 'services']);
   assert.equal(c.top, 50);
   assert.equal(c.services.length, 50);
-  // Most used first, ties by name: 1337x and GitHub (2 each), then Bluesky and Hacker News (1 each).
-  assert.deepEqual(c.services.slice(0, 4).map((s) => s.svcId), ['1337x', 'github', 'bluesky', 'hackernews']);
+  // Most used first, ties by the shipped popularity order, then by name: GitHub and 1337x (2 each;
+  // 1337x is not in the shipped order), then Bluesky and Hacker News (1 each).
+  assert.deepEqual(c.services.slice(0, 4).map((s) => s.svcId), ['github', '1337x', 'bluesky', 'hackernews']);
   const methods = new Map(c.services.map((s) => [s.svcId, s.methods]));
   assert.deepEqual(methods.get('github'), ['rel-me', 'proof']);
   // Hacker News shows no rel="me" links, and no method reads 1337x: the backlink check would be
@@ -79,8 +80,8 @@ test('a disabled service leaves the list; the checkers asked decide the methods'
   assert.deepEqual(
     c.services.map((s) => [s.svcId, s.methods]),
     [
-      ['1337x', []],
       ['github', []],
+      ['1337x', []],
       ['bluesky', ['rel-me']],
       ['hackernews', []],
     ],
