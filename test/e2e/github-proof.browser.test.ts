@@ -18,7 +18,7 @@ import { findWebhookTarget } from '../../src/repositories/partners.js';
 import type { TestApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { startSiteApp } from '../site/helpers.js';
-import { startServer, unusedPort, type LocalServer } from '../verification/servers.js';
+import { startServer, type LocalServer } from '../verification/servers.js';
 
 const USER_ID = 'alice_proof';
 const EMAIL = 'alice.proof@example.org';
@@ -173,12 +173,8 @@ before(async () => {
   githubApi = await startGitHubApi();
   githubWeb = await startGitHubWeb();
   receiver = await startReceiver();
-  const port = await unusedPort();
-  t = await startSiteApp({
-    PORT: String(port),
-    BASE_URL: `http://127.0.0.1:${port}`,
-    IDSVC_TEST_PROOF_ORIGINS: `https://api.github.com=${githubApi.origin},https://www.github.com=${githubWeb.origin}`,
-  });
+  // The app on its real address (BASE_URL), so the proof text names the server the browser uses.
+  t = await startSiteApp({ IDSVC_TEST_PROOF_ORIGINS: `https://api.github.com=${githubApi.origin},https://www.github.com=${githubWeb.origin}` });
   partner = await t.partner({ name: 'Proof partner', webhookUrl: `${receiver.origin}/idsvc/webhooks` });
   secret = (await findWebhookTarget(t.ctx.db.kysely, partner.id))!.webhook_secret!;
   await t.user({ email: EMAIL, userId: USER_ID, password: PASSWORD });
