@@ -89,7 +89,8 @@ export interface Config {
   readonly proofProviders: readonly ProofProvider[];
   /**
    * IDSVC_TEST_PROOF_ORIGINS, tests and development only: a service's real origin → a local server
-   * answering in its shape, e.g. `https://api.github.com=http://127.0.0.1:5000`. Never request input.
+   * answering in its shape, e.g. `https://api.github.com=http://127.0.0.1:5000`, for the proof reads and
+   * the rel="me" reads of profile pages alike. Never request input.
    */
   readonly proofOrigins: ReadonlyMap<string, string>;
 }

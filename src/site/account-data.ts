@@ -7,9 +7,13 @@ import type { AttemptOutcome } from './views/outcomes.js';
 import { centralIdentitiesWithSource } from '../repositories/central-identities.js';
 import { recentAttemptsOfUser, type VerificationAttemptRow } from '../repositories/verification-attempts.js';
 import { listUserLinks, type LinkSummary } from '../services/user-links.js';
+import { CHECKERS } from '../verification/checkers.js';
 import { profilePageUrl } from '../verification/verify.js';
 import { shortProofText } from '../verification/proof-text.js';
 import type { User } from '../repositories/users.js';
+
+/** Each method's place in the order a check asks them. */
+const METHOD_RANK: ReadonlyMap<string, number> = new Map(CHECKERS.map((c, i) => [c.method, i]));
 
 export interface AttemptView {
   svcId: string;
@@ -71,13 +75,20 @@ export async function loadAccountData(ctx: AppContext, user: User): Promise<Acco
     detail: a.detail,
     at: a.attempted_at,
   });
-  // One check writes an attempt per method asked, all at the same time: the latest check is every
-  // attempt at the newest time, put back in the order the methods were asked.
-  const latest = new Map<number, { at: number; views: AttemptView[] }>();
+  // One check writes an attempt per method asked, all at the same time, in the order of CHECKERS:
+  // going back from the newest attempt, the latest check is those at its time whose methods come
+  // ever earlier in that order. Two checks within one clock tick (a coarse clock, a held test clock)
+  // so stay apart, and an older check's `verified` is never shown as the latest.
+  const latest = new Map<number, { at: number; views: AttemptView[]; rank: number; complete: boolean }>();
   for (const a of attemptRows) {
+    const rank = a.method === null ? -1 : (METHOD_RANK.get(a.method) ?? -1);
     const seen = latest.get(a.identity_id);
-    if (!seen) latest.set(a.identity_id, { at: a.attempted_at, views: [toView(a)] });
-    else if (seen.at === a.attempted_at) seen.views.unshift(toView(a));
+    if (!seen) latest.set(a.identity_id, { at: a.attempted_at, views: [toView(a)], rank, complete: false });
+    else if (seen.complete) continue;
+    else if (seen.at === a.attempted_at && rank >= 0 && rank < seen.rank) {
+      seen.views.unshift(toView(a));
+      seen.rank = rank;
+    } else seen.complete = true;
   }
 
   const identities: IdentityView[] = [];

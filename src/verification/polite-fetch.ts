@@ -73,6 +73,18 @@ export function retryAfterMs(header: string | undefined, now: number): number | 
   return Math.min(Math.max(0, at - now), MAX_RETRY_AFTER_MS);
 }
 
+/**
+ * The URL a check really fetches: the service's own, or in tests and development the local stand-in
+ * IDSVC_TEST_PROOF_ORIGINS names for its origin. Every method's fetch goes through it, so a service
+ * whose API and profile page are both stood in for answers every check from this machine.
+ */
+export function testOriginOf(ctx: AppContext, url: string): string {
+  if (ctx.config.proofOrigins.size === 0 || !URL.canParse(url)) return url;
+  const u = new URL(url);
+  const to = ctx.config.proofOrigins.get(u.origin);
+  return to === undefined ? url : `${to}${u.pathname}${u.search}`;
+}
+
 export function verificationUserAgent(ctx: AppContext): string {
   return `idsvc/0.1 (identity verification; +${ctx.config.baseUrl})`;
 }

@@ -9,7 +9,7 @@ import { proofUrlOf } from '../repositories/proof-urls.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
 import { fillUrl, identityVariables, loadProofProviders, proofUrlVariables, readAnswer, type ProofProvider, type Variables } from './proof-providers.js';
 import { proofForms } from './proof-text.js';
-import { type Fetcher, retryAfterMs, verificationUserAgent } from './polite-fetch.js';
+import { type Fetcher, retryAfterMs, testOriginOf, verificationUserAgent } from './polite-fetch.js';
 import { safeFetch, type SafeFetchFailureReason } from './safe-fetch.js';
 
 /** Profiles and API answers are small; a page past this is cut, and a proof not found in the cut part is not a negative. */
@@ -34,14 +34,6 @@ const UNREACHABLE: Record<SafeFetchFailureReason, string> = {
 export function providersFor(providers: readonly ProofProvider[], svc: CatalogueEntry, usrSvcId: string): ProofProvider[] {
   const url = buildProfileUrl(svc, usrSvcId);
   return providers.filter((p) => identityVariables(p, svc.svcId, usrSvcId, url) !== null);
-}
-
-/** The URL actually fetched: the definition's, or the local stand-in a test setting names for its origin. */
-function redirected(ctx: AppContext, url: string): string {
-  if (ctx.config.proofOrigins.size === 0 || !URL.canParse(url)) return url;
-  const u = new URL(url);
-  const to = ctx.config.proofOrigins.get(u.origin);
-  return to === undefined ? url : `${to}${u.pathname}${u.search}`;
 }
 
 type Fetched = { ok: true; status: number; body: string; truncated: boolean; headers: Record<string, string> } | { ok: false; outcome: CheckOutcome };
@@ -74,7 +66,7 @@ async function checkOne(ctx: AppContext, fetcher: Fetcher, p: ProofProvider, sta
   const vars = { ...start };
   const forms = proofForms(ctx.config.baseUrl, vars.userId!);
   if (p.lookup) {
-    const url = redirected(ctx, fillUrl(p.lookup.url, vars));
+    const url = testOriginOf(ctx, fillUrl(p.lookup.url, vars));
     const got = await fetchFor(ctx, fetcher, url, 'application/json', MAX_LOOKUP_BYTES, `${p.name}'s account`);
     if (!got.ok) return got.outcome;
     if (got.status === 404 || got.status === 410) return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
@@ -91,7 +83,7 @@ async function checkOne(ctx: AppContext, fetcher: Fetcher, p: ProofProvider, sta
     if (found === '' || found === '.' || found === '..') return { method: 'proof', result: 'transient', evidenceUrl: url, status: got.status, detail: `${p.name}'s answer about the account ${vars.user} is not one that can be followed.` };
     vars[p.lookup.as] = found;
   }
-  const url = redirected(ctx, fillUrl(p.fetch.url, vars));
+  const url = testOriginOf(ctx, fillUrl(p.fetch.url, vars));
   const got = await fetchFor(ctx, fetcher, url, p.fetch.accept, MAX_ANSWER_BYTES, `${p.name}`);
   if (!got.ok) return got.outcome;
   const reading = readAnswer(p, vars, { status: got.status, body: got.body, truncated: got.truncated }, forms);

@@ -8,6 +8,8 @@ import { identitiesOfUser, verifiedPagesOf } from '../repositories/discovery.js'
 import type { CheckOutcome, VerificationChecker } from './methods.js';
 import { checkRelMe, normaliseProfileUrl } from './relme.js';
 import { REL_ME_SERVICES } from './rel-me-services.js';
+import { testOriginOf } from './polite-fetch.js';
+import { safeFetch } from './safe-fetch.js';
 
 /**
  * Normalised URLs already proven to be the user's besides the profile page: their verified
@@ -38,7 +40,8 @@ export const relMeChecker: VerificationChecker = {
     const res = await checkRelMe(url, subject.profilePageUrl, {
       allowPrivate: ctx.config.fetchAllowPrivate,
       alsoAccepted: await userProvenUrls(ctx, subject.userRef, subject.identityId),
-      ...(subject.fetch ? { fetchImpl: subject.fetch } : {}),
+      // The profile page is read where a test setting may stand in for the service (polite-fetch.ts).
+      fetchImpl: (target, opts) => (subject.fetch ?? safeFetch)(testOriginOf(ctx, target), opts),
     });
     const base = { method: 'rel-me' as const, evidenceUrl: url, ...(res.status !== undefined ? { status: res.status } : {}) };
     const where = `looked for a rel="me" link to ${subject.profilePageUrl} on ${url}`;

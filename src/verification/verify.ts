@@ -114,7 +114,10 @@ async function tellPartners(tx: Parameters<typeof recordCheck>[0], user: User, s
   if (after.verified) {
     await announce(tx, user, 'identity.verified', verificationData(user, svc, after, null), now);
   } else {
-    const reason = outcomes.find((o) => o.result === 'absent') ?? null;
+    // The reason is what became of the evidence that earned the mark: a proof text taken out of a
+    // bio, not the rel="me" link the profile page never had.
+    const absent = outcomes.filter((o) => o.result === 'absent');
+    const reason = absent.find((o) => o.method === before.verified_by) ?? absent[0] ?? null;
     await announce(tx, user, 'identity.unverified', verificationData(user, svc, after, reason), now);
   }
 }
