@@ -309,6 +309,13 @@ async function waitFocused(page: Page, locator: Locator): Promise<void> {
   await page.waitForFunction((el) => window.__deepActive() === el, handle);
 }
 
+/** An input's value, once the widget has written it: Preact may paint the hint before the field. */
+async function valueOnceSet(page: Page, locator: Locator, expected: string): Promise<string> {
+  const handle = await locator.elementHandle();
+  await page.waitForFunction(([el, want]) => (el as HTMLInputElement).value === want, [handle, expected] as const, { timeout: 5000 }).catch(() => undefined);
+  return locator.inputValue();
+}
+
 async function callsOnce(page: Page, name = 'calls'): Promise<string[][]> {
   await page.waitForFunction((n) => window[n].length > 0, name);
   return page.evaluate((n) => window[n], name);
@@ -484,8 +491,8 @@ describe('widget in Chromium', () => {
     const paste = w.getByRole('textbox', { name: 'Or paste the address of your profile' });
     await paste.fill('https://www.gitlab.com/Alice-GL/?tab=projects');
     await w.getByText('That is Alice-GL on GitLab. Check it, then press Add.').waitFor();
-    assert.equal(await w.getByRole('combobox', { name: 'Service' }).inputValue(), 'GitLab');
-    assert.equal(await w.getByRole('textbox', { name: 'Your username on GitLab' }).inputValue(), 'Alice-GL');
+    assert.equal(await valueOnceSet(page, w.getByRole('combobox', { name: 'Service' }), 'GitLab'), 'GitLab');
+    assert.equal(await valueOnceSet(page, w.getByRole('textbox', { name: 'Your username on GitLab' }), 'Alice-GL'), 'Alice-GL');
     assert.deepEqual(await page.evaluate(() => window.calls), [], 'nothing is reported before the user confirms');
     await w.getByRole('button', { name: 'Add', exact: true }).click();
     assert.deepEqual(await callsOnce(page), [['alice', 'gitlab', 'GitLab', 'Alice-GL', 'https://gitlab.com/Alice-GL']]);
