@@ -171,6 +171,15 @@ export async function pushIdentity(ctx: AppContext, partner: Partner, id: Parsed
     const push = { svcId: svc.svcId, usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), url: buildProfileUrl(svc, usrSvcId), now };
     if (await pushInOneStatement(ctx.db, partner.id, id, push)) return;
   }
+  await pushInTransaction(ctx, partner, id, svc, usrSvcId, now);
+}
+
+/**
+ * The rules of a push, step by step: the path every push takes on SQLite, and on PostgreSQL a removal,
+ * an e-mail identifier or a lost race. The one-statement push must do exactly what this does
+ * (test/db/push-paths-agree.test.ts runs both on the same inputs and compares the rows they write).
+ */
+export async function pushInTransaction(ctx: AppContext, partner: Partner, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string, now: number): Promise<void> {
   // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
   await ctx.writes.run(async (tx) => {
     const q = inTx(ctx.db, tx);
