@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { setOptIn } from '../../src/services/accounts.js';
 import { setCentralIdentity } from '../../src/services/central.js';
+import { cacheDelay } from '../../src/site/views/consent.js';
 import { SiteClient } from '../site/helpers.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -186,6 +187,10 @@ describe('Gravatar-compatible reads and the public profile page', () => {
     assertPrivate(own.res);
     assert.equal(own.res.headers.get('etag'), null);
     assert.match(own.body, /alice/);
+    // Where she can opt out, the account page says how long caches may still show her.
+    const account = await client.get('/account');
+    assert.equal(account.res.status, 200);
+    assert.match(account.body, /copies that web caches in between \(a CDN, a proxy\) made of your public answers may still be shown for up to 2 minutes\./);
   });
 });
 
@@ -237,5 +242,9 @@ describe('settings', () => {
         await other.close();
       }
     }
+    // What the account page says follows the settings.
+    assert.match(cacheDelay(30), /for up to 30 seconds\.$/);
+    assert.match(cacheDelay(180), /for up to 3 minutes\.$/);
+    assert.match(cacheDelay(0), /must ask us first, so they stop too\.$/);
   });
 });
