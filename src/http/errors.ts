@@ -111,12 +111,12 @@ export interface ErrorAnswer {
 
 /** The error as a client of `kind` reads it; `headers` receives the page's own headers (the site's). */
 export function errorAnswer(kind: RouteKind, json: boolean, err: ApiError, renderers: ErrorRenderers, headers: HeaderSink): ErrorAnswer {
-  // An error is never kept by any cache: the next request may well succeed.
-  headers.header('Cache-Control', 'no-store');
   if (kind === 'widget' && renderers.widget) {
     headers.header('Cache-Control', 'private, no-store');
     return { status: err.status, contentType: 'text/javascript; charset=utf-8', body: renderers.widget(err.code, err.message) };
   }
+  // An error is never kept by any cache: the next request may well succeed.
+  headers.header('Cache-Control', 'no-store');
   if (kind === 'site' && renderers.site) {
     return { status: err.status, contentType: 'text/html; charset=utf-8', body: renderers.site(headers, err.status, err.message) };
   }
