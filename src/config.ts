@@ -62,6 +62,10 @@ export interface Config {
   readonly partnerCache: boolean;
   /** Memory for rendered answers of the most-read people, in MB; 0 turns the answer cache off (services/answer-cache.ts). */
   readonly answerCacheMb: number;
+  /** How long a shared cache (CDN, caching proxy) may serve a public answer without asking again (http/cache-headers.ts); 0: it must ask each time. */
+  readonly publicCacheMaxAgeSeconds: number;
+  /** How much longer it may serve that answer while it asks again in the background. */
+  readonly publicCacheStaleSeconds: number;
   /** The service's name as people see it: in mails (subject, sender, text). */
   readonly siteName: string;
   /** `smtp://` or `smtps://` relay for outgoing mail; null writes each message as an .eml file under mailDir. */
@@ -350,6 +354,9 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 25, 0, 60_000),
     partnerCache: boolVar(env, 'PARTNER_CACHE', true),
     answerCacheMb: intVar(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
+    // Short: their sum is the longest a person who hides is still shown by a cache (docs/spec.md).
+    publicCacheMaxAgeSeconds: intVar(env, 'PUBLIC_CACHE_MAX_AGE', 60, 0, 3600),
+    publicCacheStaleSeconds: intVar(env, 'PUBLIC_CACHE_STALE', 60, 0, 3600),
     siteName,
     ...mailVars(env, baseUrl, siteName),
     headersTimeoutMs,

@@ -20,6 +20,7 @@ export const returnProfile = apiOperation({
   paths: ['/api/return_profile/:api_key/:user_identifier', '/api/return_profile/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
+  cache: 'public',
   answer: objectAnswer('profile', 'Profile'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, query: { profile_type: 'public' } },
   async handler(call) {

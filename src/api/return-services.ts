@@ -2,6 +2,7 @@
 import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
+import { etagOf } from '../http/cache-headers.js';
 import { cachedView } from './cached-views.js';
 import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
 
@@ -13,16 +14,18 @@ export const returnServices = apiOperation({
   paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
+  cache: 'public',
   answer: listAnswer('services', 'UserService'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
   async handler(call) {
     const id = userIdentifierOf(call);
     const view = profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };
     const format = formatOf(call.request);
-    // Kept rendered, in the format asked for: the body is what a repeated read costs.
-    const body = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) =>
-      render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format),
-    );
-    return { root: 'services', rendered: body };
+    // Kept rendered, in the format asked for, with its ETag: the body is what a repeated read costs.
+    const { body, etag } = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) => {
+      const rendered = render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format);
+      return { body: rendered, etag: etagOf(rendered) };
+    });
+    return { root: 'services', rendered: body, etag };
   },
 });

@@ -1,10 +1,10 @@
 // SPEC §4.2: the catalogue, whole, one entry, or ordered and limited. Rendered answers are cached per
-// catalogue version (the hot path is a map lookup) and carry an ETag.
-import { createHash } from 'node:crypto';
+// catalogue version (the hot path is a map lookup), with their ETag.
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { errors } from '../domain/errors.js';
 import { normaliseSvcId } from '../domain/svc-id.js';
-import { apiOperation, formatOf } from '../http/api-route.js';
+import { API_VARY, apiOperation, formatOf } from '../http/api-route.js';
+import { etagOf, sendPublic } from '../http/cache-headers.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { CONTENT_TYPE, list, render, type Doc, type Fields } from '../http/document.js';
 import { ORDERS, type Order } from '../services/catalogue-cache.js';
@@ -56,6 +56,7 @@ export const serviceDetails = apiOperation({
     'All services (default order `alphanumeric`), one service by id, or ordered by `popularity` (opted-in users with the service), `alphanumeric` (by name), or `combined` (the ten most popular, then the rest by name), optionally limited (1–1000).',
   paths: ['/api/service_details/:api_key', '/api/service_details/:api_key/:order_or_svcId', '/api/service_details/:api_key/:order/:limit'],
   tokenRequired: false,
+  cache: 'public',
   answer: listAnswer('services', 'Service'),
   // Three URL shapes that ask different questions, so each is listed; GET, as the answers are cacheable.
   documented: {
@@ -65,7 +66,7 @@ export const serviceDetails = apiOperation({
   },
   example: { params: { api_key: '$API_KEY', order_or_svcId: 'github', order: 'popularity', limit: '10' } },
   raw: true,
-  async handler({ ctx, params, request, reply }): Promise<Doc> {
+  async handler({ ctx, params, shared, request, reply }): Promise<Doc> {
     const req = parseRequest(params);
     const format = formatOf(request);
     let key: string;
@@ -85,13 +86,12 @@ export const serviceDetails = apiOperation({
     let hit = rendered.get(key);
     if (!hit) {
       const body = Buffer.from(render(build(), format));
-      hit = { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
+      hit = { body, etag: etagOf(body) };
       if (rendered.size > 5000) rendered.clear();
       rendered.set(key, hit);
     }
-    reply.header('ETag', hit.etag).header('Cache-Control', 'public, max-age=60').header('Vary', 'Accept');
-    if (request.headers['if-none-match'] === hit.etag) {
-      await reply.code(304).send();
+    if (shared) {
+      await sendPublic(ctx.config, request, reply, { contentType: CONTENT_TYPE[format], body: hit.body, etag: hit.etag, vary: API_VARY });
     } else {
       await reply.type(CONTENT_TYPE[format]).send(hit.body);
     }

@@ -1,12 +1,12 @@
 // Gravatar-compatible reads: GET /v3/profiles/{profileIdentifier}, as Gravatar's REST
 // API v3 answers it, and GET /avatar/{hash}, the photo or letter avatar its `avatar_url` points at. Both are
-// readable from any web page (CORS `*`), cacheable for a minute with an ETag, and answer JSON
+// readable from any web page (CORS `*`), kept by shared caches for PUBLIC_CACHE_MAX_AGE (http/cache-headers.ts) with an ETag, and answer JSON
 // errors `{"error", "code"}` as Gravatar does. Unknown, hidden and unproven users answer alike.
-import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../domain/errors.js';
+import { PRIVATE_NO_STORE, etagOf, notModified, sendPublic } from '../http/cache-headers.js';
 import { toApiError } from '../http/errors.js';
 import { type TypedApp, typed } from '../http/typed-app.js';
 import { countAnonymous, gravatarErrorCode, profileReader } from './caller.js';
@@ -16,8 +16,6 @@ import { photoAvatar } from './photos.js';
 import { findVisibleAccount, gravatarProfile, nameOf, parseProfileIdentifier } from './profile.js';
 import { ErrorSchema, GRAVATAR_SCHEMAS, ProfileSchema } from './schemas.js';
 
-/** Short, so that an opt-out or a change reaches caches within a minute; revalidation is a cheap 304. */
-const MAX_AGE_SECONDS = 60;
 const EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';
 const NOT_FOUND_MESSAGE = 'Profile not found';
 
@@ -45,21 +43,14 @@ function errorHandler(this: FastifyInstance, error: FastifyError, request: Fasti
 
 const notFound = () => new ApiError('not_found', NOT_FOUND_MESSAGE);
 
-/** Whether If-None-Match names this ETag (a list, weak or strong, or `*`). */
-function unchanged(request: FastifyRequest, etag: string): boolean {
-  const given = request.headers['if-none-match'];
-  if (typeof given !== 'string') return false;
-  return given.split(',').some((t) => {
-    const tag = t.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
-}
-
-/** The body with a strong ETag, or 304 when the client holds it already. */
-function sendCached(request: FastifyRequest, reply: FastifyReply, contentType: string, body: string | Buffer, cacheControl: string): FastifyReply {
-  const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
-  reply.header('ETag', etag).header('Cache-Control', cacheControl);
-  if (unchanged(request, etag)) return reply.code(304).send();
+/**
+ * The partner's fuller view: no cache keeps it. Its ETag still lets the partner's own client skip
+ * an unchanged body (the request carries the token, so it asks idsvc every time).
+ */
+function sendPrivate(request: FastifyRequest, reply: FastifyReply, contentType: string, body: string): FastifyReply {
+  const etag = etagOf(body);
+  reply.header('ETag', etag).header('Cache-Control', PRIVATE_NO_STORE);
+  if (notModified(request, etag)) return reply.code(304).send();
   return reply.type(contentType).send(body);
 }
 
@@ -82,7 +73,7 @@ function registerProfiles(app: TypedApp, ctx: AppContext): void {
       operationId: 'getProfileById',
       summary: 'A profile, as Gravatar\'s REST API v3 answers it',
       description:
-        'Gravatar-compatible (docs/gravatar-compatibility.md): a client of `https://api.gravatar.com/v3` reads idsvc by changing only its base URL. The identifier is the SHA-256 of the normalised e-mail address (the MD5 also works) or the userId. Only opted-in users with a proven address have a profile; every other identifier, hidden users included, is the same 404. Fields follow the user\'s public flags. Without authentication at most 4 verified accounts are listed; `Authorization: Bearer {api_token}` of a partner lists all and adds the authenticated-only fields. CORS open; `Cache-Control: public, max-age=60` (private with a token), `ETag`, 304 on `If-None-Match`.',
+        'Gravatar-compatible (docs/gravatar-compatibility.md): a client of `https://api.gravatar.com/v3` reads idsvc by changing only its base URL. The identifier is the SHA-256 of the normalised e-mail address (the MD5 also works) or the userId. Only opted-in users with a proven address have a profile; every other identifier, hidden users included, is the same 404. Fields follow the user\'s public flags. Without authentication at most 4 verified accounts are listed; `Authorization: Bearer {api_token}` of a partner lists all and adds the authenticated-only fields. CORS open; `Cache-Control: public, max-age=60, stale-while-revalidate=60` by default (`PUBLIC_CACHE_MAX_AGE`, `PUBLIC_CACHE_STALE`), `private, no-store` with a token; a strong `ETag`, 304 on `If-None-Match`.',
       tags: ['Gravatar-compatible'],
       security: [{}, { partnerApiToken: [] }],
       params: Type.Object({ profileIdentifier: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the trimmed, lower-cased e-mail address, or the userId.' }) }),
@@ -104,7 +95,9 @@ function registerProfiles(app: TypedApp, ctx: AppContext): void {
       if (!lookup || !account) throw notFound();
       const profile = await gravatarProfile(ctx, account, lookup, partner !== null);
       openToAnyOrigin(reply);
-      return sendCached(request, reply, 'application/json; charset=utf-8', JSON.stringify(profile), `${partner ? 'private' : 'public'}, max-age=${MAX_AGE_SECONDS}`);
+      const body = JSON.stringify(profile);
+      if (partner) return sendPrivate(request, reply, 'application/json; charset=utf-8', body);
+      return sendPublic(ctx.config, request, reply, { contentType: 'application/json; charset=utf-8', body });
     },
   });
   // The preflight a page's fetch with an Authorization header makes.
@@ -142,7 +135,7 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
       operationId: 'getAvatar',
       summary: 'The avatar a profile\'s `avatar_url` points at: the user\'s photo, or their letter avatar',
       description:
-        'A visible user\'s photo (JPEG, square) when they uploaded one on the site, otherwise an SVG of the initials of their display name. `s` (or `size`): 1–2048 pixels, default 80. `d` (or `default`), for an identifier that names no visible user (unknown, hidden and unproven alike): `404` answers 404; `identicon` (and `retro`, `monsterid`, `wavatar`, `robohash`) a pattern drawn from the identifier; `blank` a transparent square; `mp` or anything else one neutral silhouette. `f=y` (or `forcedefault=y`) gives the default even for a visible user. Other Gravatar parameters are accepted and ignored. A `.png`/`.jpg` suffix is ignored: the type is in `Content-Type`.',
+        'A visible user\'s photo (JPEG, square) when they uploaded one on the site, otherwise an SVG of the initials of their display name. `s` (or `size`): 1–2048 pixels, default 80. `d` (or `default`), for an identifier that names no visible user (unknown, hidden and unproven alike): `404` answers 404; `identicon` (and `retro`, `monsterid`, `wavatar`, `robohash`) a pattern drawn from the identifier; `blank` a transparent square; `mp` or anything else one neutral silhouette. `f=y` (or `forcedefault=y`) gives the default even for a visible user. Other Gravatar parameters are accepted and ignored. A `.png`/`.jpg` suffix is ignored: the type is in `Content-Type`. `Cache-Control: public, max-age=60, stale-while-revalidate=60` by default (`PUBLIC_CACHE_MAX_AGE`, `PUBLIC_CACHE_STALE`), a strong `ETag` of the bytes, 304 on `If-None-Match`.',
       tags: ['Gravatar-compatible'],
       params: Type.Object({ avatarId: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the normalised e-mail address, or the userId.' }) }),
       querystring: Type.Object(
@@ -180,10 +173,9 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
       if (!own && fallback === '404') throw notFound();
       const photo = own && (await photoAvatar(ctx, own.ref, size));
       openToAnyOrigin(reply).header('Cross-Origin-Resource-Policy', 'cross-origin').header('Content-Security-Policy', "default-src 'none'");
-      const cacheControl = `public, max-age=${MAX_AGE_SECONDS}`;
-      if (photo) return sendCached(request, reply, 'image/jpeg', photo, cacheControl);
+      if (photo) return sendPublic(ctx.config, request, reply, { contentType: 'image/jpeg', body: photo });
       const svg = own ? letterAvatarSvg(nameOf(own), size) : defaultAvatar(fallback, id, size);
-      return sendCached(request, reply, 'image/svg+xml', svg, cacheControl);
+      return sendPublic(ctx.config, request, reply, { contentType: 'image/svg+xml', body: svg });
     },
   });
 }

@@ -14,6 +14,7 @@ import { requestOrigin, unvalidatedString, wantsJson } from './request-info.js';
 import type { LimitState } from '../services/rate-limits.js';
 import type { PartnerProof, Reader } from '../services/partner-data.js';
 import type { SignatureCheck } from '../widget/signature.js';
+import { PRIVATE_NO_STORE, readsByGet, sendPublic } from './cache-headers.js';
 
 /** No fields besides those every operation accepts. */
 export type NoFields = Record<never, never>;
@@ -40,6 +41,11 @@ export interface ApiCall<B extends TProperties = TProperties, Q extends TPropert
   readonly body: ApiBody<B>;
   readonly query: ApiQuery<Q>;
   readonly ip: string;
+  /**
+   * A shared cache may keep this answer (http/cache-headers.ts): the operation's answers are
+   * public (`cache`), asked for by GET, without any proof. A raw handler sets its headers by it.
+   */
+  readonly shared: boolean;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
 }
@@ -72,6 +78,12 @@ export interface ApiOperation<B extends TProperties = TProperties, Q extends TPr
   handler(call: ApiCall<B, Q>): Promise<Doc>;
   /** Render something other than XML/JSON (the widget answers JavaScript). */
   raw?: boolean;
+  /**
+   * `public`: what it answers a GET without proof is the public view, the same for everyone, so a
+   * shared cache may keep it for a short while (Cache-Control, ETag, 304). Every other answer of
+   * every operation is `private, no-store`.
+   */
+  cache?: 'public';
   /** How errors are answered (SPEC §4.4: the widget answers a script, also for errors). */
   kind?: 'api' | 'widget';
   /**
@@ -91,6 +103,9 @@ export interface ApiExample {
   query?: Record<string, string>;
   body?: Record<string, string>;
 }
+
+/** The request headers a partner API answer follows besides its URL: Accept (XML or JSON) and Origin (allowed or refused). */
+export const API_VARY = 'Accept, Origin';
 
 export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
 
@@ -258,10 +273,16 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   const querystring = querySchema(op);
   const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
     const { partner, authenticated, reader, urlProof } = authorise(request, op);
-    const doc = await op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, request, reply });
+    const shared = op.cache === 'public' && reader === 'anyone' && readsByGet(request);
+    // Proof, a POST, or an operation whose answers are never shared: no cache keeps it.
+    reply.header('Cache-Control', PRIVATE_NO_STORE);
+    const doc = await op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, shared, request, reply });
     if (op.raw) return reply;
     const format = formatOf(request);
-    return reply.type(CONTENT_TYPE[format]).send(render(doc, format));
+    const body = render(doc, format);
+    if (!shared) return reply.type(CONTENT_TYPE[format]).send(body);
+    // The format follows Accept, and the partner's allowed origins decide whether it is answered at all.
+    return sendPublic(ctx.config, request, reply, { contentType: CONTENT_TYPE[format], body, etag: 'etag' in doc ? doc.etag : undefined, vary: API_VARY });
   };
   // The schemas validate each request and, through the type provider, type what the handler reads.
   const routes = typed(app);

@@ -115,6 +115,8 @@ export function errorAnswer(kind: RouteKind, json: boolean, err: ApiError, rende
     headers.header('Cache-Control', 'private, no-store');
     return { status: err.status, contentType: 'text/javascript; charset=utf-8', body: renderers.widget(err.code, err.message) };
   }
+  // An error is never kept by any cache: the next request may well succeed.
+  headers.header('Cache-Control', 'no-store');
   if (kind === 'site' && renderers.site) {
     return { status: err.status, contentType: 'text/html; charset=utf-8', body: renderers.site(headers, err.status, err.message) };
   }
@@ -145,6 +147,8 @@ export async function sendError(request: FastifyRequest, reply: FastifyReply, er
     }
   }
   if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
+  // Set for the answer the route was about to send, not for this error.
+  reply.removeHeader('ETag');
   const answer = errorAnswer(kind, jsonWanted(request), err, handling.renderers, reply);
   return reply.code(answer.status).type(answer.contentType).send(answer.body);
 }

@@ -26,6 +26,13 @@ export const COMPONENT_HEADERS: Record<string, Json> = {
   },
   RateLimitRemaining: { required: false, description: 'Requests left in the current minute under that limit.', schema: { type: 'string', pattern: '^[0-9]+$' } },
   RateLimitReset: { required: false, description: 'Seconds until that limit\'s window starts again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  // Not required: the contract lists it on every answer, but refusals before routing are not checked for it.
+  CacheControl: {
+    required: false,
+    description:
+      'What a cache may keep. The public view of return_services and return_profile, and service_details, asked for by GET without proof: `public, max-age=60, stale-while-revalidate=60` (the operator\'s `PUBLIC_CACHE_MAX_AGE` and `PUBLIC_CACHE_STALE`; `public, no-cache` when the max-age is 0), with an `ETag` and `Vary: Accept, Origin`. Every other answer (a POST, any proof: the api_token or a signed widget URL) is `private, no-store`; every error `no-store`.',
+    schema: { type: 'string' },
+  },
   RetryAfter: { required: true, description: 'Seconds until a retry may succeed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
 };
 
@@ -36,6 +43,7 @@ const ANSWER_HEADERS = {
   'RateLimit-Limit': headerRef('RateLimitLimit'),
   'RateLimit-Remaining': headerRef('RateLimitRemaining'),
   'RateLimit-Reset': headerRef('RateLimitReset'),
+  'Cache-Control': headerRef('CacheControl'),
 };
 const RETRY_HEADERS = { ...ANSWER_HEADERS, 'Retry-After': headerRef('RetryAfter') };
 
@@ -105,18 +113,22 @@ function aliasNote(op: ApiOperation, method: 'GET' | 'POST', paths: string[]): s
 
 function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
   const errorContent = op.answer === 'javascript' ? SCRIPT_CONTENT : answerContent('error', ref('Error'));
-  const cached = op.operationId === 'service_details';
+  const cached = op.cache === 'public';
   const success = op.answer === 'javascript' ? SCRIPT_CONTENT : answerContent(op.answer.root, op.answer.value);
   const out: Json = {
     '200': {
       description: op.answer === 'javascript' ? 'The widget script for this person.' : 'Success: XML by default, JSON with `Accept: application/json` or `?format=json`.',
       headers: cached
-        ? { ...ANSWER_HEADERS, ETag: { description: 'Changes when the catalogue does; send it back in `If-None-Match`.', schema: { type: 'string' } } }
+        ? {
+            ...ANSWER_HEADERS,
+            ETag: { description: 'On a GET without proof: a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.', schema: { type: 'string' } },
+            Vary: { description: 'On a GET without proof: `Accept, Origin` (the format follows Accept; the partner\'s allowed origins decide whether it is answered).', schema: { type: 'string' } },
+          }
         : ANSWER_HEADERS,
       content: success,
     },
   };
-  if (cached && method === 'GET') out['304'] = { description: 'Not modified: the `If-None-Match` ETag is still current.', headers: ANSWER_HEADERS };
+  if (cached) out['304'] = { description: `Not modified: the \`If-None-Match\` ETag is still current (a GET without proof${method === 'POST' ? ', not this POST' : ''}). No body.`, headers: ANSWER_HEADERS };
   for (const [status, e] of Object.entries(ERRORS)) {
     out[status] = {
       description: `${e.description}${op.answer === 'javascript' ? ' The widget answers every error as a script that reports it with console.error.' : ''}`,

@@ -241,7 +241,13 @@ class AskedOnce {
   }
 }
 
-/** Roughly what a value holds in memory: a string's characters, or its JSON's for anything else. */
+/** Roughly what a value holds in memory: a string's characters, a body's and its ETag's, or its JSON's for anything else. */
 function sizeOf(value: unknown): number {
-  return typeof value === 'string' ? value.length : JSON.stringify(value)?.length ?? 0;
+  if (typeof value === 'string') return value.length;
+  if (isTaggedBody(value)) return value.body.length + value.etag.length;
+  return JSON.stringify(value)?.length ?? 0;
+}
+
+function isTaggedBody(value: unknown): value is { body: string; etag: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { body?: unknown }).body === 'string' && typeof (value as { etag?: unknown }).etag === 'string';
 }

@@ -57,6 +57,8 @@ export interface AccountData {
   links: LinkSummary[];
   popular: readonly CatalogueEntry[];
   services: readonly CatalogueEntry[];
+  /** The longest a shared cache may still show a public answer: PUBLIC_CACHE_MAX_AGE plus PUBLIC_CACHE_STALE (unless the max-age is 0). */
+  publicCacheSeconds: number;
 }
 
 export async function loadAccountData(ctx: AppContext, user: User): Promise<AccountData> {
@@ -116,6 +118,7 @@ export async function loadAccountData(ctx: AppContext, user: User): Promise<Acco
   return {
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),
+    publicCacheSeconds: ctx.config.publicCacheMaxAgeSeconds === 0 ? 0 : ctx.config.publicCacheMaxAgeSeconds + ctx.config.publicCacheStaleSeconds,
     shortProof: shortProofText(ctx, user.user_id),
     identities,
     confirmAfterMs: ctx.config.verifyConfirmAfterMs,

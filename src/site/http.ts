@@ -3,6 +3,7 @@ import { Type, type TProperties } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { VNode } from 'preact';
 import type { AppContext } from '../context.js';
+import { PRIVATE_NO_STORE, readsByGet, sendPublic } from '../http/cache-headers.js';
 import { csrfToken } from './session.js';
 import { renderDocument, type Viewer } from './views/Layout.js';
 
@@ -18,9 +19,20 @@ export const checkbox = Type.Optional(Type.Literal('1'));
 /** The secret of a mailed single-use link (confirm, claim, reset, change of address). */
 export const mailedTokenField = Type.String({ maxLength: 128 });
 
-export function sendPage(reply: FastifyReply, page: VNode, status = 200): FastifyReply {
+export function sendPage(reply: FastifyReply, page: VNode, status = 200, cacheControl = 'no-store'): FastifyReply {
   // Pages can show a person's own data and carry CSRF tokens: never stored by any cache.
-  return reply.code(status).type('text/html; charset=utf-8').header('Cache-Control', 'no-store').send(renderDocument(page));
+  return reply.code(status).type('text/html; charset=utf-8').header('Cache-Control', cacheControl).send(renderDocument(page));
+}
+
+/**
+ * A page that is the same for everyone who asks without a session (the public profile page): a
+ * shared cache may keep it a short while (http/cache-headers.ts). Asked for with a session, or when
+ * answering sets a cookie, it shows or carries that person's own data and is sent as any page.
+ */
+export function sendPublicPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, viewer: Viewer | null, page: VNode): FastifyReply {
+  if (viewer !== null || reply.hasHeader('set-cookie') || !readsByGet(request)) return sendPage(reply, page, 200, PRIVATE_NO_STORE);
+  // Vary: Cookie, so that a cache never answers a signed-in visitor with the page of nobody.
+  return sendPublic(ctx.config, request, reply.code(200), { contentType: 'text/html; charset=utf-8', body: renderDocument(page), vary: 'Cookie' });
 }
 
 export function seeOther(reply: FastifyReply, location: string): FastifyReply {

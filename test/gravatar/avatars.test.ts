@@ -78,9 +78,9 @@ test('d=404: 404 for unknown, hidden and unproven alike; otherwise one neutral p
   assert.equal((await avatar(`${sha('alice@example.org')}?d=404`)).res.status, 200);
 });
 
-test('cacheable for a minute with an ETag; If-None-Match gives 304', async () => {
+test('cacheable for a minute (and another stale while revalidating) with an ETag; If-None-Match gives 304', async () => {
   const first = await avatar(`${sha('alice@example.org')}?s=64`);
-  assert.equal(first.res.headers.get('cache-control'), 'public, max-age=60');
+  assert.equal(first.res.headers.get('cache-control'), 'public, max-age=60, stale-while-revalidate=60');
   const etag = first.res.headers.get('etag')!;
   const again = await avatar(`${sha('alice@example.org')}?s=64`, { 'If-None-Match': etag });
   assert.equal(again.res.status, 304);

@@ -115,7 +115,7 @@ test('an uploaded JPEG is served square, re-encoded without metadata, at Gravata
   const { res: avatarRes, bytes } = await get(`/avatar/${ALICE}`);
   assert.equal(avatarRes.status, 200);
   assert.equal(avatarRes.headers.get('content-type'), 'image/jpeg');
-  assert.equal(avatarRes.headers.get('cache-control'), 'public, max-age=60');
+  assert.equal(avatarRes.headers.get('cache-control'), 'public, max-age=60, stale-while-revalidate=60');
   assert.equal(avatarRes.headers.get('access-control-allow-origin'), '*');
   const meta = await sharp(bytes).metadata();
   assert.deepEqual([meta.format, meta.width, meta.height], ['jpeg', 80, 80]);

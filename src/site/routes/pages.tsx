@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../domain/errors.js';
 import { photoStampOf } from '../../repositories/avatar-photos.js';
-import { optionalText, sendPage, SITE, viewerOf } from '../http.js';
+import { optionalText, sendPage, sendPublicPage, SITE, viewerOf } from '../http.js';
 import type { TypedApp } from '../../http/typed-app.js';
 import { findVisibleUser, publicProfileOf } from '../public-profile.js';
 import { countSiteRead } from '../read-limit.js';
@@ -31,8 +31,11 @@ export function registerPageRoutes(app: TypedApp, ctx: AppContext): void {
     const p = await publicProfileOf(ctx, user);
     const viewer = await viewerOf(ctx, request, reply);
     const photo = await photoStampOf(ctx.db.kysely, user.id);
-    return sendPage(
+    return sendPublicPage(
+      ctx,
+      request,
       reply,
+      viewer,
       <PublicProfilePage
         viewer={viewer}
         userId={user.user_id}

@@ -2,7 +2,7 @@
 import { parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../../domain/profile.js';
 import type { AccountData } from '../account-data.js';
 import { Checkbox, CsrfField } from './fields.js';
-import { DISCOVERABLE_ADDS, NOT_VISIBLE, OPT_IN_REACH } from './consent.js';
+import { cacheDelay, DISCOVERABLE_ADDS, NOT_VISIBLE, OPT_IN_REACH } from './consent.js';
 import { Day } from './Layout.js';
 
 export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: string }) {
@@ -27,6 +27,7 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
             Opting in means: {OPT_IN_REACH} Your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online, and WebFinger finds it by
             your userId (<code>acct:</code>).
           </p>
+          {on ? <p class="hint cache-delay">{cacheDelay(data.publicCacheSeconds)}</p> : null}
           {on && !visible ? <p class="hint">Until your address is confirmed, {NOT_VISIBLE}.</p> : null}
           {on ? null : <p class="hint">Now {NOT_VISIBLE}, not even sites you connected. What they stored themselves stays theirs.</p>}
         </div>

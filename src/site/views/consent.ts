@@ -17,3 +17,14 @@ export const NOT_VISIBLE = 'partner sites and visitors see nothing of you';
 /** The same, in one breath, for the sign-up form. */
 export const DISCOVERABLE_ADDS_SHORT =
   "found by an identity you claim, in address books partner sites match, and by your plain address through WebFinger; your address's hash shown with your userId";
+
+/**
+ * How long a hidden person may still be shown by caches between a reader and this service (a CDN, a
+ * proxy): PUBLIC_CACHE_MAX_AGE plus PUBLIC_CACHE_STALE (http/cache-headers.ts). This service itself
+ * stops at once.
+ */
+export function cacheDelay(seconds: number): string {
+  if (seconds === 0) return 'We stop showing you the moment you opt out, and web caches in between must ask us first, so they stop too.';
+  const span = seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? '' : 's'}` : `${seconds} seconds`;
+  return `We stop showing you the moment you opt out; copies that web caches in between (a CDN, a proxy) made of your public answers may still be shown for up to ${span}.`;
+}
