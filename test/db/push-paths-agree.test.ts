@@ -93,7 +93,7 @@ async function agree(step: string): Promise<void> {
   for (const table of Object.keys(a)) [a[table], b[table]] = [withoutId(a[table]!), withoutId(b[table]!)];
   for (const table of Object.keys(a)) {
     assert.equal(a[table]!.length, b[table]!.length, `${step}: ${table}, how many rows`);
-    a[table]!.forEach((row, i) => assert.deepEqual(row, b[table]![i], `${step}: ${table}, row ${i + 1} (one statement, then step by step)`));
+    for (const [i, row] of a[table]!.entries()) assert.deepEqual(row, b[table]![i], `${step}: ${table}, row ${i + 1} (one statement, then step by step)`);
   }
 }
 
