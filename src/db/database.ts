@@ -198,12 +198,15 @@ const MIGRATE_ATTEMPTS = 5;
 
 /**
  * Before it takes its lock, Kysely's migrator lists the tables of every schema in the database, and
- * that listing fails (invalid_schema_name, 3F000) when another client drops a schema meanwhile.
- * Nothing has run yet then (no results), so the migration is simply tried again.
+ * that listing fails when another client drops a schema meanwhile: invalid_schema_name (3F000), or
+ * undefined_table (42P01) for a table of that schema the listing had already found. Nothing has run
+ * yet then (no results), so the migration is simply tried again.
  */
+const DROPPED_DURING_LISTING = new Set(['3F000', '42P01']);
+
 function droppedBeside(error: unknown, ours: string | null): boolean {
-  if (!(error instanceof Error) || (error as { code?: unknown }).code !== '3F000') return false;
-  return ours === null || !error.message.includes(`"${ours}"`);
+  if (!(error instanceof Error) || !DROPPED_DURING_LISTING.has(String((error as { code?: unknown }).code))) return false;
+  return ours === null || (!error.message.includes(`"${ours}"`) && !error.message.includes(`"${ours}.`));
 }
 
 /**
