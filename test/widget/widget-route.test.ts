@@ -114,6 +114,8 @@ describe('the per-user boot script', () => {
       view: 'public',
       warning: null,
       services: [{ svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/wanda-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' }],
+      siteName: 'idsvc', // what the widget names in its line about the service and on its sync form
+      signUpUrl: 'https://id.example.org/signup',
       catalogueUrl: 'https://id.example.org/widget/catalogue.json',
       bundleUrl: `https://id.example.org/widget/${manifest.file}`,
     });
