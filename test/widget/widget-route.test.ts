@@ -378,7 +378,7 @@ describe('the catalogue for the picker', () => {
     const entries = (await res.json()) as Record<string, unknown>[];
     const combined = await P.publicClient.serviceDetails({ order: 'combined' });
     assert.deepEqual(entries.map((e) => e.svcId), combined.map((e) => e.svcId));
-    assert.ok(!entries.some((e) => e.svcId === 'mastodon'), 'disabled services are left out');
+    assert.ok(!entries.some((e) => e.svcId === '1337x'), 'disabled services are left out');
     const github = entries.find((e) => e.svcId === 'github');
     assert.deepEqual(github, {
       svcId: 'github',
