@@ -1,6 +1,7 @@
 // The identities section of the account page: the list with verified marks, last check and
 // actions; the add form with the service picker and URL preview; how to verify.
 import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
+import { patternAdvice } from '../../catalogue/pattern-text.js';
 import type { AccountData, IdentityView } from '../account-data.js';
 import { CsrfField } from './fields.js';
 import { When } from './Layout.js';
@@ -58,7 +59,7 @@ function ServiceOptions({ list, withData, selected }: { list: readonly Catalogue
                 'data-left': s.svcLeftURL,
                 'data-right': s.svcRightURL,
                 ...(s.urlBuilder ? { 'data-builder': s.urlBuilder } : {}),
-                ...(s.regexCheck ? { 'data-pattern': s.regexCheck } : {}),
+                ...(s.regexCheck ? { 'data-pattern': s.regexCheck, 'data-pattern-help': patternAdvice(s.regexCheck, s.svcName) } : {}),
               }
             : {})}
         >
