@@ -910,6 +910,11 @@ describe('widget in Chromium', () => {
     assert.equal(await de.getByRole('button', { name: 'Synchronisieren' }).count(), 1);
     await de.getByRole('button', { name: 'Identität hinzufügen' }).click();
     await de.getByRole('combobox', { name: 'Dienst' }).waitFor();
+    // The rule in words is English only; other languages show a name the pattern accepts.
+    await de.getByRole('combobox', { name: 'Dienst' }).fill('Twitter');
+    await de.getByRole('option', { name: 'Twitter' }).click();
+    await de.getByRole('textbox', { name: 'Ihr Benutzername bei Twitter' }).fill('far_too_long_for_twitter');
+    await de.getByText('Diesen Benutzernamen erlaubt Twitter nicht. Benutzernamen dort sehen so aus: „alice“.').waitFor();
   });
 
   test('a catalogue that fails to load can be retried', async () => {
