@@ -8,6 +8,8 @@
 // - derived from Sherlock: every site that is not NSFW and has `{}` in its `url` (459 in the
 //   pinned copy);
 // - CURATED below: services that Sherlock lacks or cannot describe with a fixed template.
+// Sherlock's data is corrected where it is wrong (SHERLOCK_FIXES), and services an operator would
+// not show to partners ship disabled (DISABLED_BY_DEFAULT); both lists say why for each entry.
 // Sherlock patterns are Python `re` syntax; the one construct JavaScript reads differently,
 // `{,n}` (JavaScript takes it literally), is rewritten to `{0,n}`.
 
@@ -37,6 +39,22 @@ type CuratedEntry = Pick<
   Partial<Pick<CatalogueEntry, 'svcMobileURL' | 'svcIphoneURL' | 'svcFavicon' | 'svcIcon' | 'svcIphoneIcon'>>;
 
 export const CURATED: readonly CuratedEntry[] = [
+  // A person's own site, named by its domain (`alice.example` gives https://alice.example). The
+  // template puts the identifier in the host, which is what makes the DNS method apply
+  // (src/verification/dns-checker.ts); rel="me" on the page itself proves it too. No icon: it
+  // would be one site's, not every website's.
+  {
+    svcId: 'website',
+    svcName: 'Website',
+    svcURL: '',
+    svcLeftURL: 'https://',
+    svcRightURL: '',
+    regexCheck: null,
+    urlBuilder: null,
+    svcFavicon: '',
+    svcIcon: '',
+    svcIphoneIcon: '',
+  },
   {
     svcId: 'mastodon',
     svcName: 'Mastodon',
@@ -67,6 +85,47 @@ export const CURATED: readonly CuratedEntry[] = [
     urlBuilder: null,
   },
 ];
+
+/** Curated entries that ship enabled: a personal website and Mastodon on any instance are what most people have. */
+export const CURATED_ENABLED: ReadonlySet<string> = new Set(['website', 'mastodon']);
+
+/** Fields of Sherlock-derived entries that Sherlock's data gets wrong, by svcId, with why. */
+export const SHERLOCK_FIXES: Readonly<Record<string, { svcURL: string; why: string }>> = {
+  mastodonsocial: { svcURL: 'https://mastodon.social/', why: "Sherlock's urlMain for mastodon.social is chaos.social's" },
+  curseforge: { svcURL: 'https://www.curseforge.com/', why: 'urlMain ends the host name with a dot' },
+  rubyforums: { svcURL: 'https://ruby-forum.com/', why: 'urlMain misspells the host (ruby-forums.com); the forum and its profiles are on ruby-forum.com' },
+};
+
+/**
+ * Services that ship disabled (an operator may still enable one with `idsvc catalogue disable ID
+ * --enable`), with why: piracy, adult content, trading in stolen or hacked accounts, and templates
+ * that give an API answer rather than a page a person can open.
+ */
+export const DISABLED_BY_DEFAULT: Readonly<Record<string, string>> = {
+  '1337x': 'a torrent index of pirated films, music and software',
+  nyaasi: 'a torrent index, mostly of unlicensed anime',
+  aniworld: 'streams anime without a licence',
+  royalcams: 'an adult webcam site',
+  crackedforum: 'a forum trading cracked accounts and hacking tools',
+  breachstarsforum: 'a forum trading leaked databases',
+  hudsonrock: 'a look-up of credentials stolen by infostealer malware, not a person’s page',
+  swapd: 'a marketplace for buying and selling social media accounts',
+  fameswap: 'a marketplace for buying and selling social media accounts',
+  discordbio: 'the template is a JSON API address (discords.com/api-v2/…), not a page a person can open',
+  minecraft: 'the template is a JSON API address (api.mojang.com), not a page a person can open',
+};
+
+/**
+ * Enabled services whose profile pages are on another domain than the service's main address, with
+ * why; every other enabled service's template must stay on its own domain (a test checks it).
+ */
+export const OTHER_DOMAIN_PROFILES: Readonly<Record<string, string>> = {
+  blogger: "Blogger's blogs are at {name}.blogspot.com",
+  buymeacoffee: 'profiles use its short domain buymeacoff.ee',
+  empretiendaar: 'shops are at {name}.empretienda.com.ar, the Argentine domain of empretienda.com',
+  gitbook: 'spaces are published at {name}.gitbook.io',
+  tiendanube: 'shops are at {name}.mitiendanube.com',
+};
 
 interface SherlockSite {
   url?: unknown;
@@ -138,25 +197,27 @@ export function sherlockEntries(data: unknown): CatalogueEntry[] {
     const template = site.url as string;
     const at = template.indexOf('{}');
     if (typeof site.urlMain !== 'string') throw new Error(`site "${name}": urlMain is missing`);
+    const svcId = ids[i]!;
+    const svcURL = SHERLOCK_FIXES[svcId]?.svcURL ?? site.urlMain;
     return {
-      svcId: ids[i]!,
+      svcId,
       svcName: name,
-      svcURL: site.urlMain,
+      svcURL,
       svcLeftURL: template.slice(0, at),
       svcRightURL: template.slice(at + 2),
       svcMobileURL: '',
       svcIphoneURL: '',
-      ...iconsFor(name, site.urlMain),
+      ...iconsFor(name, svcURL),
       regexCheck: typeof site.regexCheck === 'string' ? pythonPatternToJs(site.regexCheck) : null,
       urlBuilder: null,
-      disabled: false,
+      disabled: Object.hasOwn(DISABLED_BY_DEFAULT, svcId),
     };
   });
 }
 
 export function curatedEntries(): CatalogueEntry[] {
   return CURATED.map((c) => {
-    const icons = iconsFor(c.svcName, c.svcURL);
+    const icons = c.svcURL === '' ? { svcFavicon: '', svcIcon: '', svcIphoneIcon: '' } : iconsFor(c.svcName, c.svcURL);
     return {
       svcId: c.svcId,
       svcName: c.svcName,
@@ -170,17 +231,21 @@ export function curatedEntries(): CatalogueEntry[] {
       svcIphoneIcon: c.svcIphoneIcon ?? icons.svcIphoneIcon,
       regexCheck: c.regexCheck,
       urlBuilder: c.urlBuilder,
-      // Shipped disabled: the catalogue the contract promises is exactly the 459 Sherlock-derived
-      // services (SPEC §11); an operator turns a curated one on with
-      // `idsvc catalogue disable mastodon --enable`.
-      disabled: true,
+      // The others ship disabled; an operator turns one on with `idsvc catalogue disable orcid --enable`.
+      disabled: !CURATED_ENABLED.has(c.svcId),
     };
   });
 }
 
 /** The whole file's text. Re-parsed before returning, so a bad entry fails here, not at start-up. */
 export function generateCatalogue(sherlockData: unknown): string {
-  const text = serialiseCatalogue([...sherlockEntries(sherlockData), ...curatedEntries()]);
+  const entries = [...sherlockEntries(sherlockData), ...curatedEntries()];
+  // A list naming a service the data no longer has would silently stop applying.
+  const ids = new Set(entries.map((e) => e.svcId));
+  for (const [list, names] of [['SHERLOCK_FIXES', SHERLOCK_FIXES], ['DISABLED_BY_DEFAULT', DISABLED_BY_DEFAULT], ['OTHER_DOMAIN_PROFILES', OTHER_DOMAIN_PROFILES]] as const) {
+    for (const id of Object.keys(names)) if (!ids.has(id)) throw new Error(`${list}: no service "${id}" in the data`);
+  }
+  const text = serialiseCatalogue(entries);
   parseCatalogueFile(JSON.parse(text));
   return text;
 }

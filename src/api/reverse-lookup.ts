@@ -25,7 +25,7 @@ export const reverseLookup = apiOperation({
       root: 'users',
       list: list(
         'user',
-        rows.map((r) => ({ userId: r.user_id, url: profileUrl(call.ctx, r.user_id), verified: r.verified ? 'TRUE' : 'FALSE' })),
+        rows.map((r) => ({ userId: r.user_id, url: profileUrl(call.ctx, r.user_id), verified: r.verified })),
       ),
     };
   },

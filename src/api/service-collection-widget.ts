@@ -101,6 +101,8 @@ export const serviceCollectionWidget = apiOperation({
       view: access ? 'private' : 'public',
       warning: signature.status === 'invalid' && !access ? signature.warning : null,
       services,
+      siteName: call.ctx.config.siteName,
+      signUpUrl: new URL('/signup', call.ctx.config.baseUrl).href,
       catalogueUrl: catalogueUrl(call.ctx),
       bundleUrl: bundleUrl(call.ctx, manifest.file),
     });

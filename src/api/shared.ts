@@ -50,7 +50,7 @@ export async function serviceOf(ctx: AppContext, svcId: string | undefined): Pro
 
 /** One entry of an answer. Two literal shapes rather than a spread: this runs for every entry of every answer. */
 function userServiceFieldsXml(e: ViewEntry): Fields {
-  const verified = e.verified ? 'TRUE' : 'FALSE';
+  const verified = e.verified;
   return e.showUsrSvcId
     ? { svcId: e.svc.svcId, svcName: e.svc.svcName, usrSvcId: e.usrSvcId, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon }
     : { svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon };

@@ -12,9 +12,9 @@ export type ComponentName = 'Error' | 'Service' | 'UserService' | 'PushedService
 /** A reference to one of COMPONENT_SCHEMAS, as the document writes it. */
 export const ref = (name: ComponentName): TSchema => Type.Unsafe({ $ref: `#/components/schemas/${name}` });
 
-const verified = Type.Union([Type.Literal('TRUE'), Type.Literal('FALSE')], {
+const verified = Type.Boolean({
   description:
-    '`TRUE` when idsvc proved the identity is the person\'s (a rel="me" link back, a proof text in the profile, a DNS TXT record, an ATProto handle; docs/verification.md) or an operator vouched for it. Re-checked daily; only a definite negative confirmed after a delay removes it.',
+    'In XML `TRUE` or `FALSE`; in JSON a boolean (a change within API version 1: earlier servers sent the strings `"TRUE"`/`"FALSE"`; docs/spec.md, "Changes within API version 1"). True when idsvc proved the identity is the person\'s (a rel="me" link back, a proof text in the profile, a DNS TXT record, an ATProto handle; docs/verification.md) or an operator vouched for it. Re-checked daily; only a definite negative confirmed after a delay removes it.',
 });
 
 const jsonOnly = 'JSON answers only, and only on a verified entry; XML answers carry no evidence.';

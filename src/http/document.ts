@@ -6,7 +6,8 @@ export interface ListNode {
   readonly item: string;
   readonly items: readonly Fields[];
 }
-export type Value = string | ListNode;
+/** A boolean is written `TRUE`/`FALSE` in XML (what DandyID clients parse) and as a JSON boolean. */
+export type Value = string | boolean | ListNode;
 export type Fields = { readonly [name: string]: Value };
 
 /** An answer as the operations build it. */
@@ -50,7 +51,7 @@ function fieldsXml(fields: Fields): string {
   let out = '';
   for (const k in fields) {
     const v = fields[k]!;
-    out += element(k, isList(v) ? listXml(v) : xmlText(v));
+    out += element(k, typeof v === 'boolean' ? (v ? 'TRUE' : 'FALSE') : isList(v) ? listXml(v) : xmlText(v));
   }
   return out;
 }

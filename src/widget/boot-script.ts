@@ -30,6 +30,10 @@ export interface WidgetBootConfig {
   warning: string | null;
   /** Pre-filled identities, already sorted. */
   services: WidgetService[];
+  /** The service's name (SITE_NAME), so the widget can say whose account it syncs with. */
+  siteName: string;
+  /** Absolute URL of the service's sign-up page, offered to people who have no account yet. */
+  signUpUrl: string;
   /** Absolute URL of the catalogue as a JSON array (served with CORS `*`), in "combined" order. */
   catalogueUrl: string;
   /** Absolute URL of the versioned widget bundle. */

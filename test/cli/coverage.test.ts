@@ -14,7 +14,7 @@ before(async () => {
   t = await startTestApp();
   // Popularity is people: two opted-in accounts make these the most popular, in this order.
   const counts: [string, string, number][] = [
-    ['1337x', 'someone', 2],
+    ['9gag', 'someone', 2],
     ['github', 'octocat', 2],
     ['hackernews', 'pg', 1],
     ['bluesky', 'alice', 1],
@@ -44,16 +44,16 @@ test('--json prints the 50 most popular services with the methods that can verif
   assert.deepEqual(Object.keys(c), ['top', 'verifiable', 'services']);
   assert.equal(c.top, 50);
   assert.equal(c.services.length, 50);
-  // Most used first, ties by the shipped popularity order, then by name: GitHub and 1337x (2 each;
-  // 1337x is not in the shipped order), then Bluesky and Hacker News (1 each).
-  assert.deepEqual(c.services.slice(0, 4).map((s) => s.svcId), ['github', '1337x', 'bluesky', 'hackernews']);
+  // Most used first, ties by the shipped popularity order, then by name: GitHub and 9gag (2 each;
+  // 9gag is not in the shipped order), then Bluesky and Hacker News (1 each).
+  assert.deepEqual(c.services.slice(0, 4).map((s) => s.svcId), ['github', '9gag', 'bluesky', 'hackernews']);
   const methods = new Map(c.services.map((s) => [s.svcId, s.methods]));
   assert.deepEqual(methods.get('github'), ['rel-me', 'proof']);
-  // Hacker News shows no rel="me" links, and no method reads 1337x: the backlink check would be
+  // Hacker News shows no rel="me" links, and no method reads 9gag: the backlink check would be
   // tried on its page, but a person cannot count on it there.
   assert.deepEqual(methods.get('hackernews'), ['proof']);
   assert.deepEqual(methods.get('bluesky'), ['proof', 'atproto']);
-  assert.deepEqual(methods.get('1337x'), []);
+  assert.deepEqual(methods.get('9gag'), []);
   assert.equal(c.verifiable, c.services.filter((s) => s.methods.length > 0).length);
   // A person's own methods only: the operator's mark is not one a person can earn.
   const ownMethods = VERIFICATION_METHODS.filter((m) => m !== 'operator') as string[];
@@ -63,7 +63,7 @@ test('--json prints the 50 most popular services with the methods that can verif
 test('the text form lists each service and the total by method', async () => {
   const r = await runCli(t, ['catalogue', 'coverage', '--top', '4']);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^1337x\s+-$/m);
+  assert.match(r.stdout, /^9gag\s+-$/m);
   assert.match(r.stdout, /^github\s+rel-me, proof$/m);
   assert.match(r.stdout, /3 of the 4 most popular services can be verified without an operator \(rel-me 1, proof 3, atproto 1\)/);
   assert.equal((await runCli(t, ['catalogue', 'coverage', '--top', 'x'])).code, 1);
@@ -72,7 +72,7 @@ test('the text form lists each service and the total by method', async () => {
 test('a disabled service leaves the list; the checkers asked decide the methods', async () => {
   assert.equal((await runCli(t, ['catalogue', 'disable', 'github'])).code, 0);
   const after = JSON.parse((await runCli(t, ['--json', 'catalogue', 'coverage', '--top', '3'])).stdout) as Coverage;
-  assert.deepEqual(after.services.map((s) => s.svcId), ['1337x', 'bluesky', 'hackernews']);
+  assert.deepEqual(after.services.map((s) => s.svcId), ['9gag', 'bluesky', 'hackernews']);
   assert.equal((await runCli(t, ['catalogue', 'disable', 'github', '--enable'])).code, 0);
 
   const onlyBluesky = { method: 'rel-me' as const, appliesTo: (svc: { svcId: string }) => svc.svcId === 'bluesky' };
@@ -81,7 +81,7 @@ test('a disabled service leaves the list; the checkers asked decide the methods'
     c.services.map((s) => [s.svcId, s.methods]),
     [
       ['github', []],
-      ['1337x', []],
+      ['9gag', []],
       ['bluesky', ['rel-me']],
       ['hackernews', []],
     ],

@@ -97,6 +97,8 @@ function fromXml(schema: Json, children: XmlNode[]): unknown {
     return out;
   }
   if (elements.length > 0) return { unexpectedElements: elements.map(nameOf) };
+  // XML writes a boolean as TRUE or FALSE; anything else stays text, which the schema refuses.
+  if (s.type === 'boolean') return text === 'TRUE' ? true : text === 'FALSE' ? false : text;
   return text;
 }
 

@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { XMLBuilder } from 'fast-xml-parser';
-import { list, toXml, xmlSafe, type BuiltDoc, type Fields, type ListNode } from '../../src/http/document.js';
+import { list, toJson, toXml, xmlSafe, type BuiltDoc, type Fields, type ListNode } from '../../src/http/document.js';
 
 type Tree = { [k: string]: string | Tree | Tree[] };
 const builder = new XMLBuilder({ format: false, suppressEmptyNode: true, processEntities: true });
 const fieldsTree = (f: Fields): Tree => {
   const out: Tree = {};
-  for (const [k, v] of Object.entries(f)) out[k] = typeof v === 'object' ? listTree(v) : xmlSafe(v);
+  // A boolean is written TRUE/FALSE in XML, as the strings were before booleans came in.
+  for (const [k, v] of Object.entries(f)) out[k] = typeof v === 'object' ? listTree(v) : typeof v === 'boolean' ? (v ? 'TRUE' : 'FALSE') : xmlSafe(v);
   return out;
 };
 const listTree = (l: ListNode): Tree | string => (l.items.length === 0 ? '' : { [l.item]: l.items.map(fieldsTree) });
@@ -27,9 +28,9 @@ const rand = (n: number) => {
 };
 const text = () => Array.from({ length: rand(4) }, () => PIECES[rand(PIECES.length)]).join('');
 const fields = (depth: number): Fields => {
-  const out: Record<string, string | ListNode> = {};
+  const out: Record<string, string | boolean | ListNode> = {};
   for (const name of ['svcId', 'svcName', 'usrSvcId', 'url', 'verified'].slice(0, rand(6))) {
-    out[name] = depth > 0 && rand(4) === 0 ? list('service', Array.from({ length: rand(3) }, () => fields(depth - 1))) : text();
+    out[name] = depth > 0 && rand(4) === 0 ? list('service', Array.from({ length: rand(3) }, () => fields(depth - 1))) : name === 'verified' ? rand(2) === 0 : text();
   }
   return out;
 };
@@ -42,4 +43,10 @@ test('toXml writes exactly what the XML builder wrote', () => {
     assert.equal(toXml(doc), reference(doc), JSON.stringify(doc));
   }
   assert.equal(toXml({ root: 'services', list: list('service', []) }), '<?xml version="1.0" encoding="UTF-8"?>\n<services/>\n');
+});
+
+test('a boolean is TRUE or FALSE in XML and a boolean in JSON', () => {
+  const doc: BuiltDoc = { root: 'users', list: list('user', [{ userId: 'a', verified: true }, { userId: 'b', verified: false }]) };
+  assert.equal(toXml(doc), '<?xml version="1.0" encoding="UTF-8"?>\n<users><user><userId>a</userId><verified>TRUE</verified></user><user><userId>b</userId><verified>FALSE</verified></user></users>\n');
+  assert.equal(toJson(doc), '{"users":[{"userId":"a","verified":true},{"userId":"b","verified":false}]}');
 });

@@ -28,8 +28,8 @@ after(async () => {
 // when the type it guards is `any` or `never`, each plain line when it is too narrow.
 const USAGE = `import type { components, paths } from './idsvc.js';
 type Schemas = components['schemas'];
-export const entry: Schemas['UserService'] = { svcId: 'github', svcName: 'GitHub', url: 'https://github.com/a', verified: 'TRUE', svcFavicon: '' };
-// @ts-expect-error verified is TRUE or FALSE
+export const entry: Schemas['UserService'] = { svcId: 'github', svcName: 'GitHub', url: 'https://github.com/a', verified: true, svcFavicon: '' };
+// @ts-expect-error verified is a boolean
 export const badEntry: Schemas['UserService'] = { svcId: 'github', svcName: 'GitHub', url: '', verified: 'yes', svcFavicon: '' };
 export const profile: Schemas['Profile'] = { userId: 'alice', url: 'https://id.example/u/alice', city: 'Lyon' };
 // @ts-expect-error userId is required
@@ -39,7 +39,7 @@ export const error: Schemas['Error'] = { code: 'rate_limited', message: 'Too man
 export const badCode: Schemas['Error'] = { code: 'oops', message: '' };
 export const contact: Schemas['Contact'] = { identifier: 'bob@example.org', userId: 'bob', services: [entry] };
 export const catalogue: Schemas['Service']['svcLeftURL'] = 'https://github.com/';
-export const claim: Schemas['ClaimingUser'] = { userId: 'a', url: '', verified: 'FALSE' };
+export const claim: Schemas['ClaimingUser'] = { userId: 'a', url: '', verified: false };
 export const pushed: Schemas['PushedService'] = { svcId: 'github', usrSvcId: 'a' };
 type Services = paths['/api/return_services/{api_key}/{user_identifier}']['post'];
 export const answer: Services['responses'][200]['content']['application/json'] = { services: [entry] };

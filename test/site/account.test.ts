@@ -85,7 +85,7 @@ describe('identities', () => {
     const partner = await linkedPartner('Merger', me);
     await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'first-name' });
     assert.deepEqual((await partner.client.returnServices(me.email)).map((s) => s.url), ['https://www.github.com/first-name']);
-    await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'second-name' });
+    await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'second-name', replace: '1' });
     const { body } = await me.client.get('/account');
     assert.equal((body.match(/id="identity-github"/g) ?? []).length, 1, 'a change replaces, never duplicates');
     assert.match(body, /www\.github\.com\/second-name/);
@@ -101,6 +101,42 @@ describe('identities', () => {
         ['identity.removed', 'github'],
       ],
     );
+  });
+
+  test('adding on a service that already has an identity asks first, naming the old one', async () => {
+    const me = await person();
+    await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'old_name' });
+    const asked = await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'new_name' });
+    assert.equal(asked.res.status, 200);
+    assert.match(asked.body, /id="replace-question"/);
+    assert.match(asked.body, /You already have “old_name” on Twitter/);
+    assert.match(asked.body, /Replace it with “new_name”\?/);
+    assert.match(asked.body, /<input type="hidden" name="replace" value="1"\/><button type="submit" class="button small">Replace with “new_name”/);
+    let page = (await me.client.get('/account')).body;
+    assert.match(page, /x\.com\/old_name/, 'nothing is replaced before the person says so');
+    assert.doesNotMatch(page, /new_name/);
+    // The same name again is no replacement, so it is not asked about.
+    assert.equal((await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'old_name' })).res.status, 303);
+    const replaced = await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'new_name', replace: '1' });
+    assert.equal(replaced.res.status, 303);
+    page = (await me.client.get('/account')).body;
+    assert.match(page, /x\.com\/new_name/);
+    assert.doesNotMatch(page, /old_name/);
+  });
+
+  test('a name the service pattern refuses is refused, saying what is allowed', async () => {
+    const me = await person();
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ svc_id: 'twitter', usr_svc_id: 'bad name!!' }, /“bad name!!” is not a name Twitter allows\. Names on Twitter use only letters \(a–z\), digits and underscores \(_\), at most 15 characters\./],
+      [{ svc_id: 'github', usr_svc_id: 'bad name!!' }, /“bad name!!” is not a name GitHub allows\. Names on GitHub look like “alice”\./],
+    ];
+    for (const [fields, message] of cases) {
+      const { res, body } = await me.client.submit('/account/identities', fields);
+      assert.equal(res.status, 400, JSON.stringify(fields));
+      assert.match(body, message);
+    }
+    assert.match((await me.client.get('/account')).body, /No identities yet/);
+    assert.equal((await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'good_name' })).res.status, 303);
   });
 
   test('bad input is explained next to the form, and nothing is saved', async () => {

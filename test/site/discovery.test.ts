@@ -108,6 +108,16 @@ test('the walk proposes what it finds and proves what links back, directly or th
   const homeReads = pages.filter((p) => p.url === home);
   assert.equal(homeReads.length, 1);
   assert.equal(pages.filter((p) => p.fetched === 1).length, 11);
+  // The summary and the list of pages count the same pages.
+  const read = pages.filter((p) => p.outcome === 'fetched').length;
+  const unreachable = pages.filter((p) => p.outcome === 'unreachable').length;
+  const notRead = pages.length - read - unreachable;
+  const plural = (n: number) => `${n} page${n === 1 ? '' : 's'}`;
+  const counts = [`${plural(read)} read`, unreachable ? `${plural(unreachable)} could not be read` : '', notRead ? `${plural(notRead)} not read` : ''].filter(Boolean).join(', ');
+  assert.ok(read > 0 && notRead > 0, counts);
+  assert.match(done.body, new RegExp(`<p role="status">Done, from ${home}: ${counts}\\. </p>`));
+  assert.match(done.body, new RegExp(`<summary>Pages looked at \\(${pages.length}\\): ${counts}</summary>`));
+  assert.equal((done.body.match(/<li data-outcome=/g) ?? []).length, pages.length);
 
   // Tick three: two proven, one not.
   const ids = Object.fromEntries([...done.body.matchAll(/data-found="(\w+)"[^>]*><input type="checkbox" name="page" value="(\d+)"/g)].map((m) => [m[1]!, m[2]!]));
@@ -145,6 +155,18 @@ test('the walk proposes what it finds and proves what links back, directly or th
   // And a page linking to a stranger's page proves nothing.
   const dave = rows.find((r) => r.svc_id === 'dave')!;
   assert.equal((await verifyIdentity(t.ctx, dave.id))?.outcome, 'absent');
+});
+
+test('a start page that cannot be read is said plainly, with why, and never reported as done', async () => {
+  const me = await loggedIn('lost_walker');
+  const gone = `${web.origin}/nowhere-home`; // the local server answers 404
+  assert.equal((await me.submit('/account/discover', { url: gone })).res.status, 303);
+  await runDueDiscoveries(t.ctx);
+  const { body } = await me.get('/account');
+  assert.match(body, new RegExp(`<p class="alert error" role="alert">Nothing could be read: ${gone} could not be fetched \\(HTTP 404\\)\\. So nothing was found\\.`));
+  assert.doesNotMatch(body, /Done, from/);
+  assert.doesNotMatch(body, /Check that your page marks its links with rel="me"/);
+  assert.doesNotMatch(body, /<details><summary>Pages looked at/, 'the reason is not tucked away in a collapsed list');
 });
 
 test('one run at a time per user, a few a minute, and only web addresses', async () => {

@@ -156,7 +156,7 @@ test('partners across the switch: links and earlier pushes stay with the account
 
   // A's link stays (it is to the account), under the identifier A linked with: A keeps hearing of changes.
   assert.deepEqual(exported.links.map((l) => [l.partner, l.userIdentifier]), [['Anchor', me.md5]]);
-  await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'switcher-tw' });
+  await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'switcher_tw' });
   const events = await t.ctx.db.kysely.selectFrom('outbox').select(['event_type', 'payload']).where('partner_id', '=', A.id).orderBy('id').execute();
   const last = events.at(-1)!;
   assert.match(last.event_type, /^identity\./);

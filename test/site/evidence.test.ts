@@ -58,12 +58,12 @@ describe('a verified entry shows how and when', () => {
   test('JSON answers add verifiedBy, verifiedAt, lastCheckedAt and evidenceUrl; XML answers are as they were', async () => {
     const json = await fetch(`${t.baseUrl}/api/return_services/${partner.apiKey}/evi_alice/public?format=json`);
     assert.equal(json.status, 200);
-    const body = (await json.json()) as { services: Record<string, string>[] };
+    const body = (await json.json()) as { services: Record<string, string | boolean>[] };
     assert.deepEqual(body.services[0], {
       svcId: 'pages',
       svcName: 'Pages',
       url: `${remote.origin}/evi_alice`,
-      verified: 'TRUE',
+      verified: true,
       svcFavicon: `${remote.origin}/favicon.ico`,
       verifiedBy: 'rel-me',
       verifiedAt: iso(verifiedAt),
@@ -79,6 +79,7 @@ describe('a verified entry shows how and when', () => {
 
   test('the client package reads the evidence', async () => {
     const [entry] = await partner.client.returnServices('evi_alice', { profileType: 'public' });
+    assert.equal(entry?.verified, true, 'the JSON boolean is read as verified');
     assert.deepEqual(entry?.evidence, { verifiedBy: 'rel-me', verifiedAt: iso(verifiedAt), lastCheckedAt: iso(checkedAt), evidenceUrl: `${remote.origin}/evi_alice` });
   });
 

@@ -19,7 +19,7 @@ before(async () => {
   for (const [svc_id, usr_svc_id] of [
     ['github', 'octocat'],
     ['hackernews', 'pg'],
-    ['1337x', 'someone'],
+    ['9gag', 'someone'],
   ]) {
     const { res } = await client.submit('/account/identities', { svc_id: svc_id!, usr_svc_id: usr_svc_id! });
     assert.equal(res.status, 303);
@@ -56,7 +56,7 @@ test('each identity a proof can prove has its service’s steps; others are not 
   assert.match(body, /Create a public gist whose text is the proof text/);
   assert.match(body, /id="proof-hackernews"/);
   assert.match(body, /“about” box of your Hacker News profile/);
-  assert.doesNotMatch(body, /id="proof-1337x"/);
+  assert.doesNotMatch(body, /id="proof-9gag"/);
   // Only GitHub's gist method takes an address.
   assert.match(body, /<form method="post" action="\/account\/proofs\/github">/);
   assert.doesNotMatch(body, /action="\/account\/proofs\/hackernews"/);

@@ -95,11 +95,14 @@ describe('a newcomer on the site', () => {
     await page.getByText('Identity saved.').waitFor();
 
     // The filter narrows the long list and picks the match; a name that does not fit the service's
-    // pattern is flagged in the preview.
+    // pattern is flagged in the preview, saying what the service allows, and refused on saving.
     await page.getByLabel('Filter the list of services').fill('github');
     assert.equal(await page.getByLabel('Service', { exact: true }).inputValue(), 'github');
     await page.getByLabel('Your name there').fill('neil--simon');
-    await page.locator('#url-preview').getByText('does not look like a usual GitHub name').waitFor();
+    await page.locator('#url-preview').getByText('This is not a name GitHub allows. Names on GitHub look like “alice”.').waitFor();
+    await page.getByRole('button', { name: 'Add identity' }).click();
+    await page.locator('#add-error').getByText('“neil--simon” is not a name GitHub allows. Names on GitHub look like “alice”.').waitFor();
+    await page.getByLabel('Filter the list of services').fill('github');
     await page.getByLabel('Your name there').fill('neilsimon');
     await page.locator('#url-preview').getByText('https://www.github.com/neilsimon').waitFor();
     await page.getByRole('button', { name: 'Add identity' }).click();

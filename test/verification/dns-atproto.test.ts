@@ -55,8 +55,7 @@ before(async () => {
   await upsertServices(
     t.ctx.db.kysely,
     [
-      // A person's own domain, as an operator adds it: the profile URL is the domain itself.
-      { ...base, svcId: 'website', svcName: 'Website', svcURL: 'https://example.org/', svcLeftURL: 'https://', svcRightURL: '/' },
+      // `website`, a person's own domain, is the shipped catalogue's own: the tests below use it as shipped.
       { ...base, svcId: 'bluesky', svcName: 'Bluesky', svcURL: 'https://bsky.app/', svcLeftURL: `${remote.origin}/profile/`, svcRightURL: '.bsky.social' },
     ],
     now,

@@ -79,7 +79,7 @@ describe('nothing about a user who is not visible', () => {
     // Identities: add, change, prove (the flag flips), add another and remove it.
     remote.pages.set(`${me.userId}-pages`, pageWithBacklink(`${t.config.baseUrl}/u/${me.userId}`));
     assert.equal((await me.site.submit('/account/identities', { svc_id: 'pages', usr_svc_id: 'first-try' })).res.status, 303);
-    assert.equal((await me.site.submit('/account/identities', { svc_id: 'pages', usr_svc_id: `${me.userId}-pages` })).res.status, 303);
+    assert.equal((await me.site.submit('/account/identities', { svc_id: 'pages', usr_svc_id: `${me.userId}-pages`, replace: '1' })).res.status, 303);
     assert.equal((await me.site.submit('/account/identities/verify', { svc_id: 'pages' })).res.status, 303);
     const proven = await t.ctx.db.kysely.selectFrom('central_identities').select('verified').where('svc_id', '=', 'pages').where('usr_svc_id', '=', `${me.userId}-pages`).executeTakeFirst();
     assert.equal(proven?.verified, 1, 'the check ran and flipped the flag');

@@ -97,7 +97,7 @@ test('not opted in → opted in → hidden → visible → deleted: what each li
   expectA.push({ type: 'user.hidden', data: toA });
   expectB.push({ type: 'user.hidden', data: toB });
   await B.client.updateService('alice_walk', 'keybase', 'alice_kb');
-  await site.submit('/account/identities', { svc_id: 'reddit', usr_svc_id: 'alice_r2' });
+  await site.submit('/account/identities', { svc_id: 'reddit', usr_svc_id: 'alice_r2', replace: '1' });
   await site.submit('/account/profile', { nickname: 'Al', public_nickname: '1', city: 'Oslo' });
   await check('hidden');
   const withheld = (await listOutbox(t.ctx.db.kysely, B.id)).filter((r) => r.status === 'suppressed').map((r) => JSON.parse(r.payload).data.svcId);

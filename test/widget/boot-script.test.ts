@@ -42,6 +42,8 @@ function config(overrides: Partial<WidgetBootConfig> = {}): WidgetBootConfig {
       verified: i % 2 === 0,
       svcFavicon: 'https://example.com/favicon.ico',
     })),
+    siteName: NASTY.join(''),
+    signUpUrl: 'http://127.0.0.1:8080/signup',
     catalogueUrl: 'http://127.0.0.1:8080/api/catalogue.json',
     bundleUrl: 'http://127.0.0.1:8080/widget/widget.0123abcd.js',
     ...overrides,

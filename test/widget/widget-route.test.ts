@@ -114,6 +114,8 @@ describe('the per-user boot script', () => {
       view: 'public',
       warning: null,
       services: [{ svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/wanda-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' }],
+      siteName: 'idsvc', // what the widget names in its line about the service and on its sync form
+      signUpUrl: 'https://id.example.org/signup',
       catalogueUrl: 'https://id.example.org/widget/catalogue.json',
       bundleUrl: `https://id.example.org/widget/${manifest.file}`,
     });
@@ -376,7 +378,7 @@ describe('the catalogue for the picker', () => {
     const entries = (await res.json()) as Record<string, unknown>[];
     const combined = await P.publicClient.serviceDetails({ order: 'combined' });
     assert.deepEqual(entries.map((e) => e.svcId), combined.map((e) => e.svcId));
-    assert.ok(!entries.some((e) => e.svcId === 'mastodon'), 'disabled services are left out');
+    assert.ok(!entries.some((e) => e.svcId === '1337x'), 'disabled services are left out');
     const github = entries.find((e) => e.svcId === 'github');
     assert.deepEqual(github, {
       svcId: 'github',

@@ -242,6 +242,8 @@ function config(overrides: Partial<WidgetBootConfig> = {}): WidgetBootConfig {
     view: 'private',
     warning: null,
     services: PREFILLED.map((s) => ({ ...s, svcFavicon: `${svc}/favicon/${s.svcId}.svg` })),
+    siteName: 'Example ID',
+    signUpUrl: `${svc}/signup`,
     catalogueUrl: `${svc}/catalogue.json`,
     bundleUrl: `${svc}/widget/${manifest.file}`,
     ...overrides,
@@ -368,7 +370,7 @@ describe('widget in Chromium', () => {
     const items = w.locator('section > ul > li');
     assert.equal(await items.count(), 3);
     assert.deepEqual(await items.locator('.name').allTextContents(), ['GitHub', 'Mastodon', 'Twitter']);
-    const links = w.getByRole('link');
+    const links = w.locator('section > ul').getByRole('link');
     assert.deepEqual(
       await links.evaluateAll((as) => as.map((a: any) => [a.getAttribute('href'), a.firstChild.textContent, a.rel])),
       [
@@ -417,7 +419,7 @@ describe('widget in Chromium', () => {
       verified: false,
       svcFavicon: 'javascript:window.__pwned=1',
     }));
-    const { page, errors } = await openPage(widgetScript(config({ services })));
+    const { page, errors } = await openPage(widgetScript(config({ services, signUpUrl: 'javascript:window.__pwned=1' })));
     await rendered(page);
     const w = widget(page);
     assert.equal(await w.getByRole('link').count(), 0);
@@ -544,12 +546,18 @@ describe('widget in Chromium', () => {
     await waitFocused(page, ident);
 
     await ident.fill('far_too_long_for_twitter');
-    const warning = w.getByText('This does not look like a valid username for Twitter.');
+    const warning = w.getByText(
+      'This is not a username Twitter allows. Names on Twitter use only letters (a–z), digits and underscores (_), at most 15 characters.',
+    );
     await warning.waitFor();
     await w.getByText('https://x.com/far_too_long_for_twitter', { exact: true }).waitFor();
     assert.equal(await ident.getAttribute('aria-invalid'), 'true');
     const describedBy = (await ident.getAttribute('aria-describedby'))!.split(' ');
     assert.ok(describedBy.includes((await warning.getAttribute('id'))!));
+    // The server refuses such a name, so the widget does not report it to the page.
+    await ident.press('Enter');
+    await warning.waitFor();
+    assert.deepEqual(await page.evaluate(() => window.calls), [], 'a name the pattern refuses is not saved');
 
     await ident.fill('alice_t');
     await w.getByText('https://x.com/alice_t', { exact: true }).waitFor();
@@ -597,12 +605,12 @@ describe('widget in Chromium', () => {
     await combo.press('Enter');
     const member = w.getByRole('textbox', { name: 'Your username on Offline Club' });
     await member.fill('Member 42');
-    await w.getByText('This does not look like a valid username for Offline Club.').waitFor();
+    await w.getByText('This is not a username Offline Club allows. Names on Offline Club use only lowercase letters (a–z) and digits.').waitFor();
     await member.fill('member42');
     await member.press('Enter');
     assert.deepEqual(await callsOnce(page), [['alice', 'offlineclub', 'Offline Club', 'member42', '']]);
     await w.locator('li .ident', { hasText: 'member42' }).waitFor();
-    assert.equal(await w.getByRole('link').count(), 0);
+    assert.equal(await w.locator('section > ul').getByRole('link').count(), 0);
   });
 
   test('changes an identity', async () => {
@@ -639,6 +647,49 @@ describe('widget in Chromium', () => {
     await masto.press('Enter');
     await w.getByText('Enter your username.').waitFor();
     assert.equal((await page.evaluate(() => window.calls)).length, 1);
+  });
+
+  test('adding on a service that already has an identity asks before replacing it, naming the old one', async () => {
+    const { page, errors } = await openPage(widgetScript(config()));
+    await rendered(page);
+    const w = widget(page);
+    await w.getByRole('button', { name: 'Add an identity' }).click();
+    const combo = w.getByRole('combobox', { name: 'Service' });
+    await combo.fill('GitHub');
+    await w.getByRole('option', { name: /^GitHub/ }).first().click();
+    const ident = w.getByRole('textbox', { name: 'Your username on GitHub' });
+    await ident.fill('octo-bob');
+    await w.getByRole('button', { name: 'Add', exact: true }).click();
+    const question = w.getByRole('alert').filter({ hasText: 'You already have octo-alice on GitHub. Replace it with octo-bob?' });
+    await question.waitFor();
+    assert.deepEqual(await page.evaluate(() => window.calls), [], 'nothing is replaced before the user says so');
+    // Editing the name withdraws the question; asking again names the new one.
+    await ident.fill('octo-carol');
+    assert.equal(await question.count(), 0);
+    await w.getByRole('button', { name: 'Add', exact: true }).click();
+    await w.getByText('You already have octo-alice on GitHub. Replace it with octo-carol?').waitFor();
+    await w.getByRole('button', { name: 'Replace', exact: true }).click();
+    assert.deepEqual(await callsOnce(page), [['alice', 'github', 'GitHub', 'octo-carol', 'https://github.com/octo-carol']]);
+    await w.locator('section > ul > li').first().getByRole('link', { name: /octo-carol/ }).waitFor();
+    assert.equal(await w.locator('li .name', { hasText: 'GitHub' }).count(), 1, 'replaced, not added twice');
+    assert.deepEqual(errors, []);
+  });
+
+  test('says in one line what the service is, links to sign up, and the sync form names the account', async () => {
+    const { page } = await openPage(widgetScript(config({ displaySync: true })) + widgetScript(config({ lang: 'de', displaySync: true })));
+    await rendered(page, 2);
+    const w = widget(page);
+    assert.equal(
+      await w.locator('p.about').textContent(),
+      'Example ID keeps your identities on other sites in one place, shared only when you choose. Sign up for Example ID (opens in a new tab)',
+    );
+    const signUp = w.getByRole('link', { name: 'Sign up for Example ID (opens in a new tab)' });
+    assert.equal(await signUp.getAttribute('href'), `${svc}/signup`);
+    assert.equal(await w.locator('form.sync h3').textContent(), 'Sync with your Example ID account');
+    assert.equal(await w.getByRole('form', { name: 'Sync with your Example ID account' }).count(), 1);
+    const de = widget(page, 1);
+    assert.equal(await de.locator('form.sync h3').textContent(), 'Mit Ihrem Example ID-Konto synchronisieren');
+    assert.equal(await de.getByRole('link', { name: /^Bei Example ID registrieren/ }).getAttribute('href'), `${svc}/signup`);
   });
 
   test('removes an identity', async () => {
@@ -866,6 +917,11 @@ describe('widget in Chromium', () => {
     assert.equal(await de.getByRole('button', { name: 'Synchronisieren' }).count(), 1);
     await de.getByRole('button', { name: 'Identität hinzufügen' }).click();
     await de.getByRole('combobox', { name: 'Dienst' }).waitFor();
+    // The rule in words is English only; other languages show a name the pattern accepts.
+    await de.getByRole('combobox', { name: 'Dienst' }).fill('Twitter');
+    await de.getByRole('option', { name: 'Twitter' }).click();
+    await de.getByRole('textbox', { name: 'Ihr Benutzername bei Twitter' }).fill('far_too_long_for_twitter');
+    await de.getByText('Diesen Benutzernamen erlaubt Twitter nicht. Benutzernamen dort sehen so aus: „alice“.').waitFor();
   });
 
   test('a catalogue that fails to load can be retried', async () => {

@@ -13,11 +13,13 @@ interface Props {
   catalogue: CatalogueState;
   onRetry(): void;
   added: ReadonlySet<string>;
+  /** What each service already holds (the name or URL shown), to ask before replacing it. */
+  current: ReadonlyMap<string, string>;
   onAdd(entry: CatalogueEntry, usrSvcId: string, url: string): void;
   onCancel(): void;
 }
 
-export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: Props) {
+export function AddForm({ idp, t, catalogue, onRetry, added, current, onAdd, onCancel }: Props) {
   const [entry, setEntry] = useState<CatalogueEntry | null>(null);
   const [value, setValue] = useState('');
   const [showErrors, setShowErrors] = useState(false);
@@ -26,6 +28,9 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
   const noServiceId = `${idp}nosvc`;
   const [pasted, setPasted] = useState('');
   const [pasteNote, setPasteNote] = useState('');
+  // Set once the user pressed Add on a service that already has an identity: the next Add replaces.
+  const [asking, setAsking] = useState(false);
+  useEffect(() => setAsking(false), [entry, value]);
 
   // A pasted profile URL picks the service and fills in the name; the user still presses Add.
   // Read once the catalogue is there (pasting asks for it, like focusing the picker does).
@@ -59,8 +64,11 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
       (entry ? identRef : pickerRef).current?.focus();
       return;
     }
+    const old = current.get(entry.svcId);
+    if (old !== undefined && old !== value.trim() && !asking) return setAsking(true);
     onAdd(entry, value.trim(), profileUrl(entry, value) ?? '');
   };
+  const old = entry ? current.get(entry.svcId) : undefined;
 
   return (
     <form
@@ -115,9 +123,14 @@ export function AddForm({ idp, t, catalogue, onRetry, added, onAdd, onCancel }: 
           inputRef={identRef}
         />
       )}
+      {asking && entry && old !== undefined && (
+        <p class="warn" role="alert">
+          {fmt(t.replaceAsk, { old, name: entry.svcName, new: value.trim() })}
+        </p>
+      )}
       <div class="row">
         <button type="submit" class="btn primary">
-          {t.addButton}
+          {asking ? t.replaceButton : t.addButton}
         </button>
         <button type="button" class="btn" onClick={onCancel}>
           {t.cancel}

@@ -1,6 +1,6 @@
 import type { Ref } from 'preact';
 import { fmt, type Strings } from './i18n.js';
-import { identifierProblem, matchesPattern, profileUrl } from './identity.js';
+import { identifierProblem, patternHelp, profileUrl } from './identity.js';
 import type { CatalogueEntry } from './types.js';
 
 interface Props {
@@ -18,14 +18,15 @@ interface Props {
 export function IdentifierField({ id, entry, value, onValue, showErrors, t, inputRef }: Props) {
   const url = profileUrl(entry, value);
   const problem = identifierProblem(entry, value);
-  // Flagged while typing: an identifier that cannot give a URL, or one that fails the service's pattern.
+  // Flagged while typing: an identifier that cannot give a URL, or one that fails the service's
+  // pattern (saying what the pattern allows).
   const flag =
     url === null && (problem === 'mastodonFormat' || problem === 'invalid')
       ? t[problem]
-      : value.trim() && !matchesPattern(entry, value)
-        ? fmt(t.patternWarning, { name: entry.svcName })
+      : problem === 'pattern'
+        ? `${fmt(t.patternWarning, { name: entry.svcName })} ${patternHelp(entry, t.lang, t.patternExample)}`.trim()
         : '';
-  const error = showErrors && problem && t[problem] !== flag ? t[problem] : '';
+  const error = showErrors && problem && problem !== 'pattern' && t[problem] !== flag ? t[problem] : '';
   const described = [url && `${id}-u`, flag && `${id}-w`, error && `${id}-e`].filter(Boolean).join(' ');
   return (
     <div class="field">

@@ -20,7 +20,7 @@ export function handleSyncResults(result: unknown): boolean {
 
 type Status = { kind: '' | 'pending' | 'ok' | 'bad'; text: string };
 
-export function SyncForm({ userIdentifier, t, idp }: { userIdentifier: string; t: Strings; idp: string }) {
+export function SyncForm({ userIdentifier, siteName, t, idp }: { userIdentifier: string; siteName: string; t: Strings; idp: string }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [status, setStatus] = useState<Status>({ kind: '', text: '' });
@@ -59,7 +59,7 @@ export function SyncForm({ userIdentifier, t, idp }: { userIdentifier: string; t
   // No `name` attributes: should a script ever fail, the browser has nothing to submit.
   return (
     <form class="sync" onSubmit={submit} noValidate aria-labelledby={`${idp}sync`}>
-      <h3 id={`${idp}sync`}>{t.syncTitle}</h3>
+      <h3 id={`${idp}sync`}>{fmt(t.syncTitle, { site: siteName })}</h3>
       <div class="grid">
         <div class="field">
           <label for={`${idp}email`}>{t.email}</label>

@@ -167,6 +167,7 @@ export function Widget({ config, idp }: { config: WidgetBootConfig; idp: string 
           catalogue={catalogue}
           onRetry={loadCatalogue}
           added={new Set(services.map((s) => s.svcId))}
+          current={new Map(services.map((s) => [s.svcId, s.usrSvcId || s.url]))}
           onAdd={save}
           onCancel={() => finish('add', '')}
         />
@@ -187,7 +188,16 @@ export function Widget({ config, idp }: { config: WidgetBootConfig; idp: string 
       <p class="sr" role="status" aria-live="polite">
         {announcement}
       </p>
-      {config.displaySync && <SyncForm userIdentifier={config.userIdentifier} t={t} idp={idp} />}
+      {config.displaySync && <SyncForm userIdentifier={config.userIdentifier} siteName={config.siteName} t={t} idp={idp} />}
+      <p class="about">
+        {fmt(t.about, { site: config.siteName })}{' '}
+        {isHttpUrl(config.signUpUrl) && (
+          <a href={config.signUpUrl} target="_blank" rel="noopener noreferrer">
+            {fmt(t.signUp, { site: config.siteName })}
+            <span class="sr"> {t.newTab}</span>
+          </a>
+        )}
+      </p>
     </section>
   );
 }

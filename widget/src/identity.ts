@@ -1,3 +1,4 @@
+import { patternAdvice, examplePassing } from '../../src/catalogue/pattern-text.js';
 import { buildProfileUrl, matchesPattern as fitsPattern } from '../../src/catalogue/profile-url.js';
 import type { CatalogueEntry } from './types.js';
 
@@ -42,7 +43,7 @@ export function matchesPattern(entry: CatalogueEntry, identifier: string): boole
   return fitsPattern(entry.regexCheck, identifier.trim());
 }
 
-export type IdentifierProblem = 'required' | 'tooLong' | 'invalid' | 'mastodonFormat';
+export type IdentifierProblem = 'required' | 'tooLong' | 'invalid' | 'mastodonFormat' | 'pattern';
 
 /** What blocks saving (mirrors the server's rules for usrSvcId, SPEC §4.3). */
 export function identifierProblem(entry: CatalogueEntry, identifier: string): IdentifierProblem | null {
@@ -53,7 +54,20 @@ export function identifierProblem(entry: CatalogueEntry, identifier: string): Id
   // A service without a template (an operator's entry for a site with no public pages) gives no URL.
   const templated = entry.urlBuilder !== null || entry.svcLeftURL !== '';
   if (templated && profileUrl(entry, id) === null) return entry.urlBuilder === 'mastodon' ? 'mastodonFormat' : 'invalid';
+  // The server refuses what the service's pattern refuses, so saving it here would only fail there.
+  if (!matchesPattern(entry, id)) return 'pattern';
   return null;
+}
+
+/**
+ * What a name must look like on the service: the pattern in words (English only, as the sentence is
+ * built in English), else an example name the pattern accepts, else nothing.
+ */
+export function patternHelp(entry: CatalogueEntry, lang: string, exampleText: string): string {
+  if (entry.regexCheck === null) return '';
+  if (lang === 'en') return patternAdvice(entry.regexCheck, entry.svcName);
+  const example = examplePassing(entry.regexCheck);
+  return example === null ? '' : exampleText.replace('{example}', example);
 }
 
 const catalogues = new Map<string, Promise<CatalogueEntry[]>>();

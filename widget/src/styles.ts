@@ -34,6 +34,7 @@ button,input{font:inherit;color:inherit;margin:0}
 .btn.danger:hover{background:#fef2f2;border-color:#fca5a5}
 .btn.link{border-color:transparent;background:none;color:#1d4ed8;padding:5px 4px}
 .empty{color:#64748b;padding:8px 0}
+.about{margin:12px 0 0;font-size:12px;color:#64748b}
 .panel{margin-top:12px;padding:12px;border:1px solid #e5e7eb;border-radius:10px;background:#f8fafc}
 .field{margin-bottom:10px}
 label{display:block;font-size:13px;font-weight:500;margin-bottom:4px;color:#374151}

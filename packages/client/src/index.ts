@@ -128,7 +128,8 @@ function toUserService(raw: Json): UserService {
     svcId: String(raw.svcId),
     svcName: String(raw.svcName),
     url: String(raw.url ?? ''),
-    verified: raw.verified === 'TRUE',
+    // A boolean in JSON answers; servers before that change sent the strings "TRUE"/"FALSE".
+    verified: raw.verified === true || raw.verified === 'TRUE',
     svcFavicon: String(raw.svcFavicon ?? ''),
   };
   if (typeof raw.usrSvcId === 'string') s.usrSvcId = raw.usrSvcId;
@@ -250,7 +251,7 @@ export class IdsvcClient {
   /** reverse_lookup: which opted-in users claim this identity. */
   async reverseLookup(svcId: string, usrSvcId: string): Promise<ReverseLookupUser[]> {
     const json = await this.call(`reverse_lookup/${this.key}/${seg(svcId)}/${seg(usrSvcId)}`);
-    return ((json.users as Json[]) ?? []).map((u) => ({ userId: String(u.userId), url: String(u.url), verified: u.verified === 'TRUE' }));
+    return ((json.users as Json[]) ?? []).map((u) => ({ userId: String(u.userId), url: String(u.url), verified: u.verified === true || u.verified === 'TRUE' }));
   }
 
   /** return_contacts: which of a linked user's contacts are on the service, with their public identities. */

@@ -84,7 +84,7 @@
     var dataOf = function (svcId) {
       var all = select.querySelectorAll('option[data-left]');
       for (var i = 0; i < all.length; i++) {
-        if (all[i].value === svcId) return { name: all[i].textContent, left: all[i].dataset.left || '', right: all[i].dataset.right || '', builder: all[i].dataset.builder || '', pattern: all[i].dataset.pattern || '' };
+        if (all[i].value === svcId) return { name: all[i].textContent, left: all[i].dataset.left || '', right: all[i].dataset.right || '', builder: all[i].dataset.builder || '', pattern: all[i].dataset.pattern || '', patternHelp: all[i].dataset.patternHelp || '' };
       }
       return null;
     };
@@ -112,7 +112,8 @@
       if (!fitsPattern(svc.pattern, id.trim())) {
         var warn = document.createElement('span');
         warn.className = 'warn';
-        warn.textContent = 'This does not look like a usual ' + svc.name + ' name; check it for typos.';
+        // The server refuses such a name; say so now, with what the service allows.
+        warn.textContent = ' This is not a name ' + svc.name + ' allows. ' + svc.patternHelp;
         output.append(warn);
       }
     };

@@ -42,13 +42,34 @@ function Proposal({ page, services, existing }: { page: DiscoveryPage; services:
   );
 }
 
+const pages = (n: number) => `${n} page${n === 1 ? '' : 's'}`;
+
 function Results({ view, csrf, services }: { view: DiscoveryView; csrf: string; services: DiscoverySectionProps['services'] }) {
   const identities = view.pages.filter((p) => p.kind === 'identity' && p.svcId !== null && services.has(p.svcId));
   const others = view.pages.filter((p) => p.kind === 'homepage' || p.kind === 'ambiguous');
+  // Every count below comes from this one list, so the summary and the list agree.
+  const read = view.pages.filter((p) => p.outcome === 'fetched').length;
+  const unreachable = view.pages.filter((p) => p.outcome === 'unreachable').length;
+  const notTried = view.pages.length - read - unreachable;
+  const start = view.pages.find((p) => p.depth === 0);
+  if (start !== undefined && start.outcome !== 'fetched' && identities.length === 0) {
+    // Nothing could be read, so there is nothing to report as found: say why, in the open.
+    return (
+      <div class="discovery-results" data-discovery-done data-discovery-failed>
+        <p class="alert error" role="alert">
+          Nothing could be read: {view.run.startUrl} could not be fetched ({start.detail}). So nothing was found. Check that the address is
+          right and that the page is public, then try again.
+        </p>
+      </div>
+    );
+  }
+  const counts = [`${pages(read)} read`, unreachable > 0 ? `${pages(unreachable)} could not be read` : '', notTried > 0 ? `${pages(notTried)} not read` : '']
+    .filter((s) => s !== '')
+    .join(', ');
   return (
     <div class="discovery-results" data-discovery-done>
       <p role="status">
-        Done: {view.run.pagesFetched} page{view.run.pagesFetched === 1 ? '' : 's'} read from {view.run.startUrl}. {view.run.stoppedBy ? STOPPED_TEXT[view.run.stoppedBy] : null}
+        Done, from {view.run.startUrl}: {counts}. {view.run.stoppedBy ? STOPPED_TEXT[view.run.stoppedBy] : null}
       </p>
       {identities.length === 0 ? (
         <p class="empty">No profiles on services we know were found. Check that your page marks its links with rel="me".</p>
@@ -83,7 +104,9 @@ function Results({ view, csrf, services }: { view: DiscoveryView; csrf: string; 
         </>
       ) : null}
       <details>
-        <summary>Pages read ({view.pages.length})</summary>
+        <summary>
+          Pages looked at ({view.pages.length}): {counts}
+        </summary>
         <ul class="fetch-log">
           {view.pages.map((p) => (
             <li key={p.id} data-outcome={p.outcome}>
@@ -132,7 +155,7 @@ export function DiscoverySection({ view, csrf, services, error, url }: Discovery
       </form>
       {running ? (
         <p role="status" aria-live="polite" data-discovery-poll="/account/discover/status">
-          Looking… <span data-discovery-pages>{view.run.pagesFetched}</span> pages read so far. <a href="/account#discover">Refresh</a>
+          Looking… <span data-discovery-pages>{view.run.pagesFetched}</span> pages looked at so far. <a href="/account#discover">Refresh</a>
         </p>
       ) : view ? (
         <Results view={view} csrf={csrf} services={services} />

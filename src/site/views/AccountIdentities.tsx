@@ -1,6 +1,7 @@
 // The identities section of the account page: the list with verified marks, last check and
 // actions; the add form with the service picker and URL preview; how to verify.
 import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
+import { patternAdvice } from '../../catalogue/pattern-text.js';
 import type { AccountData, IdentityView } from '../account-data.js';
 import { CsrfField } from './fields.js';
 import { When } from './Layout.js';
@@ -17,6 +18,32 @@ export interface IdentityFormState {
   /** A pasted profile URL, and what it was read as (the user confirms by adding). */
   profileUrl?: string;
   recognised?: string;
+  /** Set when the add form named a service that already has an identity: asks before replacing it. */
+  replacing?: { svcName: string; old: string };
+}
+
+function ReplaceQuestion({ form, csrf }: { form: IdentityFormState; csrf: string }) {
+  const { replacing, svcId = '', usrSvcId = '' } = form;
+  if (!replacing) return null;
+  return (
+    <div class="alert info" role="alert" id="replace-question">
+      <p>
+        You already have “{replacing.old}” on {replacing.svcName}, and each service holds one name. Replace it with “{usrSvcId}”?
+      </p>
+      <form method="post" action="/account/identities" class="inline-form">
+        <CsrfField token={csrf} />
+        <input type="hidden" name="svc_id" value={svcId} />
+        <input type="hidden" name="usr_svc_id" value={usrSvcId} />
+        <input type="hidden" name="replace" value="1" />
+        <button type="submit" class="button small">
+          Replace with “{usrSvcId}”
+        </button>{' '}
+        <a class="button small ghost" href={`/account#identity-${svcId}`}>
+          Keep “{replacing.old}”
+        </a>
+      </form>
+    </div>
+  );
 }
 
 function ServiceOptions({ list, withData, selected }: { list: readonly CatalogueEntry[]; withData: boolean; selected?: string | undefined }) {
@@ -32,7 +59,7 @@ function ServiceOptions({ list, withData, selected }: { list: readonly Catalogue
                 'data-left': s.svcLeftURL,
                 'data-right': s.svcRightURL,
                 ...(s.urlBuilder ? { 'data-builder': s.urlBuilder } : {}),
-                ...(s.regexCheck ? { 'data-pattern': s.regexCheck } : {}),
+                ...(s.regexCheck ? { 'data-pattern': s.regexCheck, 'data-pattern-help': patternAdvice(s.regexCheck, s.svcName) } : {}),
               }
             : {})}
         >
@@ -97,6 +124,7 @@ function IdentityItem({ i, csrf, form, justChecked, confirmAfterMs }: { i: Ident
           <form method="post" action="/account/identities" class="change-form">
             <CsrfField token={csrf} />
             <input type="hidden" name="svc_id" value={i.svcId} />
+            <input type="hidden" name="replace" value="1" />
             <label for={`change-${i.svcId}`}>Your name on {i.svcName}</label>
             {changing && form.error ? (
               <p class="field-error" id={`change-${i.svcId}-error`}>
@@ -149,6 +177,7 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
       )}
 
       <h3 id="add-title">Add an identity</h3>
+      <ReplaceQuestion form={form} csrf={csrf} />
       <form method="post" action="/account/identities" class="add-identity" aria-labelledby="add-title" novalidate>
         <CsrfField token={csrf} />
         {adding && form.error ? (

@@ -1,11 +1,13 @@
 // The identities form: add an identity or change one, typed in or recognised from a pasted
-// profile URL.
+// profile URL. Adding on a service that already has an identity asks first (a service holds one
+// identity per person, so adding there replaces); the change form and that question send `replace`.
 import { Type } from '@sinclair/typebox';
-import { buildProfileUrl } from '../../../catalogue/profile-url.js';
+import { patternAdvice } from '../../../catalogue/pattern-text.js';
+import { buildProfileUrl, matchesPattern } from '../../../catalogue/profile-url.js';
 import type { AppContext } from '../../../context.js';
 import { normaliseSvcId } from '../../../domain/svc-id.js';
 import type { TypedApp } from '../../../http/typed-app.js';
-import { centralIdentityIdOf } from '../../../repositories/central-identities.js';
+import { findCentralIdentity } from '../../../repositories/central-identities.js';
 import { setCentralIdentity } from '../../../services/central.js';
 import { InvalidUsrSvcIdError, validateUsrSvcId } from '../../../services/partner-data.js';
 import { recogniseProfileUrl } from '../../../services/profile-urls.js';
@@ -17,7 +19,7 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
   const db = ctx.db.kysely;
   app.post(
     '/account/identities',
-    { config: SITE, schema: formSchema({ svc_id: Type.Optional(svcIdField), usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })), profile_url: optionalText(2048), recognise: checkbox }) },
+    { config: SITE, schema: formSchema({ svc_id: Type.Optional(svcIdField), usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })), profile_url: optionalText(2048), recognise: checkbox, replace: checkbox }) },
     async (request, reply) => {
     const user = request.user;
     const b = request.body;
@@ -37,7 +39,8 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
     }
     const form = { svc_id: b.svc_id ?? '', usr_svc_id: b.usr_svc_id ?? '' };
     form.svc_id = normaliseSvcId(form.svc_id);
-    const changing = (await centralIdentityIdOf(db, user.id, form.svc_id)) !== undefined ? form.svc_id : undefined;
+    const existing = await findCentralIdentity(db, user.id, form.svc_id);
+    const changing = existing !== undefined && b.replace === '1' ? form.svc_id : undefined;
     const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: form.svc_id, usrSvcId: form.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
     const svc = (await ctx.catalogue.get()).byId.get(form.svc_id);
     if (!svc) return fail(form.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
@@ -51,6 +54,12 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
     if (!usrSvcId) return fail(`Type your name on ${svc.svcName}.`);
     if (svc.svcLeftURL !== '' || svc.urlBuilder !== null) {
       if (buildProfileUrl(svc, usrSvcId) === '') return fail(`“${usrSvcId}” does not give a valid address on ${svc.svcName}. Check it for typos.`);
+    }
+    if (svc.regexCheck !== null && !matchesPattern(svc.regexCheck, usrSvcId)) {
+      return fail(`“${usrSvcId}” is not a name ${svc.svcName} allows. ${patternAdvice(svc.regexCheck, svc.svcName)}`);
+    }
+    if (existing !== undefined && existing.usr_svc_id !== usrSvcId && b.replace !== '1') {
+      return accountPage(ctx, request, reply, user, { identityForm: { svcId: svc.svcId, usrSvcId, replacing: { svcName: svc.svcName, old: existing.usr_svc_id } } });
     }
     await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
