@@ -303,7 +303,7 @@ test('linking a partner mails the owner, with a link to where links are ended', 
   await p.client.syncUser(me.email, { email: me.email, password: me.password });
   const mail = await lastMailTo(t, me.email);
   assert.equal(mail.subject, 'Friendly app was connected to your idsvc account');
-  assert.ok(mail.text?.includes(`${t.config.baseUrl}/account#links`));
+  assert.ok(mail.text?.includes(`${t.config.baseUrl}/account/sites#links`));
   const count = (await mailsTo(t, me.email)).length;
   await p.client.syncUser(me.email, { email: me.email, password: me.password });
   assert.equal((await mailsTo(t, me.email)).length, count, 'linking again changes nothing and mails nothing');
