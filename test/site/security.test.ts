@@ -171,7 +171,7 @@ describe('CSRF', () => {
     const changeLink = linkIn(await lastMailTo(t, newEmail), '/email/confirm?token=');
     const seen = new Set<string>();
     for (const [who, path] of [
-      [client, '/account'],
+      ...ACCOUNT_PAGES.map((p) => [client, p.path] as const),
       [client, `/u/${userId}`],
       [client, '/'],
       [new SiteClient(t.baseUrl), '/signup'],
