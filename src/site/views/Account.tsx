@@ -83,7 +83,10 @@ export function AccountPage(p: AccountPageProps) {
       {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
       {p.warning ? <Notice kind="error">{p.warning}</Notice> : null}
       {p.unprovenUntil !== undefined ? <ConfirmAddressSection data={data} csrf={csrf} expiresAt={p.unprovenUntil} /> : null}
-      <PageBody {...p} />
+      {/* A page of one section has the section's name as its heading already. */}
+      <div class={p.page === 'sharing' || p.page === 'sites' || p.page === 'data' ? 'account-body single' : 'account-body'}>
+        <PageBody {...p} />
+      </div>
     </Layout>
   );
 }
