@@ -88,7 +88,7 @@ export async function linkUser(ctx: AppContext, partner: Partner, id: ParsedIden
     await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
     // Like "a new application was authorised": the owner hears of every new link.
     const site = mailSite(ctx.config);
-    await queueMail(tx, { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account#links` }) }, now);
+    await queueMail(tx, { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account/sites#links` }) }, now);
     // Copy-in: the partner's entries fill services the central repository does not have yet.
     const own = await pushedEntriesInOrder(q, partner.id, person.subjectId);
     const have = await centralServicesOfUser(tx, user.id);

@@ -1,8 +1,10 @@
-// The account page's forms, through HTTP, and what partners see and hear of each change:
-// opt in/out, profile and public flags, identities, ending links, export and deletion.
+// The account pages and their forms, through HTTP, and what partners see and hear of each change:
+// the pages and their navigation, opt in/out, profile and public flags, identities, ending links,
+// export and deletion.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { listOutbox } from '../../src/repositories/outbox.js';
+import { ACCOUNT_PAGES } from '../../src/site/views/AccountNav.js';
 import type { TestApp } from '../helpers/app.js';
 import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
@@ -37,6 +39,60 @@ async function linkedPartner(name: string, who: { email: string; password: strin
 const eventsOf = async (partnerId: number) =>
   (await listOutbox(t.ctx.db.kysely, partnerId)).map((e) => ({ type: e.event_type, data: JSON.parse(e.payload).data as Record<string, unknown> }));
 
+describe('the account pages', () => {
+  // Which forms each page holds: every form is on exactly one page.
+  const FORMS: Record<string, string[]> = {
+    '/account': ['/account/identities', '/account/discover', '/account/identities/remove', '/account/identities/verify'],
+    '/account/sharing': ['/account/opt-in', '/account/discoverable'],
+    '/account/profile': ['/account/profile'],
+    '/account/sites': ['/account/links/end'],
+    '/account/security': ['/account/email', '/account/password'],
+    '/account/data': ['/account/export', '/account/delete'],
+  };
+  const allForms = Object.values(FORMS).flat();
+
+  test('each page has the navigation, marks itself in it, and holds only its own forms', async () => {
+    const me = await person();
+    await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'paged' });
+    await linkedPartner('Paged partner', me);
+    for (const { path, title } of ACCOUNT_PAGES) {
+      const { res, body } = await me.client.get(path);
+      assert.equal(res.status, 200, path);
+      assert.match(body, new RegExp(`<h1>${title}</h1>`), path);
+      for (const other of ACCOUNT_PAGES) assert.match(body, new RegExp(`<a href="${other.path}"${other.path === path ? ' aria-current="page"' : ''}>`), `${path} links ${other.path}`);
+      const actions = [...body.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1]!).filter((a) => allForms.includes(a));
+      assert.deepEqual([...new Set(actions)].sort(), [...FORMS[path]!].sort(), `${path} holds its forms`);
+    }
+  });
+
+  test('a refused form is answered on its own page, beside what was typed', async () => {
+    const me = await person();
+    const cases: [string, Record<string, string>, string, RegExp][] = [
+      ['/account/password', { current_password: 'not it', new_password: 'a new long passphrase' }, 'Password and address', /Your current password is not right/],
+      ['/account/email', { current_password: 'not it', new_email: 'new.place@example.org' }, 'Password and address', /value="new\.place@example\.org"/],
+      ['/account/profile', { nickname: 'two\nlines' }, 'Your profile', /cannot contain control characters/],
+      ['/account/delete', { confirm_user_id: 'nobody' }, 'Your data', /exactly to confirm/],
+      ['/account/identities', { svc_id: 'github', usr_svc_id: '   ' }, 'Your identities', /Type your name on GitHub/],
+      ['/account/discover', { url: 'not a page' }, 'Your identities', /Enter the address of a web page/],
+    ];
+    for (const [action, fields, title, message] of cases) {
+      const { res, body } = await me.client.submit(action, fields);
+      assert.ok(res.status >= 400, action);
+      assert.match(body, new RegExp(`<h1>${title}</h1>`), action);
+      assert.match(body, message, action);
+      assert.match(body, new RegExp(`action="${action}"`), `${action}: the form is on the page`);
+    }
+  });
+
+  test('the pages are for the logged-in person only', async () => {
+    for (const { path } of ACCOUNT_PAGES) {
+      const res = await fetch(`${t.baseUrl}${path}`, { redirect: 'manual' });
+      assert.equal(res.status, 303, path);
+      assert.equal(res.headers.get('location'), '/login');
+    }
+  });
+});
+
 describe('opting in and out', () => {
   test('opting out hides the user from every partner at once and tells linked ones', async () => {
     const me = await person();
@@ -46,7 +102,8 @@ describe('opting in and out', () => {
     assert.equal((await stranger.publicClient.returnServices(me.userId, { profileType: 'public' })).length, 1);
 
     const { res } = await me.client.submit('/account/opt-in', { opt_in: '0' });
-    assert.equal(res.headers.get('location'), '/account?msg=opted_out');
+    assert.equal(res.headers.get('location'), '/account/sharing?msg=opted_out');
+    assert.match((await me.client.get('/account/sharing?msg=opted_out')).body, /You are now hidden from every partner site/);
     await assert.rejects(stranger.publicClient.returnServices(me.userId, { profileType: 'public' }), /User Not Found/);
     const events = await eventsOf(linked.id);
     assert.equal(events.at(-1)?.type, 'user.hidden');
@@ -64,11 +121,12 @@ describe('profile', () => {
     const partner = await t.partner({ name: 'Reader' });
     const { res } = await me.client.submit('/account/profile', { nickname: '  Nico  ', public_nickname: '1', city: 'Ghent', bio: 'Line one\r\nLine two', public_bio: '1' });
     assert.equal(res.status, 303);
+    assert.equal(res.headers.get('location'), '/account/profile?msg=profile#profile');
     const profile = await partner.publicClient.returnProfile(me.userId, { profileType: 'public' });
     assert.equal(profile.nickname, 'Nico');
     assert.equal(profile.bio, 'Line one\nLine two');
     assert.equal(profile.city, undefined);
-    const { body } = await me.client.get('/account');
+    const { body } = await me.client.get('/account/profile');
     assert.match(body, /name="city" value="Ghent"/);
     assert.match(body, /name="public_nickname" value="1" checked/);
     assert.doesNotMatch(body, /name="public_city" value="1" checked/);
@@ -166,15 +224,16 @@ describe('links', () => {
     await keeper.client.updateService(me.email, 'gitlab', 'kept-entry');
     await keeper.client.syncUser(me.email, { email: me.email, password: me.password });
     const other = await linkedPartner('Other', me);
-    const { body } = await me.client.get('/account');
+    const { body } = await me.client.get('/account/sites');
     assert.match(body, /<h3>Keeper<\/h3>/);
     assert.match(body, /Also remove the identity Keeper added/);
 
     const { res } = await me.client.submit('/account/links/end', { partner_id: String(keeper.id) });
-    assert.equal(res.headers.get('location'), '/account?msg=link_ended#links');
-    const after = (await me.client.get('/account')).body;
+    assert.equal(res.headers.get('location'), '/account/sites?msg=link_ended#links');
+    const after = (await me.client.get('/account/sites?msg=link_ended')).body;
+    assert.match(after, /The link has ended/);
     assert.doesNotMatch(after, /<h3>Keeper<\/h3>/);
-    assert.match(after, /gitlab\.com\/kept-entry/, 'kept: the box was not ticked');
+    assert.match((await me.client.get('/account')).body, /gitlab\.com\/kept-entry/, 'kept: the box was not ticked');
     const toKeeper = (await eventsOf(keeper.id)).at(-1)!;
     assert.equal(toKeeper.type, 'link.removed');
     assert.equal(toKeeper.data.userId, me.userId);

@@ -45,7 +45,7 @@ const text = (html: string) =>
     .replace(/\s+/g, ' ');
 
 async function sharingText(): Promise<string> {
-  const { body } = await ivy.get('/account');
+  const { body } = await ivy.get('/account/sharing');
   return text(/<section[^>]*id="visibility"[\s\S]*?<\/section>/.exec(body)?.[0] ?? '');
 }
 
@@ -147,7 +147,7 @@ test('opted in and discoverable: every path finds her', async () => {
 });
 
 test('"A field marked public appears on your public page and to every partner site …, names, place and bio also in your Gravatar-compatible profile; the others only to sites you connected"', async () => {
-  const { body } = await ivy.get('/account');
+  const { body } = await ivy.get('/account/profile');
   assert.ok(text(body).includes('A field marked public appears on your public page and to every partner site while you are visible (names, place and bio also in your Gravatar-compatible profile); the others only to sites you connected.'));
   assert.equal((await ivy.submit('/account/profile', { nickname: 'Ivy Green', public_nickname: '1', city: 'Ghent', public_city: '1', bio: 'kept to linked sites only' })).res.status, 303);
   const profile = (await (await fetch(`${t.baseUrl}/v3/profiles/${hashes(IVY).sha256}`)).json()) as { display_name: string; location: string; description: string };

@@ -52,13 +52,13 @@ test('a new, opted-in account is seen by those who know her, and found by nobody
     assert.deepEqual((await P.publicClient.returnServices(id, { profileType: 'public' })).map((s) => s.svcId), ['github'], id);
   }
   assert.equal((await webfinger(`acct:dora@${host}`)).status, 200, 'her userId is hers to give');
-  const { body } = await dora.get('/account');
+  const { body } = await dora.get('/account/sharing');
   assert.match(body, /data-discoverable="no"/);
   assert.match(body, /You are not discoverable\./);
 });
 
 test('the account page says what each consent means, in two parts, each with its own control', async () => {
-  const { body } = await dora.get('/account');
+  const { body } = await dora.get('/account/sharing');
   const section = /<section[^>]*id="visibility"[\s\S]*?<\/section>/.exec(body)?.[0] ?? '';
   const text = section.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
   assert.match(text, /Opt-in You are opted in\. Opting in means: anyone who knows your e-mail address \(or its MD5 or SHA-256 hash\) or your userId sees your identities/);
@@ -73,9 +73,9 @@ test('the account page says what each consent means, in two parts, each with its
 
 test('turned on, every way finds her; turned off or opted out, none does', async () => {
   const on = await dora.submit('/account/discoverable', { discoverable: '1' });
-  assert.equal(on.res.headers.get('location'), '/account?msg=discoverable_on#visibility');
+  assert.equal(on.res.headers.get('location'), '/account/sharing?msg=discoverable_on#visibility');
   assert.deepEqual(await findings(), FOUND);
-  const page = (await dora.get('/account')).body;
+  const page = (await dora.get('/account/sharing')).body;
   assert.match(page, /data-discoverable="yes"/);
   assert.match(page, /Stop being discoverable/);
 

@@ -75,8 +75,8 @@ test('nothing switches until the link mailed to the new address is followed; the
 
   const asked = await askChange(me.client, next.email, me.password);
   assert.equal(asked.res.status, 303);
-  assert.equal(asked.res.headers.get('location'), '/account?msg=email_sent#email');
-  assert.match((await me.client.get('/account?msg=email_sent')).body, /Check the new inbox/);
+  assert.equal(asked.res.headers.get('location'), '/account/security?msg=email_sent#email');
+  assert.match((await me.client.get('/account/security?msg=email_sent')).body, /Check the new inbox/);
 
   const notice = await lastMailTo(t, me.email);
   assert.match(notice.subject ?? '', /change of your .* e-mail address was asked for/);
@@ -98,7 +98,7 @@ test('nothing switches until the link mailed to the new address is followed; the
 
   const done = await followChangeLink(me.client, link);
   assert.equal(done.res.status, 303, done.body.slice(0, 300));
-  assert.equal(done.res.headers.get('location'), '/account?msg=email_changed#email', 'the logged-in owner lands on the account page');
+  assert.equal(done.res.headers.get('location'), '/account/security?msg=email_changed#email', 'the logged-in owner lands on the account page');
   assert.equal((await me.client.get('/account')).res.status, 200, 'this session goes on');
   assert.equal((await elsewhere.get('/account')).res.status, 303, 'the other one ended');
   assert.equal((await exportOf(me.client)).account.email, next.email);

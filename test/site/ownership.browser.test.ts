@@ -58,6 +58,9 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL(/\/account$/);
   await page.getByRole('heading', { name: 'Confirm your e-mail address' }).waitFor();
+  await page.getByRole('navigation', { name: 'Your account' }).getByRole('link', { name: 'Sharing' }).click();
+  // The reminder to confirm is on every account page.
+  await page.getByRole('heading', { name: 'Confirm your e-mail address' }).waitFor();
   assert.equal(await page.locator('[data-visible]').getAttribute('data-visible'), 'no');
   await page.getByText('You will be visible once you confirm your e-mail address.').waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'site-account-unconfirmed.png'), fullPage: true });
@@ -78,8 +81,10 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   await page.getByRole('button', { name: 'Confirm my address' }).click();
   await page.waitForURL(/\/account\?msg=confirmed/);
   await page.getByText('Your e-mail address is confirmed.').waitFor();
-  assert.equal(await page.locator('[data-visible]').getAttribute('data-visible'), 'yes');
   assert.equal(await page.locator('[data-unconfirmed]').count(), 0);
+  await page.getByRole('navigation', { name: 'Your account' }).getByRole('link', { name: 'Sharing' }).click();
+  await page.waitForURL(/\/account\/sharing$/);
+  assert.equal(await page.locator('[data-visible]').getAttribute('data-visible'), 'yes');
 
   // Visible now: the partner's earlier push is the user's, and the public view answers.
   assert.deepEqual(await partner.publicClient.returnServices(USER_ID, { profileType: 'public' }), []);
@@ -116,7 +121,7 @@ test('a forgotten password is reset the same way: the mail from the SMTP server,
   await page.getByLabel('Password', { exact: true }).fill(NEW_PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL(/\/account$/);
-  await page.getByRole('heading', { name: `Hello, ${USER_ID}` }).waitFor();
+  await page.locator('.account-hello', { hasText: `Hello, ${USER_ID}` }).waitFor();
 
   await sendDueMail(t.ctx, t.app.log);
   const notice = (await smtp.waitFor(before + 2)).at(-1)!;

@@ -1,4 +1,4 @@
-// The photo page in a real Chromium, on a phone-sized screen: the account page links to it, the
+// The photo page in a real Chromium, on a phone-sized screen: the profile page links to it, the
 // browser's own file input sends the picture (multipart, as browsers build it), the page then shows
 // the photo and fits the screen; a file that is no picture is refused in words beside the form;
 // removing it brings the initials back.
@@ -39,7 +39,8 @@ test('upload a photo from the account page with the browser\'s file input, see i
   await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL(/\/account/);
-  await page.getByRole('link', { name: 'Photo' }).click();
+  await page.getByRole('navigation', { name: 'Your account' }).getByRole('link', { name: 'Profile' }).click();
+  await page.getByRole('link', { name: 'Your photo' }).click();
   await page.getByRole('heading', { name: 'Your photo' }).waitFor();
   assert.ok((await pageWidth()) <= 390, 'the page fits a phone');
 

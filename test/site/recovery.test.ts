@@ -274,7 +274,7 @@ test('changing the password asks for the current one, ends the other sessions an
   const next = `changed ${me.password}`;
   secrets.push(next);
   const ok = await me.client.submit('/account/password', { current_password: me.password, new_password: next });
-  assert.equal(ok.res.headers.get('location'), '/account?msg=password_changed#password');
+  assert.equal(ok.res.headers.get('location'), '/account/security?msg=password_changed#password');
   assert.equal((await me.client.get('/account')).res.status, 200, 'this session goes on');
   assert.equal((await elsewhere.get('/account')).res.status, 303, 'the other one ended');
   assert.equal((await browser().logIn(me.email, next)).status, 303);
@@ -303,7 +303,7 @@ test('linking a partner mails the owner, with a link to where links are ended', 
   await p.client.syncUser(me.email, { email: me.email, password: me.password });
   const mail = await lastMailTo(t, me.email);
   assert.equal(mail.subject, 'Friendly app was connected to your idsvc account');
-  assert.ok(mail.text?.includes(`${t.config.baseUrl}/account#links`));
+  assert.ok(mail.text?.includes(`${t.config.baseUrl}/account/sites#links`));
   const count = (await mailsTo(t, me.email)).length;
   await p.client.syncUser(me.email, { email: me.email, password: me.password });
   assert.equal((await mailsTo(t, me.email)).length, count, 'linking again changes nothing and mails nothing');

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
+import { ACCOUNT_PAGES } from '../../src/site/views/AccountNav.js';
 import { assertLogsClean, followMailedLink, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
 let t: TestApp;
@@ -170,7 +171,7 @@ describe('CSRF', () => {
     const changeLink = linkIn(await lastMailTo(t, newEmail), '/email/confirm?token=');
     const seen = new Set<string>();
     for (const [who, path] of [
-      [client, '/account'],
+      ...ACCOUNT_PAGES.map((p) => [client, p.path] as const),
       [client, `/u/${userId}`],
       [client, '/'],
       [new SiteClient(t.baseUrl), '/signup'],
@@ -230,7 +231,7 @@ describe('CSRF', () => {
       }
     }
     // Nothing happened: still logged in, opted in, with the same identity and profile.
-    const { res, body } = await victim.client.get('/account');
+    const { res, body } = await allAccountPages(victim.client);
     assert.equal(res.status, 200);
     assert.match(body, /data-opted-in="yes"/);
     assert.match(body, /github\.com\/victimgh/);
@@ -240,6 +241,13 @@ describe('CSRF', () => {
     assert.equal(ok.res.status, 303);
   });
 });
+
+/** Every account page, as one text: what a forged form could have changed is on one of them. */
+async function allAccountPages(client: SiteClient): Promise<{ res: Response; body: string }> {
+  const pages = [];
+  for (const { path } of ACCOUNT_PAGES) pages.push(await client.get(path));
+  return { res: pages.find((p) => p.res.status !== 200)?.res ?? pages[0]!.res, body: pages.map((p) => p.body).join('\n') };
+}
 
 describe('CSRF for a logged-in user', () => {
   test('a logged-in browser without the CSRF cookie (a session older than the cookie) gets one, and its forms work', async () => {
@@ -284,7 +292,7 @@ describe('CSRF for a logged-in user', () => {
         assert.match(body, /This form has expired or did not come from this site/);
       }
     }
-    const { res, body } = await victim.get('/account');
+    const { res, body } = await allAccountPages(victim);
     assert.equal(res.status, 200, 'still logged in');
     assert.match(body, /data-opted-in="yes"/);
     assert.doesNotMatch(body, /forged/);

@@ -45,6 +45,11 @@ after(async () => {
 });
 
 const identity = (svcId: string) => page.locator(`#identity-${svcId}`);
+/** Opens one of the account pages from the account area's navigation, as a person would. */
+async function accountNav(label: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Your account' }).getByRole('link', { name: label, exact: true }).click();
+  await page.locator('.account-nav a[aria-current="page"]', { hasText: label }).waitFor();
+}
 
 describe('a newcomer on the site', () => {
   test('signs up without opting in', async () => {
@@ -69,6 +74,8 @@ describe('a newcomer on the site', () => {
     // Confirmed in the browser that signed up: it continues signed in.
     await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.waitForURL(/\/account\?msg=confirmed/);
+    await page.getByText('Your e-mail address is confirmed.').waitFor();
+    await accountNav('Sharing');
     await page.getByText('You are hidden.').waitFor();
     assert.equal(await page.locator('[data-opted-in]').getAttribute('data-opted-in'), 'no');
     // Hidden users have no public page.
@@ -83,6 +90,7 @@ describe('a newcomer on the site', () => {
   });
 
   test('adds three identities, seeing each profile address before saving', async () => {
+    await accountNav('Identities');
     await page.getByLabel('Service', { exact: true }).selectOption('homepage');
     await page.getByLabel('Your name there').fill('neil');
     await page.locator('#url-preview').getByText(`${remote.origin}/neil`).waitFor();
@@ -134,6 +142,7 @@ describe('a newcomer on the site', () => {
   });
 
   test('fills in the profile and shows it on the public page', async () => {
+    await accountNav('Profile');
     await page.getByLabel('First name', { exact: true }).fill('Neil');
     await page.getByLabel('Last name', { exact: true }).fill('Simon');
     await page.getByLabel('City', { exact: true }).fill('Lyon');
@@ -163,15 +172,17 @@ describe('a newcomer on the site', () => {
     await partner.client.syncUser(EMAIL, { email: EMAIL, password: PASSWORD });
 
     await page.goto(`${t.baseUrl}/account`);
+    assert.match(await identity('gitlab').innerText(), /Added by Cello Club/);
+    await accountNav('Connected sites');
     const link = page.locator('.link-item', { hasText: 'Cello Club' });
     await link.waitFor();
     assert.match(await link.innerText(), /Connected on \d+ \w+ \d{4}/);
-    assert.match(await identity('gitlab').innerText(), /Added by Cello Club/);
 
     await link.getByRole('checkbox', { name: /Also remove the identity Cello Club added/ }).check();
     await link.getByRole('button', { name: 'End link with Cello Club' }).click();
     await page.getByText('The link has ended').waitFor();
     assert.equal(await page.locator('.link-item').count(), 0);
+    await accountNav('Identities');
     assert.equal(await identity('gitlab').count(), 0, 'the entry the partner added is gone');
     assert.equal(await identity('homepage').count(), 1, 'the user\'s own entries stay');
 
@@ -181,6 +192,7 @@ describe('a newcomer on the site', () => {
   });
 
   test('downloads all their data', async () => {
+    await accountNav('Your data');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
     assert.match(download.suggestedFilename(), /^idsvc-newcomer-\d{4}-\d{2}-\d{2}\.json$/);
     const raw = await readFile((await download.path())!, 'utf8');

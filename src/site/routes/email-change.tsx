@@ -26,7 +26,7 @@ export function registerEmailChangeRoutes(app: TypedApp, ctx: AppContext): void 
     const outcome = await confirmEmailChange(ctx, request.body.token, request.site.sessionId);
     switch (outcome.kind) {
       case 'changed':
-        return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account?msg=email_changed#email' : '/login?msg=email_changed');
+        return seeOther(reply, request.site.user?.id === outcome.userRef ? '/account/security?msg=email_changed#email' : '/login?msg=email_changed');
       case 'invalid':
         return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
       case 'address_taken':

@@ -272,7 +272,7 @@ export function AttemptsSection({ data }: { data: AccountData }) {
     <section class="card" aria-labelledby="attempts-title" id="checks">
       <h2 id="attempts-title">Recent checks</h2>
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <caption class="visually-hidden">The last {data.attempts.length} verification checks of your identities</caption>
           <thead>
             <tr>
@@ -285,14 +285,16 @@ export function AttemptsSection({ data }: { data: AccountData }) {
           <tbody>
             {data.attempts.map((a, n) => (
               <tr key={n}>
-                <td>
+                <td data-label="When">
                   <When ms={a.at} />
                 </td>
-                <td>{a.svcName}</td>
-                <td>
+                <td data-label="Service">{a.svcName}</td>
+                <td data-label="Result">
                   <span class={a.outcome === 'verified' ? 'badge verified' : 'badge warn'}>{OUTCOME_TEXT[a.outcome]}</span>
                 </td>
-                <td class="detail">{a.detail}</td>
+                <td class="detail" data-label="Why">
+                  {a.detail}
+                </td>
               </tr>
             ))}
           </tbody>

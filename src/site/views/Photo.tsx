@@ -2,6 +2,7 @@
 // one to remove it and go back to the letter avatar.
 import { initialsOf } from '../../gravatar/letter-avatar.js';
 import { CsrfField } from './fields.js';
+import { AccountNav } from './AccountNav.js';
 import { Layout, Notice, type Viewer } from './Layout.js';
 
 export interface PhotoPageProps {
@@ -19,9 +20,7 @@ export interface PhotoPageProps {
 export function PhotoPage(p: PhotoPageProps) {
   return (
     <Layout title="Your photo" viewer={p.viewer} narrow>
-      <p class="back-link">
-        <a href="/account#profile">← Your account</a>
-      </p>
+      <AccountNav current="profile" />
       <h1>Your photo</h1>
       {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
       {p.error ? (

@@ -4,6 +4,7 @@
 import type { AccountData } from '../account-data.js';
 import { type ProofForms, proofFormsOfPage } from '../../verification/proof-text.js';
 import { CsrfField, TextField } from './fields.js';
+import { AccountNav } from './AccountNav.js';
 import { Layout, Notice } from './Layout.js';
 
 export interface ProofMethodView {
@@ -35,10 +36,8 @@ export function ProofsPage(p: ProofsPageProps) {
   return (
     <Layout title="Prove your identities" viewer={{ userId: p.userId, csrf: p.csrf }}>
       <div class="page-head">
+        <AccountNav current="identities" />
         <h1>Prove your identities</h1>
-        <p>
-          <a href="/account#identities">Back to your account</a>
-        </p>
       </div>
       {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
       <section class="card" aria-labelledby="proof-text-title" id="proof-text">

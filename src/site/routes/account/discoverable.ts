@@ -9,6 +9,6 @@ export function registerDiscoverable(app: TypedApp, ctx: AppContext): void {
     const user = request.user;
     const on = request.body.discoverable === '1';
     await setUserFlags(ctx.db.kysely, user.id, { discoverable: on }, ctx.clock.now());
-    return seeOther(reply, `/account?msg=${on ? 'discoverable_on' : 'discoverable_off'}#visibility`);
+    return seeOther(reply, `/account/sharing?msg=${on ? 'discoverable_on' : 'discoverable_off'}#visibility`);
   });
 }

@@ -27,6 +27,6 @@ export function registerEmailChange(app: TypedApp, ctx: AppContext): void {
       reply.header('Retry-After', String(outcome.retryAfterSeconds));
       return fail(`You asked for several changes in the last hour. Try again in ${Math.ceil(outcome.retryAfterSeconds / 60)} minutes.`, 429);
     }
-    return seeOther(reply, '/account?msg=email_sent#email');
+    return seeOther(reply, '/account/security?msg=email_sent#email');
   });
 }

@@ -11,6 +11,6 @@ export function registerLinkEnd(app: TypedApp, ctx: AppContext): void {
     const user = request.user;
     const b = request.body;
     await endLinkByUser(ctx, user, Number(b.partner_id), { removeAdded: b.remove_added === '1' });
-    return seeOther(reply, '/account?msg=link_ended#links');
+    return seeOther(reply, '/account/sites?msg=link_ended#links');
   });
 }

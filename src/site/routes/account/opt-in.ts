@@ -10,6 +10,6 @@ export function registerOptIn(app: TypedApp, ctx: AppContext): void {
     const user = request.user;
     const on = request.body.opt_in === '1';
     await setOptIn(ctx, user, on);
-    return seeOther(reply, `/account?msg=${on ? 'opted_in' : 'opted_out'}`);
+    return seeOther(reply, `/account/sharing?msg=${on ? 'opted_in' : 'opted_out'}`);
   });
 }

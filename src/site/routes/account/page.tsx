@@ -1,5 +1,6 @@
-// The account page itself: GET /account, and the render every form uses to answer a refusal on
-// the page, beside the fields the user filled in.
+// The account pages themselves: GET /account (identities) and its sibling pages, and the render
+// every form uses to answer a refusal on the page the form belongs to, beside the fields the user
+// filled in.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
@@ -11,6 +12,7 @@ import { loadAccountData } from '../../account-data.js';
 import { optionalText, sendPage, SITE } from '../../http.js';
 import { csrfToken } from '../../session.js';
 import { AccountPage, type AccountPageProps } from '../../views/Account.js';
+import { ACCOUNT_PAGES, type AccountPageName } from '../../views/AccountNav.js';
 
 const NOTICES: Record<string, string> = {
   opted_in: 'You are now visible to partner sites, and your public page is online.',
@@ -35,20 +37,41 @@ const WARNINGS: Record<string, string> = {
   resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
 };
 
-type Extra = Omit<AccountPageProps, 'data' | 'csrf' | 'discovery'> & { discoverError?: string; discoverUrl?: string };
+type Extra = Omit<AccountPageProps, 'data' | 'csrf' | 'discovery' | 'page'> & { page?: AccountPageName; discoverError?: string; discoverUrl?: string };
+
+/**
+ * The page a refusal is shown on: the one holding the refused form, so the person sees the message
+ * beside what they typed. The forms' handlers say what was refused, not where it is shown.
+ */
+function pageOf(extra: Extra): AccountPageName {
+  if (extra.page) return extra.page;
+  if (extra.profileError !== undefined) return 'profile';
+  if (extra.passwordError !== undefined || extra.emailForm !== undefined) return 'security';
+  if (extra.deleteError !== undefined) return 'data';
+  return 'identities';
+}
 
 export async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
   const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
-  const { discoverError, discoverUrl, ...props } = extra;
-  const discovery = { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl };
-  return sendPage(reply, <AccountPage data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} discovery={discovery} {...props} />, status);
+  const { discoverError, discoverUrl, page: _page, ...props } = extra;
+  const page = pageOf(extra);
+  // Only the identities page shows the search, so only it reads the search's state.
+  const discovery =
+    page === 'identities' ? { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl } : undefined;
+  return sendPage(
+    reply,
+    <AccountPage page={page} data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...(discovery ? { discovery } : {})} {...props} />,
+    status,
+  );
 }
 
 export function registerAccountView(app: TypedApp, ctx: AppContext): void {
-  app.get('/account', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {
-    const user = request.user;
-    const q = request.query;
-    return accountPage(ctx, request, reply, user, { notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
-  });
+  for (const { page, path } of ACCOUNT_PAGES) {
+    app.get(path, { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {
+      const user = request.user;
+      const q = request.query;
+      return accountPage(ctx, request, reply, user, { page, notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
+    });
+  }
 }

@@ -20,6 +20,6 @@ export function registerPasswordChange(app: TypedApp, ctx: AppContext): void {
     if (problem) return fail(`The new password ${problem}.`, 400);
     await ctx.throttle.reset(key);
     await changePassword(ctx, user, b.new_password, request.site.sessionId);
-    return seeOther(reply, '/account?msg=password_changed#password');
+    return seeOther(reply, '/account/security?msg=password_changed#password');
   });
 }

@@ -24,6 +24,6 @@ export function registerProfile(app: TypedApp, ctx: AppContext): void {
       if (b[`public_${field}`] === '1') pub.push(field);
     }
     await saveProfile(ctx, user, values, pub);
-    return seeOther(reply, '/account?msg=profile#profile');
+    return seeOther(reply, '/account/profile?msg=profile#profile');
   });
 }
