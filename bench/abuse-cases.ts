@@ -188,7 +188,11 @@ function siteAuth(url: string, t: Target): { cookie: string; csrf: string } {
   return url.startsWith('/account') ? t.session : t.anonymous;
 }
 
-function request(r: RouteInfo, t: Target, values: { params?: Record<string, string>; query?: Record<string, string | string[]>; body?: Record<string, string | string[]> }): AbuseRequest {
+function request(
+  r: RouteInfo,
+  t: Target,
+  values: { params?: Record<string, string>; query?: Record<string, string | string[]>; body?: Record<string, string | string[]> },
+): AbuseRequest {
   const params: Record<string, string> = {};
   for (const name of Object.keys(r.schema?.params?.properties ?? {})) params[name] = baseline(name, t);
   for (const m of r.url.matchAll(/:([A-Za-z_]+)/g)) params[m[1]!] ??= baseline(m[1]!, t);
@@ -251,9 +255,11 @@ export function abuseCases(routes: RouteInfo[]): AbuseCase[] {
               label: `${name}: ${value.length} characters, ${kind}`,
               build: (t) => request(r, t, { [part]: { [name]: value } }),
               ...(name === 'new_password'
-                ? { answered: (t: Target, status: number) => {
-                    if (status === 303) t.user.password = value;
-                  } }
+                ? {
+                    answered: (t: Target, status: number) => {
+                      if (status === 303) t.user.password = value;
+                    },
+                  }
                 : {}),
             });
           }
@@ -301,10 +307,19 @@ function knownWorst(routes: RouteInfo[]): AbuseCase[] {
     });
   }
   const discover = byKey.get('POST /account/discover');
-  if (discover) out.push({ route: 'POST /account/discover', label: 'a page whose rel="me" link has 40,000 slashes', build: (t) => request(discover, t, { body: { url: t.slashPage } }) });
+  if (discover)
+    out.push({
+      route: 'POST /account/discover',
+      label: 'a page whose rel="me" link has 40,000 slashes',
+      build: (t) => request(discover, t, { body: { url: t.slashPage } }),
+    });
   if (byKey.has('POST /account/photo')) {
     out.push({ route: 'POST /account/photo', label: 'a PNG of a few kilobytes declaring 7000 × 6000 pixels', build: (t) => photoUpload(t, pngBomb()) });
-    out.push({ route: 'POST /account/photo', label: '5 MB of a JPEG header and zeros', build: (t) => photoUpload(t, Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(5 * 1024 * 1024 - 4)])) });
+    out.push({
+      route: 'POST /account/photo',
+      label: '5 MB of a JPEG header and zeros',
+      build: (t) => photoUpload(t, Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(5 * 1024 * 1024 - 4)])),
+    });
   }
   return out;
 }
@@ -314,7 +329,12 @@ function photoUpload(t: Target, bytes: Uint8Array): AbuseRequest {
   const boundary = `----abuse${Date.now()}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${t.session.csrf}\r\n--${boundary}\r\nContent-Disposition: form-data; name="photo"; filename="p"\r\nContent-Type: application/octet-stream\r\n\r\n`;
   const body = new Uint8Array(Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]));
-  return { method: 'POST', path: '/account/photo', headers: { 'x-forwarded-for': nextAddress(), cookie: t.session.cookie, 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
+  return {
+    method: 'POST',
+    path: '/account/photo',
+    headers: { 'x-forwarded-for': nextAddress(), cookie: t.session.cookie, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+  };
 }
 
 /** A PNG whose header declares 42 megapixels of zeros, deflated to a few kilobytes: refused before decoding. */

@@ -67,7 +67,14 @@ const cases = abuseCases(ready.routes);
 // fills caches once per process, which is not what one request costs.
 for (const c of cases.filter((c) => c.label === 'plain')) {
   const req = c.build(target);
-  await (await fetch(target.baseUrl + req.path, { method: req.method, headers: req.headers, redirect: 'manual', ...(req.body !== undefined ? { body: req.body } : {}) })).arrayBuffer();
+  await (
+    await fetch(target.baseUrl + req.path, {
+      method: req.method,
+      headers: req.headers,
+      redirect: 'manual',
+      ...(req.body !== undefined ? { body: req.body } : {}),
+    })
+  ).arrayBuffer();
 }
 
 // The idle baseline: what a probe costs when nothing else runs.
@@ -79,7 +86,12 @@ const worst = new Map<string, { ms: number; label: string }>();
 for (const c of cases) {
   worstSinceReset = 0;
   const req = c.build(target);
-  const res = await fetch(target.baseUrl + req.path, { method: req.method, headers: req.headers, redirect: 'manual', ...(req.body !== undefined ? { body: req.body } : {}) });
+  const res = await fetch(target.baseUrl + req.path, {
+    method: req.method,
+    headers: req.headers,
+    redirect: 'manual',
+    ...(req.body !== undefined ? { body: req.body } : {}),
+  });
   await res.arrayBuffer();
   c.answered?.(target, res.status, req);
   // "Find my identities" runs in the background job, right after the answer: wait for it.

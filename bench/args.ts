@@ -3,7 +3,14 @@
 import { parseArgs } from 'node:util';
 import type { Backend } from './dataset.js';
 
-export const SCENARIOS = ['return_services_public', 'return_services_private', 'service_details_all', 'service_details_one', 'update_service', 'mixed'] as const;
+export const SCENARIOS = [
+  'return_services_public',
+  'return_services_private',
+  'service_details_all',
+  'service_details_one',
+  'update_service',
+  'mixed',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface ClosedLoopSettings {
@@ -52,7 +59,8 @@ const QUICK = { duration: 3, rounds: 1, warmup: 1, openDuration: 3, openWarmup: 
 
 function positive(name: string, raw: string, integer: boolean): number {
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${integer ? 'whole ' : ''}number, not ${raw}`);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw new Error(`--${name} must be a positive ${integer ? 'whole ' : ''}number, not ${raw}`);
   return n;
 }
 

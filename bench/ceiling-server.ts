@@ -134,7 +134,9 @@ async function sqliteStore(file: string): Promise<Store> {
   db.pragma(`mmap_size = ${MMAP_SIZE}`);
   const catalogue = new Map((db.prepare('SELECT * FROM services WHERE disabled = 0').all() as ServiceRow[]).map((r) => [r.svc_id, rowToEntry(r)]));
   const person = db.prepare('SELECT u.id AS uid, u.opted_in, s.id AS sid FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_md5 = ?');
-  const publicRows = db.prepare('SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = ?');
+  const publicRows = db.prepare(
+    'SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = ?',
+  );
   const central = db.prepare('SELECT svc_id, usr_svc_id, verified, updated_at FROM central_identities WHERE user_ref = ?');
   const own = db.prepare('SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ?');
   const link = db.prepare('SELECT user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
@@ -170,12 +172,24 @@ async function pgStore(url: string, schema: string | null): Promise<Store> {
     catalogue: new Map(rows.map((r) => [r.svc_id, rowToEntry(r)])),
     partners: new Map(partnerRows.map((r) => [r.api_key, Number(r.id)])),
     publicRows: (md5) =>
-      q<PublicRow>('public', 'SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = $1', [md5]),
+      q<PublicRow>(
+        'public',
+        'SELECT u.opted_in, ci.svc_id, ci.usr_svc_id, ci.verified FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_md5 = $1',
+        [md5],
+      ),
     person: async (md5) =>
-      (await q<{ uid: number; opted_in: number; sid: number | null }>('person', 'SELECT u.id AS uid, u.opted_in, s.id AS sid FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_md5 = $1', [md5]))[0],
+      (
+        await q<{ uid: number; opted_in: number; sid: number | null }>(
+          'person',
+          'SELECT u.id AS uid, u.opted_in, s.id AS sid FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_md5 = $1',
+          [md5],
+        )
+      )[0],
     central: (uid) => q<Row>('central', 'SELECT svc_id, usr_svc_id, verified, updated_at FROM central_identities WHERE user_ref = $1', [uid]),
-    own: (partnerId, sid) => q<Row>('own', 'SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = $1 AND subject_id = $2', [partnerId, sid]),
-    link: async (partnerId, sid) => (await q<{ user_ref: number }>('link', 'SELECT user_ref FROM links WHERE partner_id = $1 AND subject_id = $2', [partnerId, sid]))[0]?.user_ref,
+    own: (partnerId, sid) =>
+      q<Row>('own', 'SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = $1 AND subject_id = $2', [partnerId, sid]),
+    link: async (partnerId, sid) =>
+      (await q<{ user_ref: number }>('link', 'SELECT user_ref FROM links WHERE partner_id = $1 AND subject_id = $2', [partnerId, sid]))[0]?.user_ref,
     push: async (partnerId, md5, svcId, usrSvcId, now) => {
       await q(
         'push',
@@ -230,7 +244,14 @@ async function privateEntries(store: Store, partnerId: number, md5: string): Pro
 }
 
 function widgetScript(entries: Entry[]): string {
-  const data = entries.map((e) => ({ svcId: e.svc.svcId, svcName: e.svc.svcName, usrSvcId: e.show ? e.usrSvcId : null, url: buildProfileUrl(e.svc, e.usrSvcId), verified: e.verified, svcFavicon: e.svc.svcFavicon }));
+  const data = entries.map((e) => ({
+    svcId: e.svc.svcId,
+    svcName: e.svc.svcName,
+    usrSvcId: e.show ? e.usrSvcId : null,
+    url: buildProfileUrl(e.svc, e.usrSvcId),
+    verified: e.verified,
+    svcFavicon: e.svc.svcFavicon,
+  }));
   return `window.idsvcWidget=${JSON.stringify(data)};\n`;
 }
 

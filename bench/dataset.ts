@@ -54,7 +54,6 @@ const PG_DB = 'idsvc_bench';
 /** A bulk load's statements insert a quarter of a million users each: far past a server's DATABASE_TIMEOUT_MS. */
 const BULK_TIMEOUT_MS = '600000';
 
-
 export const emailOf = (i: number) => `bench${i}@example.com`;
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -87,7 +86,9 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
       log(`reusing ${name}`);
       // Migrations added since it was built run on the dataset itself (createContext migrates;
       // a no-op once the dataset is up to date), so its working copies need none.
-      await (await createContext(loadConfig({ DATABASE_URL: meta.databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', DATABASE_TIMEOUT_MS: BULK_TIMEOUT_MS }))).close();
+      await (
+        await createContext(loadConfig({ DATABASE_URL: meta.databaseUrl, LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', DATABASE_TIMEOUT_MS: BULK_TIMEOUT_MS }))
+      ).close();
       return meta;
     }
   }
@@ -168,7 +169,10 @@ function fillSqlite(db: SqliteDb, users: number, services: string[], partnerIds:
   const insLink = db.prepare('INSERT INTO links (partner_id, subject_id, user_ref, user_identifier, created_at) VALUES (?, ?, ?, ?, ?)');
   // A bulk load, so the popularity counters (migration 005) are counted once at the end instead of
   // by their triggers on each of 8 M rows: the triggers are set aside and put back as they were.
-  const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'popularity_%'").all() as { name: string; sql: string }[];
+  const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'popularity_%'").all() as {
+    name: string;
+    sql: string;
+  }[];
   for (const t of triggers) db.exec(`DROP TRIGGER ${t.name}`);
   const n = services.length;
   const batch = db.transaction((from: number, to: number) => {

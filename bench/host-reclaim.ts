@@ -39,7 +39,12 @@ function pagingOut(root: string): string[] {
     .filter((k) => read(path.join(k, 'state')) === 'on')
     .filter((k) => {
       const contexts = path.join(k, 'contexts');
-      const schemes = fs.existsSync(contexts) ? fs.readdirSync(contexts).filter((c) => /^\d+$/.test(c)).map((c) => path.join(contexts, c, 'schemes')) : [];
+      const schemes = fs.existsSync(contexts)
+        ? fs
+            .readdirSync(contexts)
+            .filter((c) => /^\d+$/.test(c))
+            .map((c) => path.join(contexts, c, 'schemes'))
+        : [];
       return schemes.some((s) => fs.existsSync(s) && fs.readdirSync(s).some((n) => /^\d+$/.test(n) && read(path.join(s, n, 'action')) === 'pageout'));
     })
     .map((k) => path.join(k, 'state'));
@@ -53,7 +58,9 @@ export function holdReclaim(pause: boolean, log: (msg: string) => void, root = K
   const states = pagingOut(root);
   if (states.length === 0) return { reclaim: { found: 0, paused: false }, resume: () => {} };
   if (!pause) {
-    log(`the host pages out idle memory (DAMON, ${states.length} thread${states.length > 1 ? 's' : ''}): database reads will wait for the disk now and then; --pause-reclaim turns it off for the run`);
+    log(
+      `the host pages out idle memory (DAMON, ${states.length} thread${states.length > 1 ? 's' : ''}): database reads will wait for the disk now and then; --pause-reclaim turns it off for the run`,
+    );
     return { reclaim: { found: states.length, paused: false }, resume: () => {} };
   }
   for (const s of states) fs.writeFileSync(s, 'off');
@@ -71,6 +78,10 @@ export function holdReclaim(pause: boolean, log: (msg: string) => void, root = K
     }
   };
   process.once('exit', resume);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { resume(); process.exit(130); });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      resume();
+      process.exit(130);
+    });
   return { reclaim: { found: states.length, paused: true }, resume };
 }

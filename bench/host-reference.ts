@@ -65,7 +65,13 @@ http {
 }
 
 /** Starts nginx on `port`, pinned with `pin`, serving the samples' bodies; the caller waits for `GET /` to answer. */
-export function startHostReference(nginx: string, dir: string, port: number, samples: Record<string, Sample>, pin: (cmd: string, argv: string[]) => [string, string[]]): ChildProcess {
+export function startHostReference(
+  nginx: string,
+  dir: string,
+  port: number,
+  samples: Record<string, Sample>,
+  pin: (cmd: string, argv: string[]) => [string, string[]],
+): ChildProcess {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'www'), { recursive: true });
   fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });

@@ -42,7 +42,8 @@ export async function checkWorkCeiling(service: string, work: string, src: Reque
         const r = operation(kind, src, partner, md5Of(src, i), () => 0);
         const a = await request(`${service}${r.path}`, r.method, r.body ?? undefined);
         const c = await request(`${work}${r.path}`, r.method, r.body ?? undefined);
-        if (a.body !== c.body) log(`WARNING: work ceiling differs from the service for user ${i} ${kind}:\n  service: ${a.body.slice(0, 400)}\n  ceiling: ${c.body.slice(0, 400)}`);
+        if (a.body !== c.body)
+          log(`WARNING: work ceiling differs from the service for user ${i} ${kind}:\n  service: ${a.body.slice(0, 400)}\n  ceiling: ${c.body.slice(0, 400)}`);
       }
     }
   }
@@ -56,7 +57,18 @@ interface WrkResult {
 }
 
 function wrk(base: string, poolFile: string, seconds: number, connections: number, where: Placement): Promise<WrkResult> {
-  const [cmd, argv] = pinned(where.loadCpus, 'wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', path.join(import.meta.dirname, 'load.lua'), base, '--', poolFile]);
+  const [cmd, argv] = pinned(where.loadCpus, 'wrk', [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    path.join(import.meta.dirname, 'load.lua'),
+    base,
+    '--',
+    poolFile,
+  ]);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -85,7 +97,13 @@ export interface ClosedLoopFigures {
  * the median of its rounds: a burst of someone else's work then hits all of them alike. Every wrk
  * run gets a pool of its own (a new seed), so update_service never repeats a write.
  */
-export async function closedLoop(targets: Server[], scenario: Scenario, src: RequestSource, settings: BenchSettings, where: Placement): Promise<ClosedLoopFigures[]> {
+export async function closedLoop(
+  targets: Server[],
+  scenario: Scenario,
+  src: RequestSource,
+  settings: BenchSettings,
+  where: Placement,
+): Promise<ClosedLoopFigures[]> {
   const { connections, durationS, rounds, warmupS } = settings.closed;
   const poolFile = path.join(DATA_DIR, 'pool.tsv');
   let draw = 0;
@@ -109,7 +127,9 @@ export async function closedLoop(targets: Server[], scenario: Scenario, src: Req
   for (let round = 0; round < rounds; round++) {
     for (const [i, t] of targets.entries()) {
       const m = await run(t, durationS);
-      log(`closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`);
+      log(
+        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
+      );
       all[i]!.push(m);
     }
   }
@@ -126,7 +146,15 @@ export async function closedLoop(targets: Server[], scenario: Scenario, src: Req
  * run one after another (service, work ceiling, host reference), so the noise of a minute hits the
  * three alike. Returns the results in job order: rate-major, then the targets' order.
  */
-export function openLoop(targets: Server[], rates: number[], scenario: Scenario, ds: Dataset, widgetExpiry: number, settings: BenchSettings, where: Placement): Promise<OpenLoopResult[]> {
+export function openLoop(
+  targets: Server[],
+  rates: number[],
+  scenario: Scenario,
+  ds: Dataset,
+  widgetExpiry: number,
+  settings: BenchSettings,
+  where: Placement,
+): Promise<OpenLoopResult[]> {
   const jobs: OpenLoopJob[] = [];
   for (const [k, rate] of rates.entries()) {
     for (const [j, t] of targets.entries()) jobs.push({ label: t.label, origin: t.url, rate, seed: settings.seed * 7919 + k * 31 + j });
@@ -164,6 +192,8 @@ export function openLoop(targets: Server[], rates: number[], scenario: Scenario,
       }
     });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 && results.length === jobs.length ? resolve(results) : reject(new Error(`the open-loop generator failed (${code})`))));
+    child.on('exit', (code) =>
+      code === 0 && results.length === jobs.length ? resolve(results) : reject(new Error(`the open-loop generator failed (${code})`)),
+    );
   });
 }

@@ -54,7 +54,11 @@ export interface OpenLoopResult extends LatencySummary {
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-export function runJob(job: OpenLoopJob, pool: BenchRequest[], settings: Pick<OpenLoopSettings, 'connections' | 'durationS' | 'warmupS'>): Promise<OpenLoopResult> {
+export function runJob(
+  job: OpenLoopJob,
+  pool: BenchRequest[],
+  settings: Pick<OpenLoopSettings, 'connections' | 'durationS' | 'warmupS'>,
+): Promise<OpenLoopResult> {
   const client = new Pool(job.origin, { connections: settings.connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const total = Math.max(1, Math.round(job.rate * (settings.warmupS + settings.durationS)));
   const recordFrom = Math.min(total - 1, Math.round(job.rate * settings.warmupS));

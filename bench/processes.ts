@@ -126,7 +126,10 @@ export function compiledEntry(serviceDir: string | null): string {
   const dir = path.resolve(serviceDir ?? ROOT);
   const out = dir === ROOT ? path.join(DATA_DIR, 'dist') : path.join(dir, 'bench-dist');
   log(`compiling the service in ${dir} (tsc -p tsconfig.build.json)…`);
-  const r = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out, '--sourceMap', 'false'], { cwd: dir, encoding: 'utf8' });
+  const r = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out, '--sourceMap', 'false'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   const entry = path.join(out, 'src', 'cli', 'main.js');
   // tsc emits even when another file in the tree has a type error; only a missing output is fatal.
   if (r.status !== 0) log(`tsc reported errors (output used anyway):\n${r.stdout.split('\n').slice(0, 10).join('\n')}`);
@@ -162,7 +165,14 @@ export async function startService(entry: string, ds: Dataset, port: number, set
     BACKGROUND_JOBS: '0',
     ...settings.serviceEnv,
   };
-  const nodeArgs = [...settings.serviceNodeArgs, ...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : []), entry, 'serve', '--workers', String(settings.workers)];
+  const nodeArgs = [
+    ...settings.serviceNodeArgs,
+    ...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : []),
+    entry,
+    'serve',
+    '--workers',
+    String(settings.workers),
+  ];
   const [cmd, argv] = pinned(where.serverCpus, process.execPath, nodeArgs);
   const child = spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;

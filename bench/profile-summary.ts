@@ -21,7 +21,11 @@ const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
-const short = (url: string) => url.replace(/^.*node_modules\//, '~/').replace(/^.*\/(src|dist)\//, '$1/').replace(/^file:\/\//, '');
+const short = (url: string) =>
+  url
+    .replace(/^.*node_modules\//, '~/')
+    .replace(/^.*\/(src|dist)\//, '$1/')
+    .replace(/^file:\/\//, '');
 const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 
 const total = profile.nodes.reduce((s, n) => s + n.hitCount, 0);

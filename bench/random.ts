@@ -61,5 +61,5 @@ function gcd(a: number, b: number): number {
 export function rankToUser(rank: number, n: number): number {
   let stride = 2654435761 % n || 1;
   while (gcd(stride, n) !== 1) stride++;
-  return ((((rank - 1) * stride) % n) + 7) % n + 1;
+  return (((((rank - 1) * stride) % n) + 7) % n) + 1;
 }

@@ -53,12 +53,25 @@ export interface BenchResult {
 export const ratio = (a: number, b: number | null) => (b ? Math.round((a / b) * 1000) / 1000 : null);
 
 const pc = (x: number | null) => (x === null ? '–' : `${Math.round(x * 100)} %`);
-const num = (x: number | null | undefined, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toLocaleString('en-GB', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const num = (x: number | null | undefined, digits = 0) =>
+  x === null || x === undefined || Number.isNaN(x) ? '–' : x.toLocaleString('en-GB', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const pair = (r: OpenLoopResult | null) => (r === null ? '–' : `${num(r.p99_ms, 2)} / ${num(r.p999_ms, 2)}`);
 
 export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] } {
   return {
-    head: ['backend', 'scenario', 'req/s', 'req/CPU-s', 'bytes ceiling', 'ratio', 'work ceiling', 'ratio', 'ratio per CPU-s (work)', 'RssAnon MB', 'disk KB/req'],
+    head: [
+      'backend',
+      'scenario',
+      'req/s',
+      'req/CPU-s',
+      'bytes ceiling',
+      'ratio',
+      'work ceiling',
+      'ratio',
+      'ratio per CPU-s (work)',
+      'RssAnon MB',
+      'disk KB/req',
+    ],
     rows: runs.map((r) => [
       r.backend,
       r.scenario,
@@ -104,7 +117,21 @@ export function latencyRows(runs: Run[]): { head: string[]; rows: string[][] } {
     }
   }
   return {
-    head: ['backend', 'scenario', 'of highest', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'work ceiling p99 / p99.9', 'host p99 / p99.9', 'failed', 'target'],
+    head: [
+      'backend',
+      'scenario',
+      'of highest',
+      'offered req/s',
+      'answered req/s',
+      'p50 ms',
+      'p99 ms',
+      'p99.9 ms',
+      'max ms',
+      'work ceiling p99 / p99.9',
+      'host p99 / p99.9',
+      'failed',
+      'target',
+    ],
     rows,
   };
 }
@@ -112,7 +139,11 @@ export function latencyRows(runs: Run[]): { head: string[]; rows: string[][] } {
 /** Aligned plain text: the first two columns to the left, figures to the right. */
 export function plainTable({ head, rows }: { head: string[]; rows: string[][] }): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

@@ -103,8 +103,24 @@ async function main(): Promise<void> {
   const result: BenchResult = {
     users: settings.users,
     date: new Date().toISOString(),
-    machine: { cpus: where.cores, model: os.cpus()[0]?.model ?? '?', memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version, load_average: os.loadavg().map((x) => Math.round(x * 100) / 100), proactive_reclaim: host.reclaim },
-    settings: { quick: settings.quick, closed: settings.closed, open: settings.open, workers: settings.workers, seed: settings.seed, placement: where, env: settings.serviceEnv, nodeArgs: settings.serviceNodeArgs },
+    machine: {
+      cpus: where.cores,
+      model: os.cpus()[0]?.model ?? '?',
+      memory_gb: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      proactive_reclaim: host.reclaim,
+    },
+    settings: {
+      quick: settings.quick,
+      closed: settings.closed,
+      open: settings.open,
+      workers: settings.workers,
+      seed: settings.seed,
+      placement: where,
+      env: settings.serviceEnv,
+      nodeArgs: settings.serviceNodeArgs,
+    },
     runs,
   };
   const file = settings.out ?? defaultResultFile(DATA_DIR, result, settings.backends);

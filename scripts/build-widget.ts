@@ -91,7 +91,8 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 async function currentBundle(outDir: string): Promise<WidgetManifest | undefined> {
   const recorded = await readJson<BuildInputs>(path.join(outDir, INPUTS_FILE));
   const manifest = await readJson<WidgetManifest>(path.join(outDir, 'manifest.json'));
-  if (!recorded || !manifest || recorded.esbuild !== esbuildVersion || recorded.script !== digest(await readFile(fileURLToPath(import.meta.url)))) return undefined;
+  if (!recorded || !manifest || recorded.esbuild !== esbuildVersion || recorded.script !== digest(await readFile(fileURLToPath(import.meta.url))))
+    return undefined;
   try {
     await readFile(path.join(outDir, manifest.file));
     for (const [file, hash] of Object.entries(recorded.files)) if (digest(await readFile(path.join(root, file))) !== hash) return undefined;

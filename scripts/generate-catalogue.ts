@@ -16,12 +16,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  type CatalogueEntry,
-  parseCatalogueFile,
-  RESERVED_SVC_IDS,
-  serialiseCatalogue,
-} from '../src/catalogue/catalogue-file.js';
+import { type CatalogueEntry, parseCatalogueFile, RESERVED_SVC_IDS, serialiseCatalogue } from '../src/catalogue/catalogue-file.js';
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // A copy of Sherlock's list is kept in the project so a fresh clone can regenerate the catalogue.
@@ -32,10 +27,7 @@ export const DEFAULT_OUT_DIR = path.join(PROJECT_ROOT, 'catalogue');
  * Hand-written entries. Icons default to the svcURL origin's `/favicon.ico` and
  * `/apple-touch-icon.png`, like the derived entries; give them here to override.
  */
-type CuratedEntry = Pick<
-  CatalogueEntry,
-  'svcId' | 'svcName' | 'svcURL' | 'svcLeftURL' | 'svcRightURL' | 'regexCheck' | 'urlBuilder'
-> &
+type CuratedEntry = Pick<CatalogueEntry, 'svcId' | 'svcName' | 'svcURL' | 'svcLeftURL' | 'svcRightURL' | 'regexCheck' | 'urlBuilder'> &
   Partial<Pick<CatalogueEntry, 'svcMobileURL' | 'svcIphoneURL' | 'svcFavicon' | 'svcIcon' | 'svcIphoneIcon'>>;
 
 export const CURATED: readonly CuratedEntry[] = [
@@ -182,8 +174,7 @@ export function selectSherlockSites(data: unknown): [string, SherlockSite][] {
     throw new Error('Sherlock data: expected a JSON object keyed by site name');
   }
   return Object.entries(data as Record<string, SherlockSite>).filter(
-    ([name, site]) =>
-      name !== '$schema' && site.isNSFW !== true && typeof site.url === 'string' && site.url.includes('{}'),
+    ([name, site]) => name !== '$schema' && site.isNSFW !== true && typeof site.url === 'string' && site.url.includes('{}'),
   );
 }
 
@@ -242,7 +233,11 @@ export function generateCatalogue(sherlockData: unknown): string {
   const entries = [...sherlockEntries(sherlockData), ...curatedEntries()];
   // A list naming a service the data no longer has would silently stop applying.
   const ids = new Set(entries.map((e) => e.svcId));
-  for (const [list, names] of [['SHERLOCK_FIXES', SHERLOCK_FIXES], ['DISABLED_BY_DEFAULT', DISABLED_BY_DEFAULT], ['OTHER_DOMAIN_PROFILES', OTHER_DOMAIN_PROFILES]] as const) {
+  for (const [list, names] of [
+    ['SHERLOCK_FIXES', SHERLOCK_FIXES],
+    ['DISABLED_BY_DEFAULT', DISABLED_BY_DEFAULT],
+    ['OTHER_DOMAIN_PROFILES', OTHER_DOMAIN_PROFILES],
+  ] as const) {
     for (const id of Object.keys(names)) if (!ids.has(id)) throw new Error(`${list}: no service "${id}" in the data`);
   }
   const text = serialiseCatalogue(entries);
@@ -276,9 +271,7 @@ function main(): void {
   // Not copyFileSync: it would copy the source's read-only mode and make the next run fail.
   writeFileSync(path.join(outDir, 'LICENSE.sherlock'), readFileSync(path.join(path.dirname(input), 'LICENSE')));
   const count = (JSON.parse(text) as { services: unknown[] }).services.length;
-  console.log(
-    `wrote ${path.join(outDir, 'services.json')}: ${count} services (${count - CURATED.length} from Sherlock, ${CURATED.length} curated)`,
-  );
+  console.log(`wrote ${path.join(outDir, 'services.json')}: ${count} services (${count - CURATED.length} from Sherlock, ${CURATED.length} curated)`);
 }
 
 // Imported by the tests for its functions; only a direct run writes files.

@@ -14,7 +14,10 @@ export default async function* fileTimes(source: AsyncIterable<TestEvent>): Asyn
   const root = process.cwd();
   for (const [file, ms] of [...byFile].sort((a, b) => b[1] - a[1])) {
     // The compiled copy's name (dist/test-run-…/test/x.test.js) as the source's.
-    const source = path.relative(root, file).replace(/^dist\/test-run-[^/]+\//, '').replace(/\.js$/, '.ts');
+    const source = path
+      .relative(root, file)
+      .replace(/^dist\/test-run-[^/]+\//, '')
+      .replace(/\.js$/, '.ts');
     yield `${(ms / 1000).toFixed(1).padStart(7)} s  ${source}\n`;
   }
 }

@@ -102,7 +102,10 @@ export interface Config {
 export type Argon2Cost = 'spec' | 'test-minimum';
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`Invalid configuration: ${variable} ${problem}`);
   }
 }
@@ -190,7 +193,8 @@ function metricsTokenVar(env: Env): string | null {
 
 function siteNameVar(env: Env): string {
   const raw = env.SITE_NAME?.trim() || 'idsvc';
-  if (raw.length > 64 || /[\u0000-\u001F\u007F<>"]/.test(raw)) throw new ConfigError('SITE_NAME', 'must be at most 64 characters, without control characters, <, > or "');
+  if (raw.length > 64 || /[\u0000-\u001F\u007F<>"]/.test(raw))
+    throw new ConfigError('SITE_NAME', 'must be at most 64 characters, without control characters, <, > or "');
   return raw;
 }
 
@@ -236,7 +240,8 @@ function mailVars(env: Env, baseUrl: string, siteName: string): MailVars {
 // never store them so, so production refuses the setting rather than ignoring it.
 function argon2CostVar(env: Env): Argon2Cost {
   if (!boolVar(env, 'IDSVC_TEST_ARGON2_MINIMUM', false)) return 'spec';
-  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('IDSVC_TEST_ARGON2_MINIMUM', 'is for test suites only and may not be set when NODE_ENV is production');
+  if (env.NODE_ENV?.trim() === 'production')
+    throw new ConfigError('IDSVC_TEST_ARGON2_MINIMUM', 'is for test suites only and may not be set when NODE_ENV is production');
   return 'test-minimum';
 }
 
@@ -255,7 +260,8 @@ function proofOriginsVar(env: Env): Map<string, string> {
   const raw = env.IDSVC_TEST_PROOF_ORIGINS?.trim() ?? '';
   const map = new Map<string, string>();
   if (raw === '') return map;
-  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('IDSVC_TEST_PROOF_ORIGINS', 'is for tests and development only and may not be set when NODE_ENV is production');
+  if (env.NODE_ENV?.trim() === 'production')
+    throw new ConfigError('IDSVC_TEST_PROOF_ORIGINS', 'is for tests and development only and may not be set when NODE_ENV is production');
   for (const pair of raw.split(/[\s,]+/).filter(Boolean)) {
     const eq = pair.indexOf('=');
     let from: URL;
@@ -275,10 +281,14 @@ function proofOriginsVar(env: Env): Map<string, string> {
 function dnsServersVar(env: Env): string[] {
   const raw = env.DNS_SERVERS?.trim() ?? '';
   if (raw === '') return [];
-  const servers = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const servers = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const s of servers) {
     const m = /^(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]{2,45}\])(?::(\d{1,5}))?$/.exec(s);
-    if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) throw new ConfigError('DNS_SERVERS', `must be a comma-separated list of IP addresses with an optional :port, got "${s}"`);
+    if (!m || (m[2] !== undefined && Number(m[2]) > 65535))
+      throw new ConfigError('DNS_SERVERS', `must be a comma-separated list of IP addresses with an optional :port, got "${s}"`);
   }
   return servers;
 }
@@ -288,7 +298,8 @@ function plcDirectoryVar(env: Env): string {
   const fallback = 'https://plc.directory';
   const raw = env.PLC_DIRECTORY_URL?.trim() ?? '';
   if (raw === '') return fallback;
-  if (env.NODE_ENV?.trim() === 'production') throw new ConfigError('PLC_DIRECTORY_URL', 'is for tests and development only and may not be set when NODE_ENV is production');
+  if (env.NODE_ENV?.trim() === 'production')
+    throw new ConfigError('PLC_DIRECTORY_URL', 'is for tests and development only and may not be set when NODE_ENV is production');
   try {
     const u = new URL(raw);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');

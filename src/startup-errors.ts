@@ -102,22 +102,44 @@ export function explainListenError(err: unknown, where: { port: number; host: st
   const hostHint = hostVariable ? ` (or ${hostVariable})` : '';
   switch (code) {
     case 'EADDRINUSE':
-      return new StartupError(portVariable, `cannot listen on ${address}: the address is already in use. Stop what listens there, or set ${portVariable}${hostHint} to a free one.`, { cause: err });
+      return new StartupError(
+        portVariable,
+        `cannot listen on ${address}: the address is already in use. Stop what listens there, or set ${portVariable}${hostHint} to a free one.`,
+        { cause: err },
+      );
     case 'EACCES':
     case 'EPERM':
-      return new StartupError(portVariable, `cannot listen on ${address}: this process may not use port ${port}. Set ${portVariable} to 1024 or above, or give the process that right.`, { cause: err });
+      return new StartupError(
+        portVariable,
+        `cannot listen on ${address}: this process may not use port ${port}. Set ${portVariable} to 1024 or above, or give the process that right.`,
+        { cause: err },
+      );
     case 'EADDRNOTAVAIL':
     case 'EAFNOSUPPORT':
-      if (hostVariable) return new StartupError(hostVariable, `cannot listen on ${address}: ${host} is not an address of this machine. Set ${hostVariable} to one of its addresses (127.0.0.1, or 0.0.0.0 for all).`, { cause: err });
+      if (hostVariable)
+        return new StartupError(
+          hostVariable,
+          `cannot listen on ${address}: ${host} is not an address of this machine. Set ${hostVariable} to one of its addresses (127.0.0.1, or 0.0.0.0 for all).`,
+          { cause: err },
+        );
       break;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
     case 'EAI_FAIL':
-      if (hostVariable) return new StartupError(hostVariable, `cannot listen on ${address}: "${host}" is neither an IP address nor a name that resolves. Set ${hostVariable} to one of this machine's addresses (127.0.0.1, or 0.0.0.0 for all).`, { cause: err });
+      if (hostVariable)
+        return new StartupError(
+          hostVariable,
+          `cannot listen on ${address}: "${host}" is neither an IP address nor a name that resolves. Set ${hostVariable} to one of this machine's addresses (127.0.0.1, or 0.0.0.0 for all).`,
+          { cause: err },
+        );
       break;
   }
-  return new StartupError(hostVariable ? `${portVariable}/${hostVariable}` : portVariable, `cannot listen on ${address}: ${reasonOf(err)}. Check ${portVariable}${hostHint}.`, { cause: err });
+  return new StartupError(
+    hostVariable ? `${portVariable}/${hostVariable}` : portVariable,
+    `cannot listen on ${address}: ${reasonOf(err)}. Check ${portVariable}${hostHint}.`,
+    { cause: err },
+  );
 }
 
 /**

@@ -48,6 +48,16 @@ export async function startDemoIdsvc(siteOrigins: string[], webhookUrl: string, 
   const now = server.ctx.clock.now();
   // Allowed origins on: the widget renders only on the example site's own pages.
   const { apiKey, apiToken, partner } = await createPartner(db, { name: 'Example partner site', origins: siteOrigins, webhookUrl }, now);
-  await createUser(server.ctx.db, { email: DEMO_ACCOUNT.email, userId: DEMO_ACCOUNT.userId, passwordHash: await hashPassword(DEMO_ACCOUNT.password, config.argon2Cost), optedIn: true, proven: true }, now);
+  await createUser(
+    server.ctx.db,
+    {
+      email: DEMO_ACCOUNT.email,
+      userId: DEMO_ACCOUNT.userId,
+      passwordHash: await hashPassword(DEMO_ACCOUNT.password, config.argon2Cost),
+      optedIn: true,
+      proven: true,
+    },
+    now,
+  );
   return { url: server.url, apiKey, apiToken, webhookSecret: partner.webhook_secret ?? '', stop: server.stop };
 }

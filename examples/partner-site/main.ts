@@ -26,7 +26,7 @@ if (demo) {
         '      starts a throwaway idsvc in this process and uses it; or',
         '',
         '  IDSVC_URL=http://127.0.0.1:8080 IDSVC_API_KEY=<api_key> IDSVC_API_TOKEN=<api_token> npm run example',
-        '      uses an idsvc you run (`npm start` writes a demo partner\'s keys to data/demo-partner.json on first start;',
+        "      uses an idsvc you run (`npm start` writes a demo partner's keys to data/demo-partner.json on first start;",
         '      `npm run idsvc -- partner create --name "My site" --origin http://127.0.0.1:3000` makes another).',
         '      IDSVC_WEBHOOK_SECRET=whsec_… as well shows its webhook events on /events.',
         '',
@@ -38,7 +38,13 @@ if (demo) {
   idsvc = { url: IDSVC_URL, apiKey: IDSVC_API_KEY, apiToken: IDSVC_API_TOKEN, ...(IDSVC_WEBHOOK_SECRET ? { webhookSecret: IDSVC_WEBHOOK_SECRET } : {}) };
 }
 
-const site = createPartnerSite({ idsvcUrl: idsvc.url, apiKey: idsvc.apiKey, apiToken: idsvc.apiToken, user, ...(idsvc.webhookSecret ? { webhookSecret: idsvc.webhookSecret } : {}) });
+const site = createPartnerSite({
+  idsvcUrl: idsvc.url,
+  apiKey: idsvc.apiKey,
+  apiToken: idsvc.apiToken,
+  user,
+  ...(idsvc.webhookSecret ? { webhookSecret: idsvc.webhookSecret } : {}),
+});
 site.once('error', (err: NodeJS.ErrnoException) => {
   console.error(err.code === 'EADDRINUSE' ? `Port ${port} is taken: set EXAMPLE_PORT to another.` : err);
   process.exit(1);

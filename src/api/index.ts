@@ -12,7 +12,17 @@ import { syncUser } from './sync-user.js';
 import { unsyncUser } from './unsync-user.js';
 import { updateService } from './update-service.js';
 
-export const OPERATIONS: ApiOperation[] = [returnServices, serviceDetails, updateService, syncUser, unsyncUser, returnProfile, reverseLookup, returnContacts, serviceCollectionWidget];
+export const OPERATIONS: ApiOperation[] = [
+  returnServices,
+  serviceDetails,
+  updateService,
+  syncUser,
+  unsyncUser,
+  returnProfile,
+  reverseLookup,
+  returnContacts,
+  serviceCollectionWidget,
+];
 
 export function registerApi(app: FastifyInstance, ctx: AppContext): void {
   for (const op of OPERATIONS) apiRoute(app, ctx, op);

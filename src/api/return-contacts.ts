@@ -16,7 +16,10 @@ import { userIdentifierOf, userServiceFieldsFor } from './shared.js';
 export const MAX_CONTACTS = 1000;
 
 function parseContacts(raw: string | undefined): { given: string; id: ParsedIdentifier }[] {
-  const items = (raw ?? '').split(/[,\n\r]+/).map((s) => s.trim()).filter(Boolean);
+  const items = (raw ?? '')
+    .split(/[,\n\r]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (items.length === 0) throw errors.invalidRequest('contacts is missing: send up to 1000 user_identifiers separated by commas or newlines');
   if (items.length > MAX_CONTACTS) throw errors.invalidRequest(`contacts holds ${items.length} entries; at most ${MAX_CONTACTS}`);
   const out: { given: string; id: ParsedIdentifier }[] = [];
@@ -32,7 +35,7 @@ function parseContacts(raw: string | undefined): { given: string; id: ParsedIden
 
 export const returnContacts = apiOperation({
   operationId: 'return_contacts',
-  summary: 'Match a linked user\'s contacts against the service',
+  summary: "Match a linked user's contacts against the service",
   description:
     'The user must have linked this partner. `contacts`: up to 1000 user_identifiers separated by commas or newlines. Answers each contact that is an opted-in user who chose to be discoverable (off until the user turns it on), with the public view of their identities. Entries that are not a valid identifier match nobody.',
   paths: ['/api/return_contacts/:api_key/:user_identifier'],

@@ -14,7 +14,7 @@ import { profileTypeOf, profileTypeQuery, profileUrl, requirePrivateAccess, user
 
 export const returnProfile = apiOperation({
   operationId: 'return_profile',
-  summary: 'A user\'s profile',
+  summary: "A user's profile",
   description:
     'Opted-in users only. `userId` and `url` (the public profile page) always; each other field only when filled in and public, or — private view — when the user linked this partner.',
   paths: ['/api/return_profile/:api_key/:user_identifier', '/api/return_profile/:api_key/:user_identifier/:profile_type'],

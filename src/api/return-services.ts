@@ -10,7 +10,7 @@ export const returnServices = apiOperation({
   operationId: 'return_services',
   summary: 'The services a person has an identity on',
   description:
-    '`public`: the central repository of an opted-in user (api_key alone; `usrSvcId` only with proof: the api_token, for a trusted partner, a pro user or the partner\'s own contributions). `private` (default): the partner\'s own repository, merged with the central one when the user linked it (needs the api_token). Unknown and opted-out users answer `not_found` alike. Entries are sorted by svcName.',
+    "`public`: the central repository of an opted-in user (api_key alone; `usrSvcId` only with proof: the api_token, for a trusted partner, a pro user or the partner's own contributions). `private` (default): the partner's own repository, merged with the central one when the user linked it (needs the api_token). Unknown and opted-out users answer `not_found` alike. Entries are sorted by svcName.",
   paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
@@ -19,7 +19,8 @@ export const returnServices = apiOperation({
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
   async handler(call) {
     const id = userIdentifierOf(call);
-    const view = profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };
+    const view =
+      profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };
     const format = formatOf(call.request);
     // Kept rendered, in the format asked for, with its ETag: the body is what a repeated read costs.
     const { body, etag } = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) => {

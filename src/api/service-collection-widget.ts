@@ -31,7 +31,9 @@ function displaySyncOf(raw: string | undefined): boolean {
  */
 function requireNamedOrigin(call: ApiCall): void {
   if (allowedOrigins(call.partner).length > 0 && requestOrigin(call.request) === null) {
-    throw errors.forbidden('This partner allows its widget only on listed origins, and the request named none (no Referer or Origin header; see the Referrer-Policy notes in docs/widget.md)');
+    throw errors.forbidden(
+      'This partner allows its widget only on listed origins, and the request named none (no Referer or Origin header; see the Referrer-Policy notes in docs/widget.md)',
+    );
   }
 }
 
@@ -77,7 +79,13 @@ export const serviceCollectionWidget = apiOperation({
   urlProof(partner, request, nowMs) {
     // Before the schemas: exp or sig given twice arrive as arrays, which the check calls invalid.
     const { query, params } = request;
-    return checkWidgetSignature(partner, unvalidatedString(params, 'user_identifier') ?? '', unvalidatedField(query, 'exp'), unvalidatedField(query, 'sig'), nowMs);
+    return checkWidgetSignature(
+      partner,
+      unvalidatedString(params, 'user_identifier') ?? '',
+      unvalidatedField(query, 'exp'),
+      unvalidatedField(query, 'sig'),
+      nowMs,
+    );
   },
   async handler(call) {
     const displaySync = displaySyncOf(call.params.display_sync);

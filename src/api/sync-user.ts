@@ -8,9 +8,9 @@ import { checkCredentials, linkUser } from '../services/links.js';
 import { userIdentifierOf } from './shared.js';
 
 export const credentialFields = {
-  email_address: Type.String({ maxLength: 254, description: 'E-mail address of the user\'s account on the service.' }),
+  email_address: Type.String({ maxLength: 254, description: "E-mail address of the user's account on the service." }),
   password: Type.String({ maxLength: 4096, description: 'Password of that account.' }),
-  end_user_ip: Type.Optional(Type.String({ maxLength: 64, description: 'Address of the person at the partner\'s site, for throttling.' })),
+  end_user_ip: Type.Optional(Type.String({ maxLength: 64, description: "Address of the person at the partner's site, for throttling." })),
 };
 
 export function clientAddress(endUserIp: string | undefined, callerIp: string): string {
@@ -21,14 +21,17 @@ export function clientAddress(endUserIp: string | undefined, callerIp: string): 
 
 export const syncUser = apiOperation({
   operationId: 'sync_user',
-  summary: 'Link the partner\'s repository for a person to their account',
+  summary: "Link the partner's repository for a person to their account",
   description:
-    'The person\'s e-mail address and password (collected by the widget\'s sync form) prove the account. On linking, the partner\'s entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled, before any hashing, per account + partner + end-user address (5), per partner + end-user address (20), and per account from everywhere (a ceiling of 50), each per 15 minutes by default: strangers elsewhere cannot stop the owner syncing from her own address and partner. The right password for an account whose e-mail address is not confirmed yet answers `forbidden`, with a message saying to confirm the address first.',
+    "The person's e-mail address and password (collected by the widget's sync form) prove the account. On linking, the partner's entries fill services the central repository lacks; later pushes flow to it. An unknown address and a wrong password give the same answer. Failures are throttled, before any hashing, per account + partner + end-user address (5), per partner + end-user address (20), and per account from everywhere (a ceiling of 50), each per 15 minutes by default: strangers elsewhere cannot stop the owner syncing from her own address and partner. The right password for an account whose e-mail address is not confirmed yet answers `forbidden`, with a message saying to confirm the address first.",
   paths: ['/api/sync_user/:api_key/:user_identifier'],
   body: credentialFields,
   tokenRequired: true,
   answer: textAnswer('result', Type.Literal('true')),
-  example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN', email_address: 'alice@example.org', password: '$PASSWORD' } },
+  example: {
+    params: { api_key: '$API_KEY', user_identifier: 'alice' },
+    body: { api_token: '$API_TOKEN', email_address: 'alice@example.org', password: '$PASSWORD' },
+  },
   async handler(call) {
     const id = userIdentifierOf(call);
     const email = call.body.email_address ?? '';

@@ -9,9 +9,9 @@ import { errors } from '../domain/errors.js';
 
 export const unsyncUser = apiOperation({
   operationId: 'unsync_user',
-  summary: 'End the link between the partner\'s repository and a user\'s account',
+  summary: "End the link between the partner's repository and a user's account",
   description:
-    'Answers the unlinked user\'s userId. `email_address` and `password` are optional; when given they must match the linked account. What already flowed to the central repository stays there.',
+    "Answers the unlinked user's userId. `email_address` and `password` are optional; when given they must match the linked account. What already flowed to the central repository stays there.",
   paths: ['/api/unsync_user/:api_key/:user_identifier', '/api/service_collection_widget/:api_key/:user_identifier'],
   postOnlyPaths: ['/api/service_collection_widget/:api_key/:user_identifier'],
   body: {

@@ -10,7 +10,9 @@ import { serviceOf, userIdentifierOf } from './shared.js';
 
 const pushFields = {
   usrSvcId: Type.Optional(Type.String({ maxLength: 1024, description: 'The identifier on the service; blank removes.' })),
-  url: Type.Optional(Type.String({ maxLength: 2048, description: 'A profile URL, in place of the svcId path segment (and usrSvcId); only on the path without svcId.' })),
+  url: Type.Optional(
+    Type.String({ maxLength: 2048, description: 'A profile URL, in place of the svcId path segment (and usrSvcId); only on the path without svcId.' }),
+  ),
 };
 
 async function targetOf(call: ApiCall<typeof pushFields>) {
@@ -31,10 +33,14 @@ async function targetOf(call: ApiCall<typeof pushFields>) {
 
 export const updateService = apiOperation({
   operationId: 'update_service',
-  summary: 'Set or remove a person\'s identifier on one service',
+  summary: "Set or remove a person's identifier on one service",
   description:
     'A blank or absent `usrSvcId` removes the entry (a no-op when there is none). `usrSvcId` may be given in the body for identifiers that cannot sit in a path segment; the body wins. Instead of `svcId` in the path, a `url` in the body (a profile URL such as `https://github.com/alice`) names the service and the identifier; a URL that fits no service is `not_found`, one that fits several is `invalid_request`. Idempotent.',
-  paths: ['/api/update_service/:api_key/:user_identifier/:svcId', '/api/update_service/:api_key/:user_identifier/:svcId/:usrSvcId', '/api/update_service/:api_key/:user_identifier'],
+  paths: [
+    '/api/update_service/:api_key/:user_identifier/:svcId',
+    '/api/update_service/:api_key/:user_identifier/:svcId/:usrSvcId',
+    '/api/update_service/:api_key/:user_identifier',
+  ],
   body: pushFields,
   tokenRequired: true,
   answer: objectAnswer('service', 'PushedService'),

@@ -47,14 +47,7 @@ const FIELDS = [
   'disabled',
 ] as const satisfies readonly (keyof CatalogueEntry)[];
 
-const PLAIN_URL_FIELDS = [
-  'svcURL',
-  'svcMobileURL',
-  'svcIphoneURL',
-  'svcFavicon',
-  'svcIcon',
-  'svcIphoneIcon',
-] as const;
+const PLAIN_URL_FIELDS = ['svcURL', 'svcMobileURL', 'svcIphoneURL', 'svcFavicon', 'svcIcon', 'svcIphoneIcon'] as const;
 
 const SVC_ID = /^[a-z0-9]{1,64}$/;
 const MAX_NAME_LENGTH = 200;
@@ -140,12 +133,7 @@ function parseEntry(raw: unknown, index: number): CatalogueEntry {
   if (RESERVED_SVC_IDS.includes(svcId)) fail('svcId', `"${svcId}" is reserved (an order name)`);
 
   const { svcName } = raw;
-  if (
-    typeof svcName !== 'string' ||
-    svcName.trim() === '' ||
-    svcName.length > MAX_NAME_LENGTH ||
-    CONTROL.test(svcName)
-  ) {
+  if (typeof svcName !== 'string' || svcName.trim() === '' || svcName.length > MAX_NAME_LENGTH || CONTROL.test(svcName)) {
     fail('svcName', `must be a non-empty string of at most ${MAX_NAME_LENGTH} characters without control characters`);
   }
 
@@ -191,9 +179,7 @@ function parseEntry(raw: unknown, index: number): CatalogueEntry {
 }
 
 export function serialiseCatalogue(entries: readonly CatalogueEntry[]): string {
-  const services = entries
-    .map(canonical)
-    .sort((a, b) => (a.svcId < b.svcId ? -1 : a.svcId > b.svcId ? 1 : 0));
+  const services = entries.map(canonical).sort((a, b) => (a.svcId < b.svcId ? -1 : a.svcId > b.svcId ? 1 : 0));
   const file = { format: CATALOGUE_FORMAT, attribution: CATALOGUE_ATTRIBUTION, services };
   return `${JSON.stringify(file, null, 2)}\n`;
 }

@@ -30,10 +30,7 @@ export interface ProfileUrlCandidate {
   usrSvcId: string;
 }
 
-export type ProfileUrlMatch =
-  | { kind: 'match'; svcId: string; usrSvcId: string }
-  | { kind: 'ambiguous'; candidates: ProfileUrlCandidate[] }
-  | { kind: 'none' };
+export type ProfileUrlMatch = { kind: 'match'; svcId: string; usrSvcId: string } | { kind: 'ambiguous'; candidates: ProfileUrlCandidate[] } | { kind: 'none' };
 
 /** Longest input read; a profile URL is far shorter, and anything longer is not worth parsing. */
 const MAX_INPUT_LENGTH = 2048;

@@ -22,7 +22,6 @@ const SETTABLE: Record<string, keyof CatalogueEntry> = {
 
 /** The subcommands of `idsvc catalogue` (the group itself, with its description, is program.ts's). */
 export function catalogueCommands(cat: Command, run: () => Out): void {
-
   cat
     .command('import <file>')
     .description('add or replace services from a catalogue file (the format `export --json` writes)')
@@ -59,7 +58,9 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
   cat.command('list').action(async () =>
     withContext(run(), async (ctx, out) => {
       const all = await listCatalogue(ctx.db.kysely, true);
-      print(out, all, () => all.map((e) => `${e.svcId.padEnd(24)} ${e.disabled ? '[disabled] ' : ''}${e.svcName}  ${e.svcLeftURL}{id}${e.svcRightURL}`).join('\n'));
+      print(out, all, () =>
+        all.map((e) => `${e.svcId.padEnd(24)} ${e.disabled ? '[disabled] ' : ''}${e.svcName}  ${e.svcLeftURL}{id}${e.svcRightURL}`).join('\n'),
+      );
     }),
   );
 
@@ -73,7 +74,21 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
       const current = all.find((e) => e.svcId === svcId);
       const draft: Record<string, unknown> = current
         ? { ...current }
-        : { svcId, svcName: '', svcURL: '', svcLeftURL: '', svcRightURL: '', svcMobileURL: '', svcIphoneURL: '', svcFavicon: '', svcIcon: '', svcIphoneIcon: '', regexCheck: null, urlBuilder: null, disabled: false };
+        : {
+            svcId,
+            svcName: '',
+            svcURL: '',
+            svcLeftURL: '',
+            svcRightURL: '',
+            svcMobileURL: '',
+            svcIphoneURL: '',
+            svcFavicon: '',
+            svcIcon: '',
+            svcIphoneIcon: '',
+            regexCheck: null,
+            urlBuilder: null,
+            disabled: false,
+          };
       for (const [flag, field] of Object.entries(SETTABLE)) {
         const key = flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
         const v = o[key];
@@ -117,7 +132,11 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
           for (const s of c.services) for (const m of s.methods) byMethod.set(m, (byMethod.get(m) ?? 0) + 1);
           const lines = c.services.map((s) => `${s.svcId.padEnd(24)} ${s.methods.length > 0 ? s.methods.join(', ') : '-'}`);
           const methods = [...byMethod].map(([m, n]) => `${m} ${n}`).join(', ');
-          return [...lines, '', `${c.verifiable} of the ${c.services.length} most popular services can be verified without an operator${methods ? ` (${methods})` : ''}`].join('\n');
+          return [
+            ...lines,
+            '',
+            `${c.verifiable} of the ${c.services.length} most popular services can be verified without an operator${methods ? ` (${methods})` : ''}`,
+          ].join('\n');
         });
       }),
     );

@@ -32,7 +32,6 @@ function mailLine(m: MailRow): string {
 
 /** The subcommands of `idsvc mail` (the group itself, with its description, is program.ts's). */
 export function mailCommands(mail: Command, run: () => Out): void {
-
   mail
     .command('list')
     .description('the newest messages first (the bodies are never shown)')

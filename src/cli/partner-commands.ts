@@ -1,5 +1,15 @@
 import type { Command } from 'commander';
-import { allowedOrigins, createPartner, findPartner, listPartners, rotatePartnerToken, rotateWebhookSecret, updatePartner, type Partner, type PartnerSettings } from '../repositories/partners.js';
+import {
+  allowedOrigins,
+  createPartner,
+  findPartner,
+  listPartners,
+  rotatePartnerToken,
+  rotateWebhookSecret,
+  updatePartner,
+  type Partner,
+  type PartnerSettings,
+} from '../repositories/partners.js';
 import type { AppContext } from '../context.js';
 import { CliError, print, type Out } from './output.js';
 import { withContext } from './run.js';
@@ -16,7 +26,9 @@ export function partnerView(p: Partner) {
     webhook_url: p.webhook_url,
     webhook_disabled: p.webhook_disabled,
     previous_webhook_secret_signs_until:
-      p.previous_webhook_secret_expires_at !== null && Number(p.previous_webhook_secret_expires_at) > Date.now() ? new Date(Number(p.previous_webhook_secret_expires_at)).toISOString() : null,
+      p.previous_webhook_secret_expires_at !== null && Number(p.previous_webhook_secret_expires_at) > Date.now()
+        ? new Date(Number(p.previous_webhook_secret_expires_at)).toISOString()
+        : null,
     rate_limit_per_minute: p.rate_limit_per_minute,
     created_at: new Date(p.created_at).toISOString(),
   };
@@ -61,7 +73,6 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** The subcommands of `idsvc partner` (the group itself, with its description, is program.ts's). */
 export function partnerCommands(partner: Command, run: () => Out): void {
-
   partner
     .command('create')
     .requiredOption('--name <name>', 'display name')
@@ -97,7 +108,9 @@ export function partnerCommands(partner: Command, run: () => Out): void {
     withContext(run(), async (ctx, out) => {
       const all = await listPartners(ctx.db.kysely);
       print(out, all.map(partnerView), () =>
-        all.length === 0 ? '(no partners)' : all.map((p) => `${String(p.id).padStart(4)}  ${p.api_key}  ${p.suspended ? 'SUSPENDED ' : ''}${p.trusted ? 'trusted ' : ''}${p.name}`).join('\n'),
+        all.length === 0
+          ? '(no partners)'
+          : all.map((p) => `${String(p.id).padStart(4)}  ${p.api_key}  ${p.suspended ? 'SUSPENDED ' : ''}${p.trusted ? 'trusted ' : ''}${p.name}`).join('\n'),
       );
     }),
   );
@@ -125,8 +138,10 @@ export function partnerCommands(partner: Command, run: () => Out): void {
         const grace = o.grace === undefined ? ctx.config.tokenGraceSeconds : Number(o.grace);
         if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
         const token = await rotatePartnerToken(ctx.db.kysely, p.id, grace, ctx.clock.now());
-        print(out, { api_key: p.api_key, api_token: token, previous_token_valid_seconds: grace }, () =>
-          `new api_token  ${token}   (shown once)\nthe previous token stays valid for ${grace} s`,
+        print(
+          out,
+          { api_key: p.api_key, api_token: token, previous_token_valid_seconds: grace },
+          () => `new api_token  ${token}   (shown once)\nthe previous token stays valid for ${grace} s`,
         );
       }),
     );
@@ -151,7 +166,10 @@ export function partnerCommands(partner: Command, run: () => Out): void {
     .option('--origin <url>', 'allowed origin (repeatable; replaces the list)', collect)
     .option('--any-origin', 'clear the allowed-origin list')
     .option('--webhook <url>', 'webhook endpoint ("none" removes it)')
-    .option('--rate-limit <n>', 'proven requests per minute for this api_key (api_token or signed widget); also caps its unproven budget when lower ("default" clears the override)')
+    .option(
+      '--rate-limit <n>',
+      'proven requests per minute for this api_key (api_token or signed widget); also caps its unproven budget when lower ("default" clears the override)',
+    )
     .action(
       async (
         key: string,
@@ -199,9 +217,12 @@ export function partnerCommands(partner: Command, run: () => Out): void {
         const grace = o.grace === undefined ? ctx.config.webhookSecretGraceSeconds : Number(o.grace);
         if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
         const secret = await rotateWebhookSecret(ctx.db.kysely, p.id, grace, ctx.clock.now());
-        print(out, { api_key: p.api_key, webhook_secret: secret, previous_secret_signs_seconds: grace }, () =>
-          `new webhook_secret  ${secret}   (shown once: give it to the partner now)\n` +
-          (grace > 0 ? `deliveries carry a signature with the previous secret too for ${grace} s` : 'the previous secret no longer signs'),
+        print(
+          out,
+          { api_key: p.api_key, webhook_secret: secret, previous_secret_signs_seconds: grace },
+          () =>
+            `new webhook_secret  ${secret}   (shown once: give it to the partner now)\n` +
+            (grace > 0 ? `deliveries carry a signature with the previous secret too for ${grace} s` : 'the previous secret no longer signs'),
         );
       }),
     );
@@ -212,7 +233,8 @@ export function partnerCommands(partner: Command, run: () => Out): void {
     .action(async (key: string) =>
       withContext(run(), async (ctx, out) => {
         const p = await find(ctx, key);
-        if (!p.webhook_url || !p.webhook_secret) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
+        if (!p.webhook_url || !p.webhook_secret)
+          throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
         const { pingWebhook } = await import('../services/webhook-ping.js');
         const r = await pingWebhook(ctx, { ...p, webhook_url: p.webhook_url });
         print(out, { webhook_id: r.eventId, ok: r.ok, status: r.status, answer: r.excerpt, webhook_disabled: p.webhook_disabled }, () =>

@@ -15,7 +15,9 @@ function warnWhenBaseUrlIsRead(config: { baseUrl: string }, out: Out): void {
     get() {
       if (!warned) {
         warned = true;
-        out.stderr(`warning: BASE_URL is not set, so the links this command writes (in webhook events and mails) point at ${value}; run the CLI with the server's settings (docs/deploy.md)\n`);
+        out.stderr(
+          `warning: BASE_URL is not set, so the links this command writes (in webhook events and mails) point at ${value}; run the CLI with the server's settings (docs/deploy.md)\n`,
+        );
       }
       return value;
     },

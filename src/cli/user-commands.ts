@@ -38,7 +38,8 @@ function userText(u: User): string {
     `pro          ${v.pro}`,
     `discoverable ${v.discoverable}`,
   ];
-  for (const [k, val] of Object.entries(v.profile)) if (val) lines.push(`${k.padEnd(12)} ${val}${v.public_fields.includes(k as ProfileField) ? '  (public)' : ''}`);
+  for (const [k, val] of Object.entries(v.profile))
+    if (val) lines.push(`${k.padEnd(12)} ${val}${v.public_fields.includes(k as ProfileField) ? '  (public)' : ''}`);
   return lines.join('\n');
 }
 
@@ -51,7 +52,6 @@ function onOff(v: string, flag: string): boolean {
 
 /** The subcommands of `idsvc user` (the group itself, with its description, is program.ts's). */
 export function userCommands(user: Command, run: () => Out): void {
-
   user
     .command('create')
     .description('create an account; the password is read from standard input')
@@ -68,7 +68,13 @@ export function userCommands(user: Command, run: () => Out): void {
         const problem = await passwordProblem(password, { userId: o.userId, email: o.email });
         if (problem) throw new CliError(`password ${problem}`);
         try {
-          const input = { email: o.email, userId: o.userId, passwordHash: await hashPassword(password, ctx.config.argon2Cost), optedIn: o.optIn ?? false, discoverable: o.discoverable ?? false };
+          const input = {
+            email: o.email,
+            userId: o.userId,
+            passwordHash: await hashPassword(password, ctx.config.argon2Cost),
+            optedIn: o.optIn ?? false,
+            discoverable: o.discoverable ?? false,
+          };
           // The operator vouches for the address, unless told not to.
           const u = o.unproven ? await createUnprovenAccount(ctx, input) : await createUser(ctx.db, { ...input, proven: true }, ctx.clock.now());
           print(out, userView(u), () =>
@@ -89,7 +95,12 @@ export function userCommands(user: Command, run: () => Out): void {
       print(out, all.map(userView), () =>
         all.length === 0
           ? '(no users)'
-          : all.map((u) => `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${u.email_proven_at === null ? 'unconfirmed ' : ''}${u.pro ? 'pro' : ''}`).join('\n'),
+          : all
+              .map(
+                (u) =>
+                  `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${u.email_proven_at === null ? 'unconfirmed ' : ''}${u.pro ? 'pro' : ''}`,
+              )
+              .join('\n'),
       );
     }),
   );
@@ -100,19 +111,22 @@ export function userCommands(user: Command, run: () => Out): void {
     return u;
   };
 
-  user.command('show <user>').description('by userId or e-mail address').action(async (who: string) =>
-    withContext(run(), async (ctx, out) => {
-      const u = await find(ctx, who);
-      print(out, userView(u), () => userText(u));
-    }),
-  );
+  user
+    .command('show <user>')
+    .description('by userId or e-mail address')
+    .action(async (who: string) =>
+      withContext(run(), async (ctx, out) => {
+        const u = await find(ctx, who);
+        print(out, userView(u), () => userText(u));
+      }),
+    );
 
   const set = user.command('set <user>').description('change profile fields, their public flags and opt-in');
   for (const [field] of PROFILE_FIELDS) set.option(`--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} <value>`, `${field} ("" clears it)`);
   set.option('--public <fields>', 'comma-separated profile fields to make public (replaces the list; "" for none)');
   set.option('--opt-in', 'show the user to partners');
   set.option('--opt-out', 'hide the user from every partner');
-  set.option('--discoverable <on|off>', 'findable by reverse_lookup, return_contacts and WebFinger mailto: (only with the user\'s consent)');
+  set.option('--discoverable <on|off>', "findable by reverse_lookup, return_contacts and WebFinger mailto: (only with the user's consent)");
   set.action(async (who: string, o: Record<string, string | boolean | undefined>) =>
     withContext(run(), async (ctx, out) => {
       const u = await find(ctx, who);
@@ -126,7 +140,10 @@ export function userCommands(user: Command, run: () => Out): void {
       }
       let publicFields: ProfileField[] | undefined;
       if (typeof o.public === 'string') {
-        const names = o.public.split(',').map((s) => s.trim()).filter(Boolean);
+        const names = o.public
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         const bad = names.find((n) => !isProfileField(n));
         if (bad) throw new CliError(`--public: unknown field ${bad} (fields: ${PROFILE_FIELDS.map(([f]) => f).join(', ')})`);
         publicFields = names as ProfileField[];

@@ -96,7 +96,11 @@ export class GroupCommit {
         }
         if (failure) {
           // Also releases Kysely's connection; its own error (nothing left to roll back) says nothing new.
-          if (tx && !tx.isCommitted) await tx.rollback().execute().catch(() => {});
+          if (tx && !tx.isCommitted)
+            await tx
+              .rollback()
+              .execute()
+              .catch(() => {});
           for (const job of batch) job.reject(failure.err);
           continue;
         }

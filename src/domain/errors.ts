@@ -56,7 +56,10 @@ export const errors = {
   forbidden: (message: string) => new ApiError('forbidden', message),
   /** The right password for an account whose address is not proven yet (sync_user). */
   addressNotConfirmed: () =>
-    new ApiError('forbidden', 'Confirm your e-mail address first: follow the link we mailed to it (or ask for a new one on your account page), then connect again'),
+    new ApiError(
+      'forbidden',
+      'Confirm your e-mail address first: follow the link we mailed to it (or ask for a new one on your account page), then connect again',
+    ),
   rateLimited: (retryAfter: number) => new ApiError('rate_limited', 'Too many requests; retry later', retryAfter),
   unavailable: () => new ApiError('unavailable', 'Temporarily unavailable; retry later', UNAVAILABLE_RETRY_SECONDS),
 };

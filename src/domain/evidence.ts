@@ -14,7 +14,13 @@ export interface MarkEvidence {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function markEvidence(row: { verified: boolean; verified_by: string | null; verified_at: number | null; last_checked_at: number | null; evidence_url: string | null }): MarkEvidence | null {
+export function markEvidence(row: {
+  verified: boolean;
+  verified_by: string | null;
+  verified_at: number | null;
+  last_checked_at: number | null;
+  evidence_url: string | null;
+}): MarkEvidence | null {
   if (!row.verified || row.verified_by === null || row.verified_at === null) return null;
   return {
     // Only verify.ts, the operator's mark and "Find my identities" write the column, each a method.

@@ -12,10 +12,7 @@ export interface StrengthRequest {
   words: string[];
 }
 
-export type StrengthAnswer = { id: number } & (
-  | { ok: true; score: number; warning: string | null; suggestions: string[] }
-  | { ok: false; message: string }
-);
+export type StrengthAnswer = { id: number } & ({ ok: true; score: number; warning: string | null; suggestions: string[] } | { ok: false; message: string });
 
 // Levenshtein matching stays off: it is by far the costliest matcher and catches little that the l33t
 // and dictionary matchers do not. maxLength and l33tMaxSubstitutions bound the rest: the dictionary

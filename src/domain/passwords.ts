@@ -37,7 +37,11 @@ export function contextWords(context: PasswordContext): string[] {
     add(local);
     for (const part of local.split(/[._+-]+/)) add(part);
     // The domain's own labels ("example" of example.org), not the public suffix.
-    for (const label of email.slice(at + 1).split('.').slice(0, -1)) add(label);
+    for (const label of email
+      .slice(at + 1)
+      .split('.')
+      .slice(0, -1))
+      add(label);
   }
   for (const name of context.names ?? []) {
     add(name);

@@ -41,7 +41,10 @@ export function parsePublicFields(json: string): ProfileField[] {
  * The filled-in profile fields in answer order (SPEC §4.7): every one (`all`: what a linked
  * partner reads) or only those the user made public (`public`).
  */
-export function profileFields(user: Record<ProfileColumn, string | null> & { public_fields: string }, which: 'all' | 'public'): Partial<Record<ProfileField, string>> {
+export function profileFields(
+  user: Record<ProfileColumn, string | null> & { public_fields: string },
+  which: 'all' | 'public',
+): Partial<Record<ProfileField, string>> {
   const pub = new Set(parsePublicFields(user.public_fields));
   const out: Partial<Record<ProfileField, string>> = {};
   for (const [field, column] of PROFILE_FIELDS) {

@@ -44,5 +44,9 @@ export function letterAvatarSvg(displayName: string, size: number): string {
 
 /** A grey head and shoulders: the same for every address that names no visible user. */
 export function neutralAvatarSvg(size: number): string {
-  return svg(size, 'No avatar', '<rect width="100" height="100" fill="#d5d9e0"/><circle cx="50" cy="38" r="18" fill="#f4f5f7"/><path d="M16 100c0-22 15-34 34-34s34 12 34 34z" fill="#f4f5f7"/>');
+  return svg(
+    size,
+    'No avatar',
+    '<rect width="100" height="100" fill="#d5d9e0"/><circle cx="50" cy="38" r="18" fill="#f4f5f7"/><path d="M16 100c0-22 15-34 34-34s34 12 34 34z" fill="#f4f5f7"/>',
+  );
 }

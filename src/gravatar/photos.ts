@@ -54,7 +54,8 @@ const megapixels = (n: number) => `${Math.round(n / 100_000) / 10} megapixels`;
 /** The upload as it will be stored, or PhotoRefused with a message for the person who sent it. */
 export async function preparePhoto(upload: Buffer): Promise<StoredPhoto> {
   if (upload.length === 0) throw new PhotoRefused(`The file is empty. ${ACCEPTED}`);
-  if (upload.length > PHOTO_UPLOAD_MAX_BYTES) throw new PhotoRefused(`The picture is larger than ${PHOTO_UPLOAD_MAX_BYTES / 1024 / 1024} MB. Choose a smaller one.`, 413);
+  if (upload.length > PHOTO_UPLOAD_MAX_BYTES)
+    throw new PhotoRefused(`The picture is larger than ${PHOTO_UPLOAD_MAX_BYTES / 1024 / 1024} MB. Choose a smaller one.`, 413);
   const format = sniffFormat(upload);
   if (!format) throw new PhotoRefused(`That file is not a picture idsvc can use. ${ACCEPTED}`);
   const options = { limitInputPixels: PHOTO_MAX_INPUT_PIXELS, failOn: 'error', pages: 1 } as const;
@@ -69,7 +70,10 @@ export async function preparePhoto(upload: Buffer): Promise<StoredPhoto> {
     throw new PhotoRefused(`That file could not be read as a ${format.toUpperCase()} picture. ${ACCEPTED}`);
   }
   if (width * height > PHOTO_MAX_INPUT_PIXELS) {
-    throw new PhotoRefused(`The picture is ${width} × ${height} pixels (${megapixels(width * height)}); at most ${megapixels(PHOTO_MAX_INPUT_PIXELS)} are accepted. Make it smaller first.`, 413);
+    throw new PhotoRefused(
+      `The picture is ${width} × ${height} pixels (${megapixels(width * height)}); at most ${megapixels(PHOTO_MAX_INPUT_PIXELS)} are accepted. Make it smaller first.`,
+      413,
+    );
   }
   const side = Math.min(width, height, PHOTO_STORED_SIDE);
   if (side < PHOTO_MIN_SIDE) throw new PhotoRefused(`The picture is ${width} × ${height} pixels; it needs at least ${PHOTO_MIN_SIDE} pixels each way.`);

@@ -73,7 +73,8 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
     })
     .sort((a, b) => a.svc.svcName.toLowerCase().localeCompare(b.svc.svcName.toLowerCase()) || a.svc.svcId.localeCompare(b.svc.svcId));
   for (const { svc, url, verified: isVerified, evidence } of identities) {
-    if (isVerified) verified.push({ service_type: svc.svcId, service_label: svc.svcName, service_icon: svc.svcFavicon, url, is_hidden: false, ...evidenceFields(evidence) });
+    if (isVerified)
+      verified.push({ service_type: svc.svcId, service_label: svc.svcName, service_icon: svc.svcFavicon, url, is_hidden: false, ...evidenceFields(evidence) });
     else links.push({ label: svc.svcName, url });
   }
   const f = account.publicFields;
@@ -105,4 +106,3 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
     registration_date: isoSeconds(account.createdAt),
   };
 }
-

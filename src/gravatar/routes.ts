@@ -55,9 +55,12 @@ function sendPrivate(request: FastifyRequest, reply: FastifyReply, contentType: 
 }
 
 const RATE_HEADERS = {
-  'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed a minute: per client address, or the partner\'s own budget with a valid Bearer token.' },
+  'X-RateLimit-Limit': {
+    type: 'integer',
+    description: "Requests allowed a minute: per client address, or the partner's own budget with a valid Bearer token.",
+  },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current minute.' },
-  'X-RateLimit-Reset': { type: 'integer', description: 'When the current minute\'s window ends, in Unix seconds.' },
+  'X-RateLimit-Reset': { type: 'integer', description: "When the current minute's window ends, in Unix seconds." },
 };
 const errorContent = { 'application/json': { schema: Type.Ref(ErrorSchema) } };
 const UNAVAILABLE = { description: 'The database cannot be reached just now (`unavailable`); `Retry-After` says when to retry.', content: errorContent };
@@ -71,19 +74,41 @@ function registerProfiles(app: TypedApp, ctx: AppContext): void {
     errorHandler,
     schema: {
       operationId: 'getProfileById',
-      summary: 'A profile, as Gravatar\'s REST API v3 answers it',
+      summary: "A profile, as Gravatar's REST API v3 answers it",
       description:
-        'Gravatar-compatible (docs/gravatar-compatibility.md): a client of `https://api.gravatar.com/v3` reads idsvc by changing only its base URL. The identifier is the SHA-256 of the normalised e-mail address (the MD5 also works) or the userId. Only opted-in users with a proven address have a profile; every other identifier, hidden users included, is the same 404. Fields follow the user\'s public flags. Without authentication at most 4 verified accounts are listed; `Authorization: Bearer {api_token}` of a partner lists all and adds the authenticated-only fields. CORS open; `Cache-Control: public, max-age=60, stale-while-revalidate=60` by default (`PUBLIC_CACHE_MAX_AGE`, `PUBLIC_CACHE_STALE`), `private, no-store` with a token; a strong `ETag`, 304 on `If-None-Match`.',
+        "Gravatar-compatible (docs/gravatar-compatibility.md): a client of `https://api.gravatar.com/v3` reads idsvc by changing only its base URL. The identifier is the SHA-256 of the normalised e-mail address (the MD5 also works) or the userId. Only opted-in users with a proven address have a profile; every other identifier, hidden users included, is the same 404. Fields follow the user's public flags. Without authentication at most 4 verified accounts are listed; `Authorization: Bearer {api_token}` of a partner lists all and adds the authenticated-only fields. CORS open; `Cache-Control: public, max-age=60, stale-while-revalidate=60` by default (`PUBLIC_CACHE_MAX_AGE`, `PUBLIC_CACHE_STALE`), `private, no-store` with a token; a strong `ETag`, 304 on `If-None-Match`.",
       tags: ['Gravatar-compatible'],
       security: [{}, { partnerApiToken: [] }],
-      params: Type.Object({ profileIdentifier: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the trimmed, lower-cased e-mail address, or the userId.' }) }),
+      params: Type.Object({
+        profileIdentifier: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the trimmed, lower-cased e-mail address, or the userId.' }),
+      }),
       response: {
-        200: { description: 'The profile.', headers: { ...RATE_HEADERS, ETag: { type: 'string', description: 'Changes with the answer.' } }, content: { 'application/json': { schema: Type.Ref(ProfileSchema) } } },
+        200: {
+          description: 'The profile.',
+          headers: { ...RATE_HEADERS, ETag: { type: 'string', description: 'Changes with the answer.' } },
+          content: { 'application/json': { schema: Type.Ref(ProfileSchema) } },
+        },
         304: { description: 'Unchanged since the ETag given in `If-None-Match`.', type: 'null' },
-        401: { description: 'An Authorization header that is not a partner\'s valid api_token as a Bearer token (`invalid_api_token`).', headers: RATE_HEADERS, content: errorContent },
-        403: { description: 'The token\'s partner is suspended, or the page\'s origin is not one it allows (`forbidden`).', headers: RATE_HEADERS, content: errorContent },
-        404: { description: 'No visible user by that identifier: unknown, not opted in, or with an unproven address, alike (`not_found`).', headers: RATE_HEADERS, content: errorContent },
-        429: { description: 'Over the request budget (`rate_limit_exceeded`); `Retry-After` says when to retry.', headers: { ...RATE_HEADERS, 'Retry-After': { type: 'integer', description: 'Seconds until a retry may succeed.' } }, content: errorContent },
+        401: {
+          description: "An Authorization header that is not a partner's valid api_token as a Bearer token (`invalid_api_token`).",
+          headers: RATE_HEADERS,
+          content: errorContent,
+        },
+        403: {
+          description: "The token's partner is suspended, or the page's origin is not one it allows (`forbidden`).",
+          headers: RATE_HEADERS,
+          content: errorContent,
+        },
+        404: {
+          description: 'No visible user by that identifier: unknown, not opted in, or with an unproven address, alike (`not_found`).',
+          headers: RATE_HEADERS,
+          content: errorContent,
+        },
+        429: {
+          description: 'Over the request budget (`rate_limit_exceeded`); `Retry-After` says when to retry.',
+          headers: { ...RATE_HEADERS, 'Retry-After': { type: 'integer', description: 'Seconds until a retry may succeed.' } },
+          content: errorContent,
+        },
         503: UNAVAILABLE,
       },
     },
@@ -102,7 +127,12 @@ function registerProfiles(app: TypedApp, ctx: AppContext): void {
   });
   // The preflight a page's fetch with an Authorization header makes.
   app.options(path, { config: { kind: 'ops' }, schema: { hide: true } }, async (_request, reply) =>
-    openToAnyOrigin(reply).header('Access-Control-Allow-Methods', 'GET, HEAD').header('Access-Control-Allow-Headers', 'Authorization').header('Access-Control-Max-Age', '600').code(204).send(),
+    openToAnyOrigin(reply)
+      .header('Access-Control-Allow-Methods', 'GET, HEAD')
+      .header('Access-Control-Allow-Headers', 'Authorization')
+      .header('Access-Control-Max-Age', '600')
+      .code(204)
+      .send(),
   );
 }
 
@@ -133,11 +163,13 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
     errorHandler,
     schema: {
       operationId: 'getAvatar',
-      summary: 'The avatar a profile\'s `avatar_url` points at: the user\'s photo, or their letter avatar',
+      summary: "The avatar a profile's `avatar_url` points at: the user's photo, or their letter avatar",
       description:
-        'A visible user\'s photo (JPEG, square) when they uploaded one on the site, otherwise an SVG of the initials of their display name. `s` (or `size`): 1–2048 pixels, default 80. `d` (or `default`), for an identifier that names no visible user (unknown, hidden and unproven alike): `404` answers 404; `identicon` (and `retro`, `monsterid`, `wavatar`, `robohash`) a pattern drawn from the identifier; `blank` a transparent square; `mp` or anything else one neutral silhouette. `f=y` (or `forcedefault=y`) gives the default even for a visible user. Other Gravatar parameters are accepted and ignored. A `.png`/`.jpg` suffix is ignored: the type is in `Content-Type`. `Cache-Control: public, max-age=60, stale-while-revalidate=60` by default (`PUBLIC_CACHE_MAX_AGE`, `PUBLIC_CACHE_STALE`), a strong `ETag` of the bytes, 304 on `If-None-Match`.',
+        "A visible user's photo (JPEG, square) when they uploaded one on the site, otherwise an SVG of the initials of their display name. `s` (or `size`): 1–2048 pixels, default 80. `d` (or `default`), for an identifier that names no visible user (unknown, hidden and unproven alike): `404` answers 404; `identicon` (and `retro`, `monsterid`, `wavatar`, `robohash`) a pattern drawn from the identifier; `blank` a transparent square; `mp` or anything else one neutral silhouette. `f=y` (or `forcedefault=y`) gives the default even for a visible user. Other Gravatar parameters are accepted and ignored. A `.png`/`.jpg` suffix is ignored: the type is in `Content-Type`. `Cache-Control: public, max-age=60, stale-while-revalidate=60` by default (`PUBLIC_CACHE_MAX_AGE`, `PUBLIC_CACHE_STALE`), a strong `ETag` of the bytes, 304 on `If-None-Match`.",
       tags: ['Gravatar-compatible'],
-      params: Type.Object({ avatarId: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the normalised e-mail address, or the userId.' }) }),
+      params: Type.Object({
+        avatarId: Type.String({ maxLength: 256, description: 'The SHA-256 (or MD5) hex of the normalised e-mail address, or the userId.' }),
+      }),
       querystring: Type.Object(
         {
           s: Type.Optional(Type.String({ description: 'Size in pixels, 1–2048.' })),

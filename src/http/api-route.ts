@@ -110,11 +110,11 @@ export const API_VARY = 'Accept, Origin';
 export const API_KEY_PATTERN = /^[a-z0-9]{32}$/;
 
 const PARAM_DOCS: Record<string, string> = {
-  api_key: 'The partner\'s public API key (32 characters a-z0-9).',
+  api_key: "The partner's public API key (32 characters a-z0-9).",
   user_identifier: 'MD5 or SHA-256 hex digest of the normalised e-mail address, the e-mail address itself, or a userId.',
   profile_type: '`public` or `private` (default `private`).',
   svcId: 'A service id from the catalogue, in any case (`GitHub` is `github`).',
-  usrSvcId: 'The user\'s identifier on the service (may also be sent in the body).',
+  usrSvcId: "The user's identifier on the service (may also be sent in the body).",
   order: '`popularity`, `alphanumeric` or `combined` (any case).',
   limit: 'Maximum number of entries, 1–1000.',
   order_or_svcId: 'A service id, or an order name (`popularity`, `alphanumeric`, `combined`); either in any case.',
@@ -129,11 +129,13 @@ export function paramsSchema(path: string): TObject<Record<string, TString>> {
 }
 
 const tokenField = {
-  api_token: Type.Optional(Type.String({ maxLength: 256, description: 'The partner\'s secret API token. Body only, never in a URL.' })),
+  api_token: Type.Optional(Type.String({ maxLength: 256, description: "The partner's secret API token. Body only, never in a URL." })),
 };
 
 const formatField = {
-  format: Type.Optional(Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('xml'), Type.Literal('json')], { description: 'Answer format (default XML; `Accept: application/json` also selects JSON).' }),
+  ),
 };
 
 function setLimitHeaders(reply: FastifyReply, states: LimitState[]): void {

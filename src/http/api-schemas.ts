@@ -19,10 +19,17 @@ const verified = Type.Boolean({
 
 const jsonOnly = 'JSON answers only, and only on a verified entry; XML answers carry no evidence.';
 const evidence = {
-  verifiedBy: Type.Optional(Type.Union([...VERIFICATION_METHODS].map((m) => Type.Literal(m)), { description: `How the mark was earned. ${jsonOnly}` })),
+  verifiedBy: Type.Optional(
+    Type.Union(
+      [...VERIFICATION_METHODS].map((m) => Type.Literal(m)),
+      { description: `How the mark was earned. ${jsonOnly}` },
+    ),
+  ),
   verifiedAt: Type.Optional(Type.String({ description: `When the mark was first earned (ISO 8601, UTC). ${jsonOnly}` })),
   lastCheckedAt: Type.Optional(Type.String({ description: `The last check that kept the mark (ISO 8601, UTC). ${jsonOnly}` })),
-  evidenceUrl: Type.Optional(Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator's mark. ${jsonOnly}` })),
+  evidenceUrl: Type.Optional(
+    Type.String({ description: `What proves it: the page or record read, or \`dns:TXT:<name>\`; absent for an operator's mark. ${jsonOnly}` }),
+  ),
 };
 
 export const COMPONENT_SCHEMAS = {
@@ -38,7 +45,10 @@ export const COMPONENT_SCHEMAS = {
   ),
   Service: Type.Object(
     Object.fromEntries(
-      ['svcId', 'svcName', 'svcURL', 'svcLeftURL', 'svcRightURL', 'svcMobileURL', 'svcIphoneURL', 'svcFavicon', 'svcIcon', 'svcIphoneIcon'].map((f) => [f, Type.String()]),
+      ['svcId', 'svcName', 'svcURL', 'svcLeftURL', 'svcRightURL', 'svcMobileURL', 'svcIphoneURL', 'svcFavicon', 'svcIcon', 'svcIphoneIcon'].map((f) => [
+        f,
+        Type.String(),
+      ]),
     ),
     {
       additionalProperties: false,
@@ -51,7 +61,10 @@ export const COMPONENT_SCHEMAS = {
       svcId: Type.String(),
       svcName: Type.String(),
       usrSvcId: Type.Optional(
-        Type.String({ description: 'Only in answers to a proven partner (api_token, or a signed widget URL): a trusted partner, a pro user\'s entry, or the partner\'s own push. Never with the api_key alone.' }),
+        Type.String({
+          description:
+            "Only in answers to a proven partner (api_token, or a signed widget URL): a trusted partner, a pro user's entry, or the partner's own push. Never with the api_key alone.",
+        }),
       ),
       url: Type.String({ description: 'The profile page on the service; empty when the catalogue has no pattern for it.' }),
       verified,
@@ -67,10 +80,14 @@ export const COMPONENT_SCHEMAS = {
   Profile: Type.Object(
     {
       userId: Type.String(),
-      url: Type.String({ description: 'The user\'s public profile page on this idsvc.' }),
+      url: Type.String({ description: "The user's public profile page on this idsvc." }),
       ...Object.fromEntries(PROFILE_FIELD_NAMES.map((f) => [f, Type.Optional(Type.String({ maxLength: PROFILE_MAX_LENGTH[f] }))])),
     },
-    { additionalProperties: false, xml: { name: 'profile' }, description: 'userId and url always; each other field only when filled in and visible to the caller.' },
+    {
+      additionalProperties: false,
+      xml: { name: 'profile' },
+      description: 'userId and url always; each other field only when filled in and visible to the caller.',
+    },
   ),
   Contact: Type.Object(
     {
@@ -78,10 +95,14 @@ export const COMPONENT_SCHEMAS = {
       userId: Type.String(),
       services: Type.Array(ref('UserService'), { xml: { name: 'services', wrapped: true } }),
     },
-    { additionalProperties: false, xml: { name: 'contact' }, description: 'A contact who is an opted-in, discoverable user, with the public view of their identities.' },
+    {
+      additionalProperties: false,
+      xml: { name: 'contact' },
+      description: 'A contact who is an opted-in, discoverable user, with the public view of their identities.',
+    },
   ),
   ClaimingUser: Type.Object(
-    { userId: Type.String(), url: Type.String({ description: 'The user\'s public profile page.' }), verified },
+    { userId: Type.String(), url: Type.String({ description: "The user's public profile page." }), verified },
     { additionalProperties: false, xml: { name: 'user' }, description: 'A user who claims the identity asked about.' },
   ),
 } satisfies Record<ComponentName, TSchema>;

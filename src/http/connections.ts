@@ -16,7 +16,12 @@ type ConnectionSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' |
 const ANSWER_MARGIN_MS = 5_000;
 
 /** Fastify's and Node's server options for the timeouts. */
-export function timeoutOptions(config: ConnectionSettings): { http: ServerOptions; requestTimeout: number; keepAliveTimeout: number; connectionTimeout: number } {
+export function timeoutOptions(config: ConnectionSettings): {
+  http: ServerOptions;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  connectionTimeout: number;
+} {
   return {
     http: {
       headersTimeout: config.headersTimeoutMs,

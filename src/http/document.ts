@@ -17,7 +17,7 @@ export type BuiltDoc =
   | { readonly root: string; readonly list: ListNode };
 
 /** An answer already rendered in the request's format (kept by the answer cache, api/cached-views.ts). */
-export type Doc = BuiltDoc | { readonly root: string; readonly rendered: string; /** Its ETag, kept beside it. */ readonly etag?: string };
+export type Doc = BuiltDoc | { readonly root: string; readonly rendered: string /** Its ETag, kept beside it. */; readonly etag?: string };
 
 export const list = (item: string, items: readonly Fields[]): ListNode => ({ item, items });
 

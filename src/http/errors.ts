@@ -84,8 +84,7 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
 };
 
 /** A site form refused as forged or expired: by the Origin check or by the CSRF token check. */
-export const formRejected = () =>
-  new ApiError('forbidden', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
+export const formRejected = () => new ApiError('forbidden', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
 
 export function toApiError(err: unknown, requestId: string): ApiError {
   if (err instanceof ApiError) return err;
@@ -99,7 +98,8 @@ export function toApiError(err: unknown, requestId: string): ApiError {
   if (e.statusCode === 404) return new ApiError('not_found', 'Not found');
   if (e.statusCode === 413) return new ApiError('payload_too_large', 'Request body is larger than 64 KiB');
   // Another library's 4xx: its code is a constant of that library, its message may quote the input.
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new ApiError('invalid_request', `The request is not valid${e.code ? ` (${e.code})` : ''}`);
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
+    return new ApiError('invalid_request', `The request is not valid${e.code ? ` (${e.code})` : ''}`);
   return new ApiError('internal_error', `Internal error (request ${requestId})`);
 }
 

@@ -43,25 +43,35 @@ export function createMetrics(): Metrics {
 
   // Labels use the route pattern, never the URL, so no identifier or secret becomes a label.
   registry.registerMetric(
-    collected(REQUESTS, 'HTTP requests by route pattern and status', 'counter', () =>
-      all.flatMap((s) => [...s.byStatus].map(([status, value]): MetricValue => ({ labels: { route: s.route, method: s.method, status: String(status) }, value }))),
+    collected(
+      REQUESTS,
+      'HTTP requests by route pattern and status',
+      'counter',
+      () =>
+        all.flatMap((s) =>
+          [...s.byStatus].map(([status, value]): MetricValue => ({ labels: { route: s.route, method: s.method, status: String(status) }, value })),
+        ),
       () => {
         for (const s of all) s.byStatus.clear();
       },
     ),
   );
   registry.registerMetric(
-    collected(DURATION, 'HTTP request duration by route pattern', 'histogram', () =>
-      all.flatMap((s) => {
-        const labels = { route: s.route, method: s.method };
-        let cumulative = 0;
-        const values: MetricValue[] = s.buckets.map((n, i) => {
-          cumulative += n;
-          return { metricName: `${DURATION}_bucket`, labels: { le: i < BUCKETS.length ? BUCKETS[i]! : '+Inf', ...labels }, value: cumulative };
-        });
-        values.push({ metricName: `${DURATION}_sum`, labels, value: s.sum }, { metricName: `${DURATION}_count`, labels, value: s.count });
-        return values;
-      }),
+    collected(
+      DURATION,
+      'HTTP request duration by route pattern',
+      'histogram',
+      () =>
+        all.flatMap((s) => {
+          const labels = { route: s.route, method: s.method };
+          let cumulative = 0;
+          const values: MetricValue[] = s.buckets.map((n, i) => {
+            cumulative += n;
+            return { metricName: `${DURATION}_bucket`, labels: { le: i < BUCKETS.length ? BUCKETS[i]! : '+Inf', ...labels }, value: cumulative };
+          });
+          values.push({ metricName: `${DURATION}_sum`, labels, value: s.sum }, { metricName: `${DURATION}_count`, labels, value: s.count });
+          return values;
+        }),
       () =>
         all.forEach((s) => {
           s.buckets.fill(0);

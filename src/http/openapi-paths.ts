@@ -14,23 +14,28 @@ const DOCS = 'the idsvc documentation (`docs/` in the repository and the npm pac
 export const COMPONENT_HEADERS: Record<string, Json> = {
   RequestId: {
     required: true,
-    description: 'The request id: the caller\'s own when it sent a valid one (1–64 of `[A-Za-z0-9._-]`), else a fresh UUID. Quote it when reporting a problem.',
+    description: "The request id: the caller's own when it sent a valid one (1–64 of `[A-Za-z0-9._-]`), else a fresh UUID. Quote it when reporting a problem.",
     schema: { type: 'string' },
   },
   ApiVersion: { required: true, description: 'The API version of this answer: `1`.', schema: { type: 'string', const: '1' } },
   // Not required: refusals by the HTTP parser itself (headers too large, not HTTP) come before any count.
   RateLimitLimit: {
     required: false,
-    description: 'Requests allowed a minute by the tightest limit that counted this request: per api_key (with or without proof, two budgets), or per client address without the api_token.',
+    description:
+      'Requests allowed a minute by the tightest limit that counted this request: per api_key (with or without proof, two budgets), or per client address without the api_token.',
     schema: { type: 'string', pattern: '^[0-9]+$' },
   },
-  RateLimitRemaining: { required: false, description: 'Requests left in the current minute under that limit.', schema: { type: 'string', pattern: '^[0-9]+$' } },
-  RateLimitReset: { required: false, description: 'Seconds until that limit\'s window starts again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  RateLimitRemaining: {
+    required: false,
+    description: 'Requests left in the current minute under that limit.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  RateLimitReset: { required: false, description: "Seconds until that limit's window starts again.", schema: { type: 'string', pattern: '^[0-9]+$' } },
   // Not required: the contract lists it on every answer, but refusals before routing are not checked for it.
   CacheControl: {
     required: false,
     description:
-      'What a cache may keep. The public view of return_services and return_profile, and service_details, asked for by GET without proof: `public, max-age=60, stale-while-revalidate=60` (the operator\'s `PUBLIC_CACHE_MAX_AGE` and `PUBLIC_CACHE_STALE`; `public, no-cache` when the max-age is 0), with an `ETag` and `Vary: Accept, Origin`. Every other answer (a POST, any proof: the api_token or a signed widget URL) is `private, no-store`; every error `no-store`.',
+      "What a cache may keep. The public view of return_services and return_profile, and service_details, asked for by GET without proof: `public, max-age=60, stale-while-revalidate=60` (the operator's `PUBLIC_CACHE_MAX_AGE` and `PUBLIC_CACHE_STALE`; `public, no-cache` when the max-age is 0), with an `ETag` and `Vary: Accept, Origin`. Every other answer (a POST, any proof: the api_token or a signed widget URL) is `private, no-store`; every error `no-store`.",
     schema: { type: 'string' },
   },
   RetryAfter: { required: true, description: 'Seconds until a retry may succeed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
@@ -53,11 +58,20 @@ const ERRORS: Record<string, { description: string; retry?: boolean }> = {
     description:
       '`invalid_request`: a field the operation does not know or a value it refuses, a path segment over 256 characters or a malformed %-encoding, headers over 16 KiB, a body that is neither a form nor a JSON object. `credentials_in_query`: `api_token`, `password` or `email_address` in the URL (send them in the POST body). Refusals by the HTTP parser itself (headers too large, not HTTP, headers or body not received in time) carry a fresh X-Request-Id and no RateLimit-* headers.',
   },
-  '401': { description: '`invalid_api_key`: no partner has this key. `invalid_api_token`: a wrong api_token, or none where the operation (or the private view) needs it. `invalid_credentials`: a wrong e-mail address or password (sync_user, unsync_user).' },
-  '403': { description: '`forbidden`: the partner is suspended, the request comes from an origin the partner did not list, or the user has not linked this partner (or has not confirmed their address yet).' },
+  '401': {
+    description:
+      '`invalid_api_key`: no partner has this key. `invalid_api_token`: a wrong api_token, or none where the operation (or the private view) needs it. `invalid_credentials`: a wrong e-mail address or password (sync_user, unsync_user).',
+  },
+  '403': {
+    description:
+      '`forbidden`: the partner is suspended, the request comes from an origin the partner did not list, or the user has not linked this partner (or has not confirmed their address yet).',
+  },
   '404': { description: '`not_found`: no opted-in user, service or link by that identifier (unknown and opted-out users answer alike).' },
   '413': { description: '`payload_too_large`: a body over 64 KiB, also on GET.' },
-  '429': { description: '`rate_limited`: too many requests, or too many connections open from one client address; `Retry-After` says when to try again.', retry: true },
+  '429': {
+    description: '`rate_limited`: too many requests, or too many connections open from one client address; `Retry-After` says when to try again.',
+    retry: true,
+  },
   '500': { description: '`internal_error`: a fault in idsvc; the message names the request id, nothing else.' },
   '503': { description: '`unavailable`: the database cannot be reached just now; `Retry-After` says when to try again.', retry: true },
 };
@@ -106,7 +120,8 @@ export function curlExample(op: ApiOperation, baseUrl: string, documentedPath: s
 }
 
 function aliasNote(op: ApiOperation, method: 'GET' | 'POST', paths: string[]): string {
-  const other = method === 'POST' ? 'GET (without a body, so without the api_token: the view anyone gets)' : 'POST (with the same fields in a form or JSON body)';
+  const other =
+    method === 'POST' ? 'GET (without a body, so without the api_token: the view anyone gets)' : 'POST (with the same fields in a form or JSON body)';
   const aliases = op.paths.filter((p) => !paths.includes(p)).map((p) => `\`${p.replace(/:([A-Za-z_]+)/g, '{$1}')}\``);
   return `Also answers ${other}${aliases.length ? `, and at ${aliases.join(', ')} (older clients' path forms; a path value there stands for the field of the same name)` : ''}.`;
 }
@@ -117,18 +132,29 @@ function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
   const success = op.answer === 'javascript' ? SCRIPT_CONTENT : answerContent(op.answer.root, op.answer.value);
   const out: Json = {
     '200': {
-      description: op.answer === 'javascript' ? 'The widget script for this person.' : 'Success: XML by default, JSON with `Accept: application/json` or `?format=json`.',
+      description:
+        op.answer === 'javascript' ? 'The widget script for this person.' : 'Success: XML by default, JSON with `Accept: application/json` or `?format=json`.',
       headers: cached
         ? {
             ...ANSWER_HEADERS,
-            ETag: { description: 'On a GET without proof: a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.', schema: { type: 'string' } },
-            Vary: { description: 'On a GET without proof: `Accept, Origin` (the format follows Accept; the partner\'s allowed origins decide whether it is answered).', schema: { type: 'string' } },
+            ETag: {
+              description: 'On a GET without proof: a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.',
+              schema: { type: 'string' },
+            },
+            Vary: {
+              description: "On a GET without proof: `Accept, Origin` (the format follows Accept; the partner's allowed origins decide whether it is answered).",
+              schema: { type: 'string' },
+            },
           }
         : ANSWER_HEADERS,
       content: success,
     },
   };
-  if (cached) out['304'] = { description: `Not modified: the \`If-None-Match\` ETag is still current (a GET without proof${method === 'POST' ? ', not this POST' : ''}). No body.`, headers: ANSWER_HEADERS };
+  if (cached)
+    out['304'] = {
+      description: `Not modified: the \`If-None-Match\` ETag is still current (a GET without proof${method === 'POST' ? ', not this POST' : ''}). No body.`,
+      headers: ANSWER_HEADERS,
+    };
   for (const [status, e] of Object.entries(ERRORS)) {
     out[status] = {
       description: `${e.description}${op.answer === 'javascript' ? ' The widget answers every error as a script that reports it with console.error.' : ''}`,

@@ -33,7 +33,10 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string, cou
       tags: [
         { name: 'partner API', description: 'Version 1 operations under /api/' },
         { name: 'webhooks', description: "Events idsvc POSTs to a partner's webhook endpoint (Standard Webhooks; docs/webhooks.md)" },
-        { name: 'Gravatar-compatible', description: "Gravatar's REST API v3 profile and its avatars, for clients written for api.gravatar.com (docs/gravatar-compatibility.md)" },
+        {
+          name: 'Gravatar-compatible',
+          description: "Gravatar's REST API v3 profile and its avatars, for clients written for api.gravatar.com (docs/gravatar-compatibility.md)",
+        },
       ],
       components: {
         securitySchemes: { partnerApiToken: { type: 'http', scheme: 'bearer', description: "A partner's api_token, on the Gravatar-compatible routes only." } },

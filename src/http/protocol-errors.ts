@@ -122,7 +122,13 @@ export function protocolErrorAnswers(renderers: ErrorRenderers) {
     /** The server's 'connect' listener: nothing here is a proxy; without one Node drops the socket unanswered. */
     connect(req: IncomingMessage, socket: Duplex, log: FastifyBaseLogger): void {
       if (socket.destroyed) return;
-      refuse(socket, target(req.method ?? '', req.url ?? null, req.headers.accept), new ApiError('invalid_request', 'CONNECT is not supported'), 'CONNECT', log);
+      refuse(
+        socket,
+        target(req.method ?? '', req.url ?? null, req.headers.accept),
+        new ApiError('invalid_request', 'CONNECT is not supported'),
+        'CONNECT',
+        log,
+      );
     },
   };
 }

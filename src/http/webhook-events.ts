@@ -20,7 +20,7 @@ const userFields: Record<string, Schema> = {
 
 const profileSchema: Schema = {
   type: 'object',
-  description: 'Exactly the `profile` object of return_profile\'s private view for this partner: userId, url and every filled-in field.',
+  description: "Exactly the `profile` object of return_profile's private view for this partner: userId, url and every filled-in field.",
   required: ['userId', 'url'],
   properties: {
     userId: { type: 'string' },
@@ -41,7 +41,7 @@ const evidenceFields: Record<string, Schema> = {
   verifiedBy: { type: 'string', enum: [...VERIFICATION_METHODS], description: 'How the mark was earned.' },
   verifiedAt: { type: 'string', format: 'date-time', description: 'When the mark was first earned (kept while re-checks confirm it).' },
   lastCheckedAt: { type: 'string', format: 'date-time', description: 'The last check that kept the mark.' },
-  evidenceUrl: { type: 'string', description: 'What proves it: the page or record read, or `dns:TXT:<name>`. Absent for an operator\'s mark.' },
+  evidenceUrl: { type: 'string', description: "What proves it: the page or record read, or `dns:TXT:<name>`. Absent for an operator's mark." },
 };
 
 interface EventDoc {
@@ -54,7 +54,7 @@ interface EventDoc {
 
 const EVENTS: Record<EventType, EventDoc> = {
   'identity.updated': {
-    summary: 'An entry of the user\'s central repository was added, changed, or its verification changed',
+    summary: "An entry of the user's central repository was added, changed, or its verification changed",
     description: 'Not sent to the partner whose push caused it.',
     data: {
       svcId: { type: 'string' },
@@ -65,7 +65,7 @@ const EVENTS: Record<EventType, EventDoc> = {
     required: ['svcId', 'url', 'verified'],
   },
   'identity.verified': {
-    summary: 'An entry of the user\'s central repository became verified, with the evidence',
+    summary: "An entry of the user's central repository became verified, with the evidence",
     description: 'Sent with `identity.updated` when a check (or an operator) verifies an entry. docs/verification.md explains each method.',
     data: {
       ...identityFields,
@@ -75,7 +75,7 @@ const EVENTS: Record<EventType, EventDoc> = {
     required: ['svcId', 'url', 'verified', 'verifiedBy', 'verifiedAt'],
   },
   'identity.unverified': {
-    summary: 'An entry of the user\'s central repository lost its verified mark, with the reason',
+    summary: "An entry of the user's central repository lost its verified mark, with the reason",
     description:
       'Sent with `identity.updated`. A check removes a mark only after every method that applies found a definite negative twice, the second time at least an hour (VERIFY_CONFIRM_AFTER_SECONDS) after the first; a timeout, 5xx, 429 or DNS failure never does.',
     data: {
@@ -85,7 +85,11 @@ const EVENTS: Record<EventType, EventDoc> = {
         type: 'object',
         required: ['method', 'detail'],
         properties: {
-          method: { type: 'string', enum: [...VERIFICATION_METHODS], description: 'The method whose check found nothing, or `operator` when an operator removed the mark.' },
+          method: {
+            type: 'string',
+            enum: [...VERIFICATION_METHODS],
+            description: 'The method whose check found nothing, or `operator` when an operator removed the mark.',
+          },
           detail: { type: 'string', description: 'What was looked for, where, and what was found, in words.' },
           evidenceUrl: { type: 'string', description: 'What was read: a URL, or `dns:TXT:<name>`.' },
           status: { type: 'integer', description: 'The HTTP status of the answer read, when there was one.' },
@@ -119,7 +123,11 @@ const EVENTS: Record<EventType, EventDoc> = {
     description: 'A save that changes nothing sends nothing; changing only which fields are public sends it.',
     data: {
       profile: profileSchema,
-      publicFields: { type: 'array', items: { type: 'string', enum: [...PROFILE_FIELD_NAMES] }, description: 'Which fields of `profile` the public view shows too, in answer order.' },
+      publicFields: {
+        type: 'array',
+        items: { type: 'string', enum: [...PROFILE_FIELD_NAMES] },
+        description: 'Which fields of `profile` the public view shows too, in answer order.',
+      },
     },
     required: ['profile', 'publicFields'],
   },
@@ -156,13 +164,26 @@ function envelope(type: string, data: Schema): Schema {
 }
 
 const headers = [
-  { name: 'webhook-id', in: 'header', required: true, description: 'Unique per event (`msg_` + 32 hex digits), the same on every retry: use it to drop duplicates.', schema: { type: 'string', pattern: '^msg_[0-9a-f]{32}$' } },
-  { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt; reject values far from your clock (5 minutes).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'Unique per event (`msg_` + 32 hex digits), the same on every retry: use it to drop duplicates.',
+    schema: { type: 'string', pattern: '^msg_[0-9a-f]{32}$' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Unix seconds of this attempt; reject values far from your clock (5 minutes).',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
   {
     name: 'webhook-signature',
     in: 'header',
     required: true,
-    description: 'Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`, one per signing secret (two while a rotated-out secret is in its grace period). Verify with any Standard Webhooks library.',
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}`, one per signing secret (two while a rotated-out secret is in its grace period). Verify with any Standard Webhooks library.',
     schema: { type: 'string' },
   },
 ];
@@ -192,7 +213,11 @@ export function openApiWebhooks(): Record<string, Schema> {
     const data: Schema = { type: 'object', required: ['user_identifier', 'userId', ...e.required], properties: { ...userFields, ...e.data } };
     out[type] = operation(type, e.summary, e.description, envelope(type, data));
   }
-  out.ping = operation('ping', 'A test event from `idsvc partner test-webhook`', 'Sent at once on the operator\'s request, never retried; carries no user.', envelope('ping', { type: 'object', additionalProperties: false }));
+  out.ping = operation(
+    'ping',
+    'A test event from `idsvc partner test-webhook`',
+    "Sent at once on the operator's request, never retried; carries no user.",
+    envelope('ping', { type: 'object', additionalProperties: false }),
+  );
   return out;
 }
-

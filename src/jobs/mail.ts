@@ -55,7 +55,10 @@ function describe(e: SmtpError): string {
   // Word by word rather than one regex over the text: /[^\s<>@]+@[^\s<>@]+/ retries from every
   // character of a long run without an @, quadratic in the length of the relay's reply.
   const words = text.split(/([\s<>]+)/);
-  return words.map((w) => (/[^@]@[^@]/.test(w) ? '[address]' : w)).join('').slice(0, 500);
+  return words
+    .map((w) => (/[^@]@[^@]/.test(w) ? '[address]' : w))
+    .join('')
+    .slice(0, 500);
 }
 
 async function sendOne(ctx: AppContext, log: FastifyBaseLogger, row: MailRow, now: number): Promise<void> {

@@ -49,7 +49,13 @@ type Endpoint = Pick<Partner, 'webhook_url' | 'webhook_secret' | 'previous_webho
  * One signed POST of an event to a partner's endpoint, under the outbound address policy, without
  * following redirects. Used by delivery from the outbox and by `idsvc partner test-webhook`.
  */
-export function postWebhook(ctx: AppContext, endpoint: Endpoint & { webhook_url: string }, eventId: string, payload: string, now: number): Promise<SafeFetchResult> {
+export function postWebhook(
+  ctx: AppContext,
+  endpoint: Endpoint & { webhook_url: string },
+  eventId: string,
+  payload: string,
+  now: number,
+): Promise<SafeFetchResult> {
   const timestamp = Math.floor(now / 1000);
   return safeFetch(endpoint.webhook_url, {
     method: 'POST',
@@ -90,7 +96,8 @@ async function isWithheld(ctx: AppContext, row: OutboxRow): Promise<boolean> {
 }
 
 async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Outcome> {
-  if (await isWithheld(ctx, row)) return { status: 'suppressed', error: 'not sent: the user is not visible to partners any more (hidden, not opted in or deleted)' };
+  if (await isWithheld(ctx, row))
+    return { status: 'suppressed', error: 'not sent: the user is not visible to partners any more (hidden, not opted in or deleted)' };
   const partner = await findWebhookTarget(ctx.db.kysely, row.partner_id);
   if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
   if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };

@@ -32,7 +32,10 @@ export function registerMetricsAccess(app: FastifyInstance, config: Pick<Config,
           .type('text/plain; charset=utf-8')
           .send('401 Unauthorized: /metrics needs the header "Authorization: Bearer <METRICS_TOKEN>"\n');
       }
-      return reply.type(metrics.registry.contentType).header('Cache-Control', 'no-store').send(await metrics.registry.metrics());
+      return reply
+        .type(metrics.registry.contentType)
+        .header('Cache-Control', 'no-store')
+        .send(await metrics.registry.metrics());
     });
   }
   const port = config.metricsPort;

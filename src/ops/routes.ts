@@ -15,8 +15,18 @@ const READINESS_WITHIN_MS = 500;
 export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metrics): void {
   const hidden = { hide: true } as const;
   // Correct either way, but slower while 0: on PostgreSQL worth an alert (docs/operations.md).
-  gauge(metrics, 'idsvc_partner_cache_listening', '1 while partner rows are served from memory (PARTNER_CACHE=1, and the change feed was read last time), else 0', () => (ctx.partners.caching ? 1 : 0));
-  gauge(metrics, 'idsvc_answer_cache_listening', '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0, and its change feed was read last time), else 0', () => (ctx.answers.caching ? 1 : 0));
+  gauge(
+    metrics,
+    'idsvc_partner_cache_listening',
+    '1 while partner rows are served from memory (PARTNER_CACHE=1, and the change feed was read last time), else 0',
+    () => (ctx.partners.caching ? 1 : 0),
+  );
+  gauge(
+    metrics,
+    'idsvc_answer_cache_listening',
+    '1 while rendered answers are served from memory (ANSWER_CACHE_MB > 0, and its change feed was read last time), else 0',
+    () => (ctx.answers.caching ? 1 : 0),
+  );
   gauge(metrics, 'idsvc_answer_cache_bytes', 'Estimated memory held by the answer cache (bounded by ANSWER_CACHE_MB)', () => ctx.answers.bytes);
   new Gauge({
     name: 'idsvc_answer_cache_lookups',

@@ -36,12 +36,21 @@ export async function photoStampOf(db: Queryable, userRef: number): Promise<Phot
 
 /** The picture, when it is still the one with this digest (it may have changed since the digest was read). */
 export async function photoByDigest(db: Queryable, userRef: number, digest: string): Promise<StoredPhoto | undefined> {
-  const row = await db.selectFrom('avatar_photos').select(['image', 'media_type', 'digest', 'side']).where('user_ref', '=', userRef).where('digest', '=', digest).executeTakeFirst();
+  const row = await db
+    .selectFrom('avatar_photos')
+    .select(['image', 'media_type', 'digest', 'side'])
+    .where('user_ref', '=', userRef)
+    .where('digest', '=', digest)
+    .executeTakeFirst();
   return row && { image: Buffer.from(row.image), mediaType: row.media_type, digest: row.digest, side: row.side };
 }
 
 /** The user's photo with its time, for the data export. */
 export async function photoOfUser(db: Queryable, userRef: number): Promise<(StoredPhoto & { updatedAt: number }) | undefined> {
-  const row = await db.selectFrom('avatar_photos').select(['image', 'media_type', 'digest', 'side', 'updated_at']).where('user_ref', '=', userRef).executeTakeFirst();
+  const row = await db
+    .selectFrom('avatar_photos')
+    .select(['image', 'media_type', 'digest', 'side', 'updated_at'])
+    .where('user_ref', '=', userRef)
+    .executeTakeFirst();
   return row && { image: Buffer.from(row.image), mediaType: row.media_type, digest: row.digest, side: row.side, updatedAt: Number(row.updated_at) };
 }

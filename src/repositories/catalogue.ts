@@ -64,7 +64,10 @@ export async function listCatalogue(db: Queryable, includeDisabled = true): Prom
 }
 
 export async function countServices(db: Queryable): Promise<number> {
-  const r = await db.selectFrom('services').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('services')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -77,7 +80,11 @@ export async function upsertServices(db: Kysely<Database>, entries: CatalogueEnt
     for (const e of entries) {
       const row = entryToRow(e, now);
       const { svc_id: _id, ...rest } = row;
-      await tx.insertInto('services').values(row).onConflict((oc) => oc.column('svc_id').doUpdateSet(rest)).execute();
+      await tx
+        .insertInto('services')
+        .values(row)
+        .onConflict((oc) => oc.column('svc_id').doUpdateSet(rest))
+        .execute();
       if (existing.has(e.svcId)) updated++;
       else added++;
     }
@@ -87,7 +94,11 @@ export async function upsertServices(db: Kysely<Database>, entries: CatalogueEnt
 }
 
 export async function setServiceDisabled(db: Queryable, svcId: string, disabled: boolean, now: number): Promise<boolean> {
-  const r = await db.updateTable('services').set({ disabled: disabled ? 1 : 0, updated_at: now }).where('svc_id', '=', svcId).executeTakeFirst();
+  const r = await db
+    .updateTable('services')
+    .set({ disabled: disabled ? 1 : 0, updated_at: now })
+    .where('svc_id', '=', svcId)
+    .executeTakeFirst();
   await bumpVersion(db, now);
   return Number(r.numUpdatedRows) > 0;
 }

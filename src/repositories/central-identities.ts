@@ -58,7 +58,20 @@ export type PublicRow = [
   lastCheckedAt: number | null,
   evidenceUrl: string | null,
 ];
-type PublicRowAsStored = [number | boolean, number | boolean, string | null, string | null, number | boolean | null, number | null, number | null, number, string | null, number | null, number | null, string | null];
+type PublicRowAsStored = [
+  number | boolean,
+  number | boolean,
+  string | null,
+  string | null,
+  number | boolean | null,
+  number | null,
+  number | null,
+  number,
+  string | null,
+  number | null,
+  number | null,
+  string | null,
+];
 const publicSelect =
   'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id, ci.verified_by, ci.verified_at, ci.last_checked_at, ci.evidence_url ' +
   'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
@@ -121,7 +134,19 @@ export async function replaceCentralIdentity(
 ): Promise<CentralIdentity> {
   const row = await tx
     .updateTable('central_identities')
-    .set({ usr_svc_id: entry.usrSvcId, usr_svc_id_norm: entry.usrSvcIdNorm, verified: 0, verified_by: null, verified_at: null, last_checked_at: null, evidence_url: null, next_check_at: null, negative_since: null, source_partner_id: entry.sourcePartnerId, updated_at: now })
+    .set({
+      usr_svc_id: entry.usrSvcId,
+      usr_svc_id_norm: entry.usrSvcIdNorm,
+      verified: 0,
+      verified_by: null,
+      verified_at: null,
+      last_checked_at: null,
+      evidence_url: null,
+      next_check_at: null,
+      negative_since: null,
+      source_partner_id: entry.sourcePartnerId,
+      updated_at: now,
+    })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -152,7 +177,13 @@ export async function centralIdentityIdOf(db: Queryable, userRef: number, svcId:
 
 /** Unverified entries this partner brought into the user's repository (what "also remove" removes). */
 export async function unverifiedServicesFrom(db: Queryable, userRef: number, partnerId: number): Promise<string[]> {
-  const rows = await db.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).where('source_partner_id', '=', partnerId).where('verified', '=', 0).execute();
+  const rows = await db
+    .selectFrom('central_identities')
+    .select('svc_id')
+    .where('user_ref', '=', userRef)
+    .where('source_partner_id', '=', partnerId)
+    .where('verified', '=', 0)
+    .execute();
   return rows.map((r) => r.svc_id);
 }
 
@@ -222,7 +253,12 @@ export async function setVerifiedMark(db: Queryable, id: number, mark: VerifiedM
 }
 
 /** The outcome of a check: when it ran, the mark as it now stands, and when the entry is due again. */
-export async function recordCheck(tx: Tx, id: number, mark: VerifiedMark & { negative_since: number | null; next_check_at: number }, now: number): Promise<CentralIdentity> {
+export async function recordCheck(
+  tx: Tx,
+  id: number,
+  mark: VerifiedMark & { negative_since: number | null; next_check_at: number },
+  now: number,
+): Promise<CentralIdentity> {
   const row = await tx
     .updateTable('central_identities')
     .set({ last_checked_at: now, ...mark, verified: mark.verified ? 1 : 0 })
@@ -239,7 +275,10 @@ export async function findCentralIdentityAsChecked(tx: Tx, id: number, usrSvcId:
 }
 
 /** What a rel="me" check of one entry needs: the identifier and its owner's userId. */
-export async function identityToCheck(db: Queryable, id: number): Promise<{ id: number; user_ref: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
+export async function identityToCheck(
+  db: Queryable,
+  id: number,
+): Promise<{ id: number; user_ref: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
   return db
     .selectFrom('central_identities as c')
     .innerJoin('users as u', 'u.id', 'c.user_ref')
@@ -256,7 +295,14 @@ export async function identityToCheck(db: Queryable, id: number): Promise<{ id: 
  */
 export async function claimDueIdentities(db: Kysely<Database>, now: number, leaseUntil: number, limit: number): Promise<number[]> {
   const notOperator = (eb: ExpressionBuilder<Database, 'central_identities'>) => eb.or([eb('verified_by', 'is', null), eb('verified_by', '<>', 'operator')]);
-  const fresh = await db.selectFrom('central_identities').select(['id', 'next_check_at']).where('next_check_at', 'is', null).where(notOperator).orderBy('id').limit(limit).execute();
+  const fresh = await db
+    .selectFrom('central_identities')
+    .select(['id', 'next_check_at'])
+    .where('next_check_at', 'is', null)
+    .where(notOperator)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   const due =
     fresh.length < limit
       ? await db
@@ -296,5 +342,10 @@ export async function listCentralIdentities(db: Queryable, userRef: number): Pro
     .select(['svc_id', 'usr_svc_id', 'verified', 'verified_by', 'verified_at', 'last_checked_at', 'evidence_url'])
     .where('user_ref', '=', userRef)
     .execute();
-  return rows.map((r) => ({ svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1, evidence: markEvidence({ ...r, verified: r.verified === 1 }) }));
+  return rows.map((r) => ({
+    svcId: r.svc_id,
+    usrSvcId: r.usr_svc_id,
+    verified: r.verified === 1,
+    evidence: markEvidence({ ...r, verified: r.verified === 1 }),
+  }));
 }

@@ -35,7 +35,16 @@ export interface DiscoveryPage {
   fetchedAt: number;
 }
 
-type RunRow = { id: number; user_ref: number; start_url: string; status: string; pages_fetched: number; stopped_by: string | null; created_at: number; finished_at: number | null };
+type RunRow = {
+  id: number;
+  user_ref: number;
+  start_url: string;
+  status: string;
+  pages_fetched: number;
+  stopped_by: string | null;
+  created_at: number;
+  finished_at: number | null;
+};
 
 function toRun(r: RunRow): DiscoveryRun {
   return {
@@ -53,7 +62,11 @@ function toRun(r: RunRow): DiscoveryRun {
 const RUN_COLUMNS = ['id', 'user_ref', 'start_url', 'status', 'pages_fetched', 'stopped_by', 'created_at', 'finished_at'] as const;
 
 export async function createRun(db: Queryable, userRef: number, startUrl: string, now: number): Promise<DiscoveryRun> {
-  const row = await db.insertInto('discovery_runs').values({ user_ref: userRef, start_url: startUrl, status: 'queued', created_at: now }).returning(RUN_COLUMNS).executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('discovery_runs')
+    .values({ user_ref: userRef, start_url: startUrl, status: 'queued', created_at: now })
+    .returning(RUN_COLUMNS)
+    .executeTakeFirstOrThrow();
   return toRun(row);
 }
 
@@ -118,7 +131,12 @@ export async function recordPage(db: Queryable, run: DiscoveryRun, page: NewPage
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  if (page.fetched) await db.updateTable('discovery_runs').set((eb) => ({ pages_fetched: eb('pages_fetched', '+', 1) })).where('id', '=', run.id).execute();
+  if (page.fetched)
+    await db
+      .updateTable('discovery_runs')
+      .set((eb) => ({ pages_fetched: eb('pages_fetched', '+', 1) }))
+      .where('id', '=', run.id)
+      .execute();
   return row.id;
 }
 
@@ -185,12 +203,24 @@ export async function deleteDiscoveryData(db: Queryable, userRef: number): Promi
 
 /** The user's central entries as (id, service, identifier, verified), for proposals and proofs. */
 export async function identitiesOfUser(db: Queryable, userRef: number): Promise<{ id: number; svcId: string; usrSvcId: string; verified: boolean }[]> {
-  const rows = await db.selectFrom('central_identities').select(['id', 'svc_id', 'usr_svc_id', 'verified']).where('user_ref', '=', userRef).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('central_identities')
+    .select(['id', 'svc_id', 'usr_svc_id', 'verified'])
+    .where('user_ref', '=', userRef)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => ({ id: r.id, svcId: r.svc_id, usrSvcId: r.usr_svc_id, verified: r.verified === 1 }));
 }
 
 /** Marks an entry verified by a walk's rel="me" chain and records that as its latest check. */
-export async function recordWalkProof(db: Queryable, identity: { id: number; userRef: number; svcId: string }, url: string, detail: string, now: number, nextCheckAt: number) {
+export async function recordWalkProof(
+  db: Queryable,
+  identity: { id: number; userRef: number; svcId: string },
+  url: string,
+  detail: string,
+  now: number,
+  nextCheckAt: number,
+) {
   const row = await db
     .updateTable('central_identities')
     .set({ verified: 1, verified_by: 'rel-me', verified_at: now, last_checked_at: now, evidence_url: url, negative_since: null, next_check_at: nextCheckAt })
@@ -199,7 +229,17 @@ export async function recordWalkProof(db: Queryable, identity: { id: number; use
     .executeTakeFirstOrThrow();
   await db
     .insertInto('verification_attempts')
-    .values({ identity_id: identity.id, user_ref: identity.userRef, svc_id: identity.svcId, url, outcome: 'verified', detail, method: 'rel-me', status: null, attempted_at: now })
+    .values({
+      identity_id: identity.id,
+      user_ref: identity.userRef,
+      svc_id: identity.svcId,
+      url,
+      outcome: 'verified',
+      detail,
+      method: 'rel-me',
+      status: null,
+      attempted_at: now,
+    })
     .execute();
   return { ...row, verified: true };
 }

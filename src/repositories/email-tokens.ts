@@ -55,13 +55,25 @@ export async function findUsableToken(db: Queryable, secret: string, purposes: T
 
 /** Marks the token used; false when it was used (or expired) meanwhile. */
 export async function useToken(db: Queryable, id: number, now: number): Promise<boolean> {
-  const r = await db.updateTable('email_tokens').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
+  const r = await db
+    .updateTable('email_tokens')
+    .set({ used_at: now })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
 /** Ends every open token of an account for a purpose (a newer link, or the job is done). */
 export async function endUserTokens(db: Queryable, userRef: number, purpose: TokenPurpose, now: number): Promise<void> {
-  await db.updateTable('email_tokens').set({ used_at: now }).where('user_ref', '=', userRef).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
+  await db
+    .updateTable('email_tokens')
+    .set({ used_at: now })
+    .where('user_ref', '=', userRef)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .execute();
 }
 
 /** Tokens that expired before `before` are of no use to anyone. */

@@ -8,7 +8,9 @@ export interface LinkRef {
   user_ref: number;
 }
 
-const firstLinkBySubjectOrUser = statement<LinkRef>('SELECT id, user_ref FROM links WHERE partner_id = ? AND (subject_id = ? OR user_ref = ?) ORDER BY id LIMIT 1');
+const firstLinkBySubjectOrUser = statement<LinkRef>(
+  'SELECT id, user_ref FROM links WHERE partner_id = ? AND (subject_id = ? OR user_ref = ?) ORDER BY id LIMIT 1',
+);
 const linkBySubject = statement<LinkRef>('SELECT id, user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
 
 /** The link between this partner and this person, if any: by the person's subject, or by the account itself. */

@@ -63,7 +63,11 @@ export async function markMailFailed(db: Queryable, id: number, attempts: number
 }
 
 export async function listMail(db: Queryable, options: { status?: string; limit?: number } = {}): Promise<MailRow[]> {
-  let q = db.selectFrom('mail_queue').selectAll().orderBy('id', 'desc').limit(options.limit ?? 100);
+  let q = db
+    .selectFrom('mail_queue')
+    .selectAll()
+    .orderBy('id', 'desc')
+    .limit(options.limit ?? 100);
   if (options.status) q = q.where('status', '=', options.status);
   return q.execute();
 }

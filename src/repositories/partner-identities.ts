@@ -9,7 +9,9 @@ export interface PushedEntry {
 }
 
 const ofSubject = statement<PushedEntry>('SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ?');
-const ofSubjectInOrder = statement<PushedEntry>('SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ? ORDER BY id');
+const ofSubjectInOrder = statement<PushedEntry>(
+  'SELECT svc_id, usr_svc_id, updated_at FROM partner_identities WHERE partner_id = ? AND subject_id = ? ORDER BY id',
+);
 const upsert = statement<never>(
   'INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ' +
     'ON CONFLICT (partner_id, subject_id, svc_id) DO UPDATE SET usr_svc_id = excluded.usr_svc_id, updated_at = excluded.updated_at',
@@ -61,7 +63,10 @@ export async function deleteEntry(tx: Tx, entryId: number): Promise<void> {
   await tx.deleteFrom('partner_identities').where('id', '=', entryId).execute();
 }
 
-export async function pushedEntriesAboutUser(db: Queryable, userRef: number): Promise<{ partner_name: string; svc_id: string; usr_svc_id: string; updated_at: number }[]> {
+export async function pushedEntriesAboutUser(
+  db: Queryable,
+  userRef: number,
+): Promise<{ partner_name: string; svc_id: string; usr_svc_id: string; updated_at: number }[]> {
   return db
     .selectFrom('partner_identities as pi')
     .innerJoin('subjects as s', 's.id', 'pi.subject_id')

@@ -113,7 +113,10 @@ export async function findWebhookTarget(db: Kysely<Database>, partnerId: number)
 }
 
 export async function countPartners(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom('partners').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('partners')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -143,12 +146,7 @@ export async function findPartnerByToken(db: Kysely<Database>, token: string, no
   return rows.map(toPartner).find((p) => tokenMatches(p, token, now));
 }
 
-export async function rotatePartnerToken(
-  db: Kysely<Database>,
-  partnerId: number,
-  graceSeconds: number,
-  now: number,
-): Promise<string> {
+export async function rotatePartnerToken(db: Kysely<Database>, partnerId: number, graceSeconds: number, now: number): Promise<string> {
   const apiToken = newApiToken();
   const current = await db.selectFrom('partners').select('token_hash').where('id', '=', partnerId).executeTakeFirstOrThrow();
   await db
@@ -230,10 +228,7 @@ export async function rotateWebhookSecret(db: Kysely<Database>, partnerId: numbe
 }
 
 /** The secrets that sign a delivery made at `now`: the current one, then the previous one while in its grace period. */
-export function signingSecrets(
-  p: Pick<Partner, 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>,
-  now: number,
-): string[] {
+export function signingSecrets(p: Pick<Partner, 'webhook_secret' | 'previous_webhook_secret' | 'previous_webhook_secret_expires_at'>, now: number): string[] {
   const secrets = p.webhook_secret ? [p.webhook_secret] : [];
   if (p.previous_webhook_secret && p.previous_webhook_secret_expires_at !== null && now < Number(p.previous_webhook_secret_expires_at)) {
     secrets.push(p.previous_webhook_secret);

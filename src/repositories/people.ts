@@ -20,7 +20,8 @@ export interface PersonRef {
 // unknown person), so nothing about the address is attached to whoever typed it in; once proven,
 // earlier pushes fold in (services/orphan-subjects.ts).
 type UserAndSubject = { id: number; opted_in: number; pro: number; subject_id: number | null };
-const userAndSubject = 'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
+const userAndSubject =
+  'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
 const userBy: ByAccountIdentifier<UserAndSubject> = {
   md5: statement<UserAndSubject>(`${userAndSubject}u.email_md5 = ?`),
   sha256: statement<UserAndSubject>(`${userAndSubject}u.email_sha256 = ?`),
@@ -32,7 +33,9 @@ const orphanBy = {
   email: statement<{ id: number }>('SELECT id FROM subjects WHERE (email_md5 = ? OR email_sha256 = ?)'),
   userId: statement<{ id: number }>('SELECT id FROM subjects WHERE handle = ?'),
 };
-const completeSubjectHashes = statement<never>('UPDATE subjects SET email_md5 = ?, email_sha256 = ? WHERE id = ? AND (email_md5 IS NULL OR email_sha256 IS NULL)');
+const completeSubjectHashes = statement<never>(
+  'UPDATE subjects SET email_md5 = ?, email_sha256 = ? WHERE id = ? AND (email_md5 IS NULL OR email_sha256 IS NULL)',
+);
 const insertSubject = {
   user: statement<{ id: number }>('INSERT INTO subjects (user_ref, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),
   md5: statement<{ id: number }>('INSERT INTO subjects (email_md5, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING id'),

@@ -11,7 +11,12 @@ export interface IdentityWithProofUrl {
 
 /** The user's entries with the proof address each has, if any. */
 export async function identitiesWithProofUrls(db: Queryable, userRef: number): Promise<IdentityWithProofUrl[]> {
-  const rows = await db.selectFrom('central_identities').select(['id', 'svc_id', 'usr_svc_id', 'proof_url']).where('user_ref', '=', userRef).orderBy('svc_id').execute();
+  const rows = await db
+    .selectFrom('central_identities')
+    .select(['id', 'svc_id', 'usr_svc_id', 'proof_url'])
+    .where('user_ref', '=', userRef)
+    .orderBy('svc_id')
+    .execute();
   return rows.map((r) => ({ id: r.id, svcId: r.svc_id, usrSvcId: r.usr_svc_id, proofUrl: r.proof_url }));
 }
 
@@ -27,6 +32,11 @@ export async function proofUrlOf(db: Queryable, identityId: number): Promise<str
  * has just changed.
  */
 export async function setProofUrl(db: Queryable, userRef: number, svcId: string, proofUrl: string | null): Promise<boolean> {
-  const r = await db.updateTable('central_identities').set({ proof_url: proofUrl, last_checked_at: null }).where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst();
+  const r = await db
+    .updateTable('central_identities')
+    .set({ proof_url: proofUrl, last_checked_at: null })
+    .where('user_ref', '=', userRef)
+    .where('svc_id', '=', svcId)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

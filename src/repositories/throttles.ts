@@ -13,7 +13,12 @@ export async function countFailure(db: Kysely<Database>, key: string, now: numbe
     .values({ key, count: 1, expires_at: expires })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet((eb) => ({
-        count: eb.case().when('throttles.expires_at', '<=', now).then(1).else(eb('throttles.count', '+', 1)).end(),
+        count: eb
+          .case()
+          .when('throttles.expires_at', '<=', now)
+          .then(1)
+          .else(eb('throttles.count', '+', 1))
+          .end(),
         expires_at: eb.case().when('throttles.expires_at', '<=', now).then(expires).else(eb.ref('throttles.expires_at')).end(),
       })),
     )

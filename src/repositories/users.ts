@@ -114,7 +114,9 @@ export async function setProvenEmail(tx: Tx, userRef: number, email: string, now
 
 /** Accounts whose address was never proven, created before `before` (they expire). */
 export async function listUnprovenBefore(db: Queryable, before: number, limit: number): Promise<User[]> {
-  return (await db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute()).map(toUser);
+  return (
+    await db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute()
+  ).map(toUser);
 }
 
 /** Whether the account is still unproven, as it stands in this transaction. */
@@ -152,7 +154,13 @@ export async function deleteUser(tx: Tx, userRef: number): Promise<void> {
 
 export type ProfileValues = Partial<Record<ProfileField, string | null>>;
 
-export async function updateProfile(db: Queryable, userRef: number, values: ProfileValues, publicFields: ProfileField[] | undefined, now: number): Promise<void> {
+export async function updateProfile(
+  db: Queryable,
+  userRef: number,
+  values: ProfileValues,
+  publicFields: ProfileField[] | undefined,
+  now: number,
+): Promise<void> {
   const set: Record<string, string | number | null> = { updated_at: now };
   for (const [field, column] of PROFILE_FIELDS) {
     const v = values[field];
@@ -162,7 +170,12 @@ export async function updateProfile(db: Queryable, userRef: number, values: Prof
   await db.updateTable('users').set(set).where('id', '=', userRef).execute();
 }
 
-export async function setUserFlags(db: Queryable, userRef: number, flags: { optedIn?: boolean; pro?: boolean; discoverable?: boolean }, now: number): Promise<void> {
+export async function setUserFlags(
+  db: Queryable,
+  userRef: number,
+  flags: { optedIn?: boolean; pro?: boolean; discoverable?: boolean },
+  now: number,
+): Promise<void> {
   await db
     .updateTable('users')
     .set((eb) => ({

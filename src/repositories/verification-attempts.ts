@@ -11,13 +11,30 @@ export async function insertVerificationAttempt(
 ): Promise<void> {
   await tx
     .insertInto('verification_attempts')
-    .values({ identity_id: a.identityId, user_ref: a.userRef, svc_id: a.svcId, url: a.url, outcome: a.outcome, detail: a.detail, method: a.method, status: a.status, attempted_at: now })
+    .values({
+      identity_id: a.identityId,
+      user_ref: a.userRef,
+      svc_id: a.svcId,
+      url: a.url,
+      outcome: a.outcome,
+      detail: a.detail,
+      method: a.method,
+      status: a.status,
+      attempted_at: now,
+    })
     .execute();
 }
 
 /** The user's attempts, newest first, at most `limit`. */
 export async function recentAttemptsOfUser(db: Queryable, userRef: number, limit: number): Promise<VerificationAttemptRow[]> {
-  return db.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('verification_attempts')
+    .selectAll()
+    .where('user_ref', '=', userRef)
+    .orderBy('attempted_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** Every attempt of the user, oldest first (the export). */

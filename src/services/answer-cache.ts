@@ -82,7 +82,8 @@ export class AnswerCache extends EventEmitter {
     this.askedOnce = this.entries ? new AskedOnce(Math.min(22, Math.max(10, Math.ceil(Math.log2(maxMb * 2048))))) : null;
     this.feed = this.entries ? feed : null;
     const source = this.feed;
-    if (source) this.detach = source.subscribe(this, (changes: Changes) => (changes === 'all' ? this.clear(source.sequence) : this.drop(changes, source.sequence)));
+    if (source)
+      this.detach = source.subscribe(this, (changes: Changes) => (changes === 'all' ? this.clear(source.sequence) : this.drop(changes, source.sequence)));
   }
 
   /** Whether answers are served from memory now: enabled, and the change feed was read last time. */
@@ -249,5 +250,10 @@ function sizeOf(value: unknown): number {
 }
 
 function isTaggedBody(value: unknown): value is { body: string; etag: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { body?: unknown }).body === 'string' && typeof (value as { etag?: unknown }).etag === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { body?: unknown }).body === 'string' &&
+    typeof (value as { etag?: unknown }).etag === 'string'
+  );
 }

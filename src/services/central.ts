@@ -7,7 +7,13 @@ import type { Tx } from '../db/schema.js';
 import { markEvidence } from '../domain/evidence.js';
 import { isVisible } from '../domain/visibility.js';
 import type { VerificationMethod } from '../verification/methods.js';
-import { deleteCentralIdentity, findCentralIdentity, insertCentralIdentity, replaceCentralIdentity, type CentralIdentity } from '../repositories/central-identities.js';
+import {
+  deleteCentralIdentity,
+  findCentralIdentity,
+  insertCentralIdentity,
+  replaceCentralIdentity,
+  type CentralIdentity,
+} from '../repositories/central-identities.js';
 import { linkedPartners, type LinkedPartner } from '../repositories/links.js';
 import { SENT_WHILE_NOT_VISIBLE, writeEvents, type EventToWrite, type EventType } from '../repositories/outbox.js';
 import { markVisibilityAnnounced, visibilityOf, type User } from '../repositories/users.js';
@@ -77,7 +83,14 @@ export function verificationData(user: User, svc: CatalogueEntry, row: CentralId
     ...base(p),
     ...(evidence ?? {}),
     ...(reason
-      ? { reason: { method: reason.method, detail: reason.detail, ...(reason.evidenceUrl !== null ? { evidenceUrl: reason.evidenceUrl } : {}), ...(reason.status !== undefined ? { status: reason.status } : {}) } }
+      ? {
+          reason: {
+            method: reason.method,
+            detail: reason.detail,
+            ...(reason.evidenceUrl !== null ? { evidenceUrl: reason.evidenceUrl } : {}),
+            ...(reason.status !== undefined ? { status: reason.status } : {}),
+          },
+        }
       : {}),
   });
 }
@@ -100,7 +113,9 @@ export async function setCentralIdentity(
   if (existing && existing.usr_svc_id === usrSvcId) return { change: 'unchanged', row: existing };
   if (existing?.verified && source.partnerId !== null) return { change: 'kept_verified', row: existing };
   const entry = { usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), sourcePartnerId: source.partnerId };
-  const row = existing ? await replaceCentralIdentity(tx, existing.id, entry, now) : await insertCentralIdentity(tx, { ...entry, userRef: user.id, svcId: svc.svcId }, now);
+  const row = existing
+    ? await replaceCentralIdentity(tx, existing.id, entry, now)
+    : await insertCentralIdentity(tx, { ...entry, userRef: user.id, svcId: svc.svcId }, now);
   await announce(tx, user, 'identity.updated', identityData(user, svc, row), now, source.partnerId !== null ? { except: source.partnerId } : {});
   return { change: existing ? 'replaced' : 'added', row };
 }

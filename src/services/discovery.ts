@@ -163,7 +163,14 @@ export async function addDiscovered(ctx: AppContext, user: User, runId: number, 
       const { row } = await setCentralIdentity(tx, user, svc, page.usrSvcId, { partnerId: null }, now);
       added++;
       if (!page.linksBack || !fresh || row.verified) continue;
-      const verified = await recordWalkProof(tx, { id: row.id, userRef: user.id, svcId: svc.svcId }, page.url, 'rel="me" link to a page of yours found by “Find my identities”', now, now + RECHECK_AFTER_MS);
+      const verified = await recordWalkProof(
+        tx,
+        { id: row.id, userRef: user.id, svcId: svc.svcId },
+        page.url,
+        'rel="me" link to a page of yours found by “Find my identities”',
+        now,
+        now + RECHECK_AFTER_MS,
+      );
       await announce(tx, user, 'identity.updated', identityData(user, svc, verified), now);
       await announce(tx, user, 'identity.verified', verificationData(user, svc, verified, null), now);
     }

@@ -43,7 +43,11 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
     await endUserTokens(tx, user.id, 'change', now);
     const holder = await findUserByEmail(tx, email);
     if (send && holder && holder.email_proven_at !== null) {
-      await queueMail(tx, { to: email, ...newAddressTakenMail(site, { userId: user.user_id, loginUrl: `${site.baseUrl}/login`, resetUrl: `${site.baseUrl}/forgot` }) }, now);
+      await queueMail(
+        tx,
+        { to: email, ...newAddressTakenMail(site, { userId: user.user_id, loginUrl: `${site.baseUrl}/login`, resetUrl: `${site.baseUrl}/forgot` }) },
+        now,
+      );
     } else if (send) {
       // An unproven account holding the address does not block the change: whoever proves it first gets it.
       const secret = await createEmailToken(tx, { purpose: 'change', userRef: user.id, email }, now, CONFIRM_LINK_HOURS * HOUR);
@@ -51,7 +55,11 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
       await queueMail(tx, { to: email, ...confirmNewAddressMail(site, { userId: user.user_id, link, hours: CONFIRM_LINK_HOURS }) }, now);
     }
     if (user.email_proven_at !== null) {
-      await queueMail(tx, { to: user.email, ...emailChangeRequestedMail(site, { userId: user.user_id, hours: CONFIRM_LINK_HOURS, resetUrl: `${site.baseUrl}/forgot` }) }, now);
+      await queueMail(
+        tx,
+        { to: user.email, ...emailChangeRequestedMail(site, { userId: user.user_id, hours: CONFIRM_LINK_HOURS, resetUrl: `${site.baseUrl}/forgot` }) },
+        now,
+      );
     }
   });
   return { sent: true };

@@ -84,11 +84,20 @@ export async function linkUser(ctx: AppContext, partner: Partner, id: ParsedIden
     if (existing && existing.user_ref === user.id) return; // already linked: true again, nothing new
     // The person proved a different account: the link moves to it.
     if (existing) await moveLink(tx, existing.id, user.id, now);
-    else await insertLink(tx, { partnerId: partner.id, subjectId: person.subjectId, userRef: user.id, userIdentifier: identifierForPartner(id, rawIdentifier) }, now);
+    else
+      await insertLink(
+        tx,
+        { partnerId: partner.id, subjectId: person.subjectId, userRef: user.id, userIdentifier: identifierForPartner(id, rawIdentifier) },
+        now,
+      );
     await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
     // Like "a new application was authorised": the owner hears of every new link.
     const site = mailSite(ctx.config);
-    await queueMail(tx, { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account/sites#links` }) }, now);
+    await queueMail(
+      tx,
+      { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account/sites#links` }) },
+      now,
+    );
     // Copy-in: the partner's entries fill services the central repository does not have yet.
     const own = await pushedEntriesInOrder(q, partner.id, person.subjectId);
     const have = await centralServicesOfUser(tx, user.id);

@@ -19,11 +19,18 @@ export class NoCentralEntryError extends Error {
 /** Clearing applies to an operator's mark only; a rel="me" proof stands while its backlink does. */
 export class ProvenByRelMeError extends Error {
   constructor(userId: string, svcId: string) {
-    super(`${userId}'s ${svcId} entry is verified by its rel="me" link, not by an operator; it stays verified while that link exists (the daily check clears it when the link goes)`);
+    super(
+      `${userId}'s ${svcId} entry is verified by its rel="me" link, not by an operator; it stays verified while that link exists (the daily check clears it when the link goes)`,
+    );
   }
 }
 
-export async function setOperatorMark(ctx: AppContext, user: User, svc: CatalogueEntry, on: boolean): Promise<{ outcome: MarkOutcome; entry: CentralIdentity }> {
+export async function setOperatorMark(
+  ctx: AppContext,
+  user: User,
+  svc: CatalogueEntry,
+  on: boolean,
+): Promise<{ outcome: MarkOutcome; entry: CentralIdentity }> {
   const now = ctx.clock.now();
   return ctx.db.kysely.transaction().execute(async (tx) => {
     const current = await findCentralIdentity(tx, user.id, svc.svcId);
@@ -33,7 +40,13 @@ export async function setOperatorMark(ctx: AppContext, user: User, svc: Catalogu
     if (!on && !operatorMarked) throw new ProvenByRelMeError(user.user_id, svc.svcId);
     // Setting over a rel="me" proof keeps it verified but makes the mark the operator's, so a later
     // failed check does not clear it; `verified` does not flip then, so partners hear nothing new.
-    const entry = await setVerifiedMark(tx, current.id, on ? { verified: true, verified_by: 'operator', verified_at: current.verified ? current.verified_at : now } : { verified: false, verified_by: null, verified_at: null });
+    const entry = await setVerifiedMark(
+      tx,
+      current.id,
+      on
+        ? { verified: true, verified_by: 'operator', verified_at: current.verified ? current.verified_at : now }
+        : { verified: false, verified_by: null, verified_at: null },
+    );
     if (entry.verified !== current.verified) {
       await announce(tx, user, 'identity.updated', identityData(user, svc, entry), now);
       const reason = { method: 'operator' as const, evidenceUrl: null, detail: 'an operator removed the mark' };

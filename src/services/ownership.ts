@@ -17,7 +17,17 @@ import { claimAddressMail } from '../mail/templates/claim-address.js';
 import { confirmAddressMail } from '../mail/templates/confirm-address.js';
 import { signUpAttemptMail } from '../mail/templates/signup-attempt.js';
 import { createEmailToken, deleteExpiredTokens, endUserTokens, findUsableToken, useToken } from '../repositories/email-tokens.js';
-import { type User, DuplicateUserError, findUserByEmail, findUserByRef, findUserByUserId, insertUser, isUnproven, listUnprovenBefore, markEmailProven } from '../repositories/users.js';
+import {
+  type User,
+  DuplicateUserError,
+  findUserByEmail,
+  findUserByRef,
+  findUserByUserId,
+  insertUser,
+  isUnproven,
+  listUnprovenBefore,
+  markEmailProven,
+} from '../repositories/users.js';
 import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { announceVisibility } from './central.js';
 import { eraseAccount } from './accounts.js';

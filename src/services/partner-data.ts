@@ -111,7 +111,9 @@ export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIden
     // A user without entries comes back as one row of NULLs; a disabled service is kept, not shown.
     const svc = svcId === null ? undefined : snap.byId.get(svcId);
     if (!svc) continue;
-    const evidence = verified ? markEvidence({ verified, verified_by: verifiedBy, verified_at: verifiedAt, last_checked_at: lastCheckedAt, evidence_url: evidenceUrl }) : null;
+    const evidence = verified
+      ? markEvidence({ verified, verified_by: verifiedBy, verified_at: verifiedAt, last_checked_at: lastCheckedAt, evidence_url: evidenceUrl })
+      : null;
     entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(reader, user, source), verified, updatedAt: updatedAt ?? 0, evidence });
   }
   return entries.sort(bySvcName);
@@ -179,7 +181,14 @@ export async function pushIdentity(ctx: AppContext, partner: Partner, id: Parsed
  * an e-mail identifier or a lost race. The one-statement push must do exactly what this does
  * (test/db/push-paths-agree.test.ts runs both on the same inputs and compares the rows they write).
  */
-export async function pushInTransaction(ctx: AppContext, partner: Partner, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string, now: number): Promise<void> {
+export async function pushInTransaction(
+  ctx: AppContext,
+  partner: Partner,
+  id: ParsedIdentifier,
+  svc: CatalogueEntry,
+  usrSvcId: string,
+  now: number,
+): Promise<void> {
   // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
   await ctx.writes.run(async (tx) => {
     const q = inTx(ctx.db, tx);

@@ -37,7 +37,11 @@ export async function requestPasswordReset(ctx: AppContext, email: string): Prom
   const now = ctx.clock.now();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const secret = await createEmailToken(tx, { purpose: 'reset', userRef: user.id, email: user.email }, now, RESET_LINK_MINUTES * 60_000);
-    const mail = resetPasswordMail(mailSite(ctx.config), { userId: user.user_id, link: `${ctx.config.baseUrl}/reset?token=${secret}`, minutes: RESET_LINK_MINUTES });
+    const mail = resetPasswordMail(mailSite(ctx.config), {
+      userId: user.user_id,
+      link: `${ctx.config.baseUrl}/reset?token=${secret}`,
+      minutes: RESET_LINK_MINUTES,
+    });
     await queueMail(tx, { to: user.email, ...mail }, now);
   });
 }
@@ -71,7 +75,11 @@ export async function resetPassword(ctx: AppContext, secret: string, newPassword
       await endUserTokens(tx, user.id, 'confirm', now);
       await announceVisibility(tx, user, now);
     }
-    await queueMail(tx, { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'reset', resetUrl: `${ctx.config.baseUrl}/forgot` }) }, now);
+    await queueMail(
+      tx,
+      { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'reset', resetUrl: `${ctx.config.baseUrl}/forgot` }) },
+      now,
+    );
     return true;
   });
 }
@@ -84,6 +92,10 @@ export async function changePassword(ctx: AppContext, user: User, newPassword: s
     await setPasswordHash(tx, user.id, passwordHash, now);
     await endUserTokens(tx, user.id, 'reset', now);
     await endOtherSessions(tx, user.id, keepSessionId);
-    await queueMail(tx, { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'changed', resetUrl: `${ctx.config.baseUrl}/forgot` }) }, now);
+    await queueMail(
+      tx,
+      { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'changed', resetUrl: `${ctx.config.baseUrl}/forgot` }) },
+      now,
+    );
   });
 }

@@ -107,7 +107,11 @@ export class RedisFailureThrottle implements FailureThrottle {
       async () => {
         // One transaction: the window's expiry is set with its first count, so no key can be left
         // counting without one (INCR then PEXPIRE could fail in between).
-        const results = await this.redis.client.multi().set(k, 0, 'PX', windowSeconds * 1000, 'NX').incr(k).exec();
+        const results = await this.redis.client
+          .multi()
+          .set(k, 0, 'PX', windowSeconds * 1000, 'NX')
+          .incr(k)
+          .exec();
         const failed = results?.find(([err]) => err);
         if (!results || failed) throw failed?.[0] ?? new Error('Redis transaction aborted');
       },

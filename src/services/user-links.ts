@@ -23,7 +23,8 @@ export async function listUserLinks(ctx: AppContext, user: User): Promise<LinkSu
   const addedBy = await countUnverifiedBySource(ctx.db.kysely, user.id);
   const out = new Map<number, LinkSummary>();
   for (const r of rows) {
-    if (!out.has(r.partner_id)) out.set(r.partner_id, { partnerId: r.partner_id, partnerName: r.partner_name, linkedAt: r.created_at, addedCount: addedBy.get(r.partner_id) ?? 0 });
+    if (!out.has(r.partner_id))
+      out.set(r.partner_id, { partnerId: r.partner_id, partnerName: r.partner_name, linkedAt: r.created_at, addedCount: addedBy.get(r.partner_id) ?? 0 });
   }
   return [...out.values()];
 }

@@ -22,7 +22,8 @@ const ENVELOPE_BYTES = 16 * 1024;
 /** Past this many bytes beyond the limit the rest is not read: the answer is an error at once. */
 const DRAIN_BYTES = 4 * 1024 * 1024;
 
-const tooLarge = (maxFileBytes: number) => new ApiError('payload_too_large', `The picture is larger than ${maxFileBytes / 1024 / 1024} MB. Choose a smaller one.`);
+const tooLarge = (maxFileBytes: number) =>
+  new ApiError('payload_too_large', `The picture is larger than ${maxFileBytes / 1024 / 1024} MB. Choose a smaller one.`);
 
 /** Lets the routes of `app` (an encapsulated plugin) take multipart forms with one file. */
 export function acceptFileForms(app: FastifyInstance, maxFileBytes: number): void {

@@ -96,7 +96,9 @@ export function siteSecret(ctx: AppContext): Promise<Buffer> {
 }
 
 export async function sign(ctx: AppContext, purpose: string, value: string): Promise<string> {
-  return createHmac('sha256', await siteSecret(ctx)).update(`${purpose}:${value}`).digest('base64url');
+  return createHmac('sha256', await siteSecret(ctx))
+    .update(`${purpose}:${value}`)
+    .digest('base64url');
 }
 
 export function safeEqual(a: string, b: string): boolean {

@@ -27,7 +27,13 @@ export function handleOf(usrSvcId: string): string | null {
   return hostName(raw.includes('.') ? raw : `${raw}.bsky.social`);
 }
 
-function fail(result: 'absent' | 'transient', evidenceUrl: string | null, detail: string, status?: number, retryAfterMs?: number): { ok: false; outcome: CheckOutcome } {
+function fail(
+  result: 'absent' | 'transient',
+  evidenceUrl: string | null,
+  detail: string,
+  status?: number,
+  retryAfterMs?: number,
+): { ok: false; outcome: CheckOutcome } {
   const base = { method: 'atproto' as const, evidenceUrl, detail, ...(status !== undefined ? { status } : {}) };
   return { ok: false, outcome: result === 'absent' ? { ...base, result } : { ...base, result, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } };
 }
@@ -55,15 +61,19 @@ async function didOfHandle(ctx: AppContext, fetcher: Fetcher, handle: string): P
   const name = `_atproto.${handle}`;
   const txt = await resolveTxt(ctx, name);
   if (txt.ok) {
-    const did = txt.records.find((r) => r.startsWith('did='))?.slice(4).trim();
+    const did = txt.records
+      .find((r) => r.startsWith('did='))
+      ?.slice(4)
+      .trim();
     if (did) return { ok: true, value: did, evidenceUrl: `dns:TXT:${name}` };
   } else if (!txt.definite) {
     return fail('transient', `dns:TXT:${name}`, `could not resolve ${name}: ${dnsFailureText(txt.code)}`);
   }
   const url = `https://${handle}/.well-known/atproto-did`;
-  const body = await read(fetcher, ctx, url, 'the handle\'s DID', 'text/plain');
+  const body = await read(fetcher, ctx, url, "the handle's DID", 'text/plain');
   if (!body.ok) {
-    if (body.outcome.result === 'absent') return fail('absent', url, `${handle} names no DID: no did= TXT record at ${name}, and ${body.outcome.detail}`, body.outcome.status);
+    if (body.outcome.result === 'absent')
+      return fail('absent', url, `${handle} names no DID: no did= TXT record at ${name}, and ${body.outcome.detail}`, body.outcome.status);
     return body;
   }
   const did = body.value.trim().split('\n')[0]?.trim() ?? '';
@@ -110,14 +120,22 @@ async function check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutco
   const did = await didOfHandle(ctx, fetcher, handle);
   if (!did.ok) return did.outcome;
   const docUrl = didDocumentUrl(ctx, did.value);
-  if (docUrl === null) return { method: 'atproto', result: 'absent', evidenceUrl: did.evidenceUrl, detail: `${handle} names ${did.value.slice(0, 80)}, which is neither a did:plc nor a did:web` };
+  if (docUrl === null)
+    return {
+      method: 'atproto',
+      result: 'absent',
+      evidenceUrl: did.evidenceUrl,
+      detail: `${handle} names ${did.value.slice(0, 80)}, which is neither a did:plc nor a did:web`,
+    };
   const docText = await read(fetcher, ctx, docUrl, 'the DID document', 'application/did+ld+json, application/json');
   if (!docText.ok) return docText.outcome;
   const doc = parseJson(docText.value);
-  if (typeof doc !== 'object' || doc === null) return { method: 'atproto', result: 'absent', evidenceUrl: docUrl, detail: `the DID document at ${docUrl} is not JSON` };
+  if (typeof doc !== 'object' || doc === null)
+    return { method: 'atproto', result: 'absent', evidenceUrl: docUrl, detail: `the DID document at ${docUrl} is not JSON` };
   const aka = (doc as DidDocument).alsoKnownAs;
   const namesHandle = Array.isArray(aka) && aka.slice(0, 16).some((a) => typeof a === 'string' && a.toLowerCase() === `at://${handle}`);
-  if (!namesHandle) return { method: 'atproto', result: 'absent', evidenceUrl: docUrl, detail: `the DID document at ${docUrl} does not name at://${handle} in alsoKnownAs` };
+  if (!namesHandle)
+    return { method: 'atproto', result: 'absent', evidenceUrl: docUrl, detail: `the DID document at ${docUrl} does not name at://${handle} in alsoKnownAs` };
   const pds = pdsOf(doc as DidDocument);
   if (pds === null) return { method: 'atproto', result: 'absent', evidenceUrl: docUrl, detail: `the DID document at ${docUrl} names no ATProto PDS` };
   const recordUrl = `${pds}/xrpc/com.atproto.repo.getRecord?${new URLSearchParams({ repo: did.value, collection: 'app.bsky.actor.profile', rkey: 'self' })}`;
@@ -126,7 +144,13 @@ async function check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutco
   const record = parseJson(recordText.value) as { value?: { description?: unknown } } | undefined;
   const description = typeof record?.value?.description === 'string' ? record.value.description : '';
   if (holdsProofText(ctx, subject.userId, description)) {
-    return { method: 'atproto', result: 'verified', evidenceUrl: recordUrl, status: 200, detail: `${handle} is ${did.value}, whose DID document names the handle back and whose profile description holds the proof text` };
+    return {
+      method: 'atproto',
+      result: 'verified',
+      evidenceUrl: recordUrl,
+      status: 200,
+      detail: `${handle} is ${did.value}, whose DID document names the handle back and whose profile description holds the proof text`,
+    };
   }
   return {
     method: 'atproto',

@@ -26,7 +26,11 @@ function sampleIdentifier(svc: CatalogueEntry): string | null {
   return null;
 }
 
-export async function verificationCoverage(ctx: AppContext, top: number, checkers: readonly Pick<VerificationChecker, 'method' | 'appliesTo' | 'dependable'>[] = CHECKERS): Promise<Coverage> {
+export async function verificationCoverage(
+  ctx: AppContext,
+  top: number,
+  checkers: readonly Pick<VerificationChecker, 'method' | 'appliesTo' | 'dependable'>[] = CHECKERS,
+): Promise<Coverage> {
   const { list } = await ctx.catalogue.ordered('popularity');
   const services = list.slice(0, top).map((svc) => {
     const id = sampleIdentifier(svc);

@@ -48,7 +48,13 @@ async function fetchFor(ctx: AppContext, fetcher: Fetcher, url: string, accept: 
     userAgent: verificationUserAgent(ctx),
   });
   if (!res.ok) {
-    const outcome: CheckOutcome = { method: 'proof', result: 'transient', evidenceUrl: url, detail: `Could not read ${label}: ${UNREACHABLE[res.reason]}.`, ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}) };
+    const outcome: CheckOutcome = {
+      method: 'proof',
+      result: 'transient',
+      evidenceUrl: url,
+      detail: `Could not read ${label}: ${UNREACHABLE[res.reason]}.`,
+      ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}),
+    };
     return { ok: false, outcome };
   }
   if (res.status === 429 || res.status >= 500) {
@@ -56,7 +62,14 @@ async function fetchFor(ctx: AppContext, fetcher: Fetcher, url: string, accept: 
     const why = res.status === 429 ? 'is limiting how often it is asked' : 'is not answering properly';
     return {
       ok: false,
-      outcome: { method: 'proof', result: 'transient', evidenceUrl: url, status: res.status, detail: `Could not read ${label}: the service ${why} (HTTP ${res.status}).`, ...(retry !== undefined ? { retryAfterMs: retry } : {}) },
+      outcome: {
+        method: 'proof',
+        result: 'transient',
+        evidenceUrl: url,
+        status: res.status,
+        detail: `Could not read ${label}: the service ${why} (HTTP ${res.status}).`,
+        ...(retry !== undefined ? { retryAfterMs: retry } : {}),
+      },
     };
   }
   return { ok: true, status: res.status, body: res.body, truncated: res.truncated, headers: res.headers };
@@ -69,18 +82,40 @@ async function checkOne(ctx: AppContext, fetcher: Fetcher, p: ProofProvider, sta
     const url = testOriginOf(ctx, fillUrl(p.lookup.url, vars));
     const got = await fetchFor(ctx, fetcher, url, 'application/json', MAX_LOOKUP_BYTES, `${p.name}'s account`);
     if (!got.ok) return got.outcome;
-    if (got.status === 404 || got.status === 410) return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
-    if (got.status < 200 || got.status > 299) return { method: 'proof', result: 'transient', evidenceUrl: url, status: got.status, detail: `${p.name} answered HTTP ${got.status} when asked for the account ${vars.user}.` };
+    if (got.status === 404 || got.status === 410)
+      return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
+    if (got.status < 200 || got.status > 299)
+      return {
+        method: 'proof',
+        result: 'transient',
+        evidenceUrl: url,
+        status: got.status,
+        detail: `${p.name} answered HTTP ${got.status} when asked for the account ${vars.user}.`,
+      };
     let json: unknown;
     try {
       json = JSON.parse(got.body);
     } catch {
-      return { method: 'proof', result: 'transient', evidenceUrl: url, status: got.status, detail: `${p.name}'s answer about the account ${vars.user} could not be read as JSON.` };
+      return {
+        method: 'proof',
+        result: 'transient',
+        evidenceUrl: url,
+        status: got.status,
+        detail: `${p.name}'s answer about the account ${vars.user} could not be read as JSON.`,
+      };
     }
     const found = lookupValue(json, p.lookup.at);
-    if (found === undefined) return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
+    if (found === undefined)
+      return { method: 'proof', result: 'absent', evidenceUrl: url, status: got.status, detail: `${p.name} has no account ${vars.user}.` };
     // A dot-segment would make the next address another resource of the service.
-    if (found === '' || found === '.' || found === '..') return { method: 'proof', result: 'transient', evidenceUrl: url, status: got.status, detail: `${p.name}'s answer about the account ${vars.user} is not one that can be followed.` };
+    if (found === '' || found === '.' || found === '..')
+      return {
+        method: 'proof',
+        result: 'transient',
+        evidenceUrl: url,
+        status: got.status,
+        detail: `${p.name}'s answer about the account ${vars.user} is not one that can be followed.`,
+      };
     vars[p.lookup.as] = found;
   }
   const url = testOriginOf(ctx, fillUrl(p.fetch.url, vars));
@@ -108,7 +143,11 @@ function strongest(outcomes: CheckOutcome[]): CheckOutcome {
   return outcomes.find((o) => o.result === 'verified') ?? outcomes.find((o) => o.result === 'transient') ?? outcomes[0]!;
 }
 
-export async function checkProof(ctx: AppContext, subject: CheckSubject, providers: readonly ProofProvider[] = ctx.config.proofProviders): Promise<CheckOutcome> {
+export async function checkProof(
+  ctx: AppContext,
+  subject: CheckSubject,
+  providers: readonly ProofProvider[] = ctx.config.proofProviders,
+): Promise<CheckOutcome> {
   const url = buildProfileUrl(subject.svc, subject.usrSvcId);
   const outcomes: CheckOutcome[] = [];
   // The address the person gave is kept with the identity: read here when the caller did not, and
@@ -124,7 +163,12 @@ export async function checkProof(ctx: AppContext, subject: CheckSubject, provide
       const given = proofUrlVariables(p, vars, proofUrl);
       if (given === null) continue;
       if ('refused' in given) {
-        outcomes.push({ method: 'proof', result: 'absent', evidenceUrl: null, detail: `The proof address you gave is not yours on ${p.name}: ${given.refused}.` });
+        outcomes.push({
+          method: 'proof',
+          result: 'absent',
+          evidenceUrl: null,
+          detail: `The proof address you gave is not yours on ${p.name}: ${given.refused}.`,
+        });
         continue;
       }
       vars = given.vars;

@@ -53,10 +53,23 @@ const ProviderSchema = Type.Object(
     /** A pattern the identity's profile URL must match; its named groups become variables (`host`, `user`). */
     profileUrl: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_PATTERN })),
     /** A proof the person points at (a gist): its address must match, and its `user` group name the identity. */
-    proofUrl: Type.Optional(Type.Object({ pattern: Type.String({ minLength: 1, maxLength: MAX_PATTERN }), example: Type.String({ maxLength: 300 }) }, { additionalProperties: false })),
+    proofUrl: Type.Optional(
+      Type.Object(
+        { pattern: Type.String({ minLength: 1, maxLength: MAX_PATTERN }), example: Type.String({ maxLength: 300 }) },
+        { additionalProperties: false },
+      ),
+    ),
     /** A first request whose JSON answer gives a variable the proof's address needs (GitLab: the user's number). */
-    lookup: Type.Optional(Type.Object({ url: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE }), at: Type.String({ minLength: 1, maxLength: 200 }), as: NAME }, { additionalProperties: false })),
-    fetch: Type.Object({ url: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE }), accept: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+    lookup: Type.Optional(
+      Type.Object(
+        { url: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE }), at: Type.String({ minLength: 1, maxLength: 200 }), as: NAME },
+        { additionalProperties: false },
+      ),
+    ),
+    fetch: Type.Object(
+      { url: Type.String({ minLength: 1, maxLength: MAX_TEMPLATE }), accept: Type.Optional(Type.String({ maxLength: 200 })) },
+      { additionalProperties: false },
+    ),
     format: Type.Union([Type.Literal('json'), Type.Literal('html'), Type.Literal('xml'), Type.Literal('text')]),
     proof: Type.Object(
       {
@@ -67,9 +80,29 @@ const ProviderSchema = Type.Object(
       { additionalProperties: false },
     ),
     /** What ties the answer to the identity: each field must equal the template (the account, not a renamed or other one). */
-    owner: Type.Optional(Type.Array(Type.Object({ at: Type.String({ minLength: 1, maxLength: 200 }), equals: Type.String({ minLength: 1, maxLength: 200 }), ignoreCase: Type.Boolean() }, { additionalProperties: false }), { maxItems: 5 })),
+    owner: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { at: Type.String({ minLength: 1, maxLength: 200 }), equals: Type.String({ minLength: 1, maxLength: 200 }), ignoreCase: Type.Boolean() },
+          { additionalProperties: false },
+        ),
+        { maxItems: 5 },
+      ),
+    ),
     /** Answers besides 404 and 410 that say the account does not exist (Bluesky: 400 InvalidRequest). */
-    missing: Type.Optional(Type.Array(Type.Object({ status: Type.Integer({ minimum: 400, maximum: 499 }), at: Type.Optional(Type.String({ maxLength: 200 })), equals: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }), { maxItems: 5 })),
+    missing: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            status: Type.Integer({ minimum: 400, maximum: 499 }),
+            at: Type.Optional(Type.String({ maxLength: 200 })),
+            equals: Type.Optional(Type.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 5 },
+      ),
+    ),
     /** What the person does, shown on the account page. */
     steps: Type.String({ minLength: 1, maxLength: 1000 }),
     examples: Type.Array(Example, { minItems: 2, maxItems: 30 }),
@@ -77,7 +110,10 @@ const ProviderSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const FileSchema = Type.Object({ format: Type.Literal(PROOFS_FORMAT), providers: Type.Array(Type.Unknown(), { maxItems: 1000 }) }, { additionalProperties: false });
+const FileSchema = Type.Object(
+  { format: Type.Literal(PROOFS_FORMAT), providers: Type.Array(Type.Unknown(), { maxItems: 1000 }) },
+  { additionalProperties: false },
+);
 
 export type ProofProviderDefinition = Static<typeof ProviderSchema>;
 type LocationDef = Static<typeof Location>;
@@ -125,10 +161,12 @@ export function parseProofProviders(json: unknown): ProofProvider[] {
     seen.add(raw.id);
     const profileUrlPattern = raw.profileUrl === undefined ? null : compile(raw.profileUrl, 'profileUrl', fail);
     const proofUrlPattern = raw.proofUrl === undefined ? null : compile(raw.proofUrl.pattern, 'proofUrl.pattern', fail);
-    if (proofUrlPattern && !groupNames(raw.proofUrl!.pattern).includes('user')) fail('proofUrl.pattern must have a named group "user", tying the proof to the identity');
+    if (proofUrlPattern && !groupNames(raw.proofUrl!.pattern).includes('user'))
+      fail('proofUrl.pattern must have a named group "user", tying the proof to the identity');
     if (raw.format !== 'text' && raw.proof.in.length === 0) fail('proof.in must name at least one place for JSON and HTML answers');
     const markupFormat = raw.format === 'html' || raw.format === 'xml';
-    if (markupFormat) for (const l of raw.proof.in) if (parseSelector(l.at) === null) fail(`proof.in "${l.at}" is not a selector of the form tag.class#id[attr=value]@attr`);
+    if (markupFormat)
+      for (const l of raw.proof.in) if (parseSelector(l.at) === null) fail(`proof.in "${l.at}" is not a selector of the form tag.class#id[attr=value]@attr`);
     if (markupFormat && raw.owner?.some((o) => parseSelector(o.at) === null)) fail('owner.at must be a selector for HTML and XML answers');
     // Every variable a template names must be one the definition gives, or a URL would keep a literal "{x}".
     const known = new Set(['id', 'user', ...(raw.profileUrl ? groupNames(raw.profileUrl) : []), ...(raw.proofUrl ? groupNames(raw.proofUrl.pattern) : [])]);
@@ -282,7 +320,30 @@ function parseBounded(html: string, budget: TagBudget, xmlMode = false): Doc {
 type DomNode = Doc['children'][number];
 
 // Elements whose edges separate words: without a break, `<p>a</p><p>b</p>` would read "ab".
-const BLOCKS = new Set(['p', 'br', 'div', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'dd', 'dt', 'hr', 'section', 'article']);
+const BLOCKS = new Set([
+  'p',
+  'br',
+  'div',
+  'li',
+  'ul',
+  'ol',
+  'tr',
+  'td',
+  'th',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'dd',
+  'dt',
+  'hr',
+  'section',
+  'article',
+]);
 
 /**
  * The text of a node with entities decoded and a line break at block edges. A loop, not recursion:
@@ -347,10 +408,7 @@ function markupTexts(html: string, budget: TagBudget): string[] {
   return [textOf(doc), ...hrefs];
 }
 
-export type AnswerReading =
-  | { result: 'verified'; detail: string }
-  | { result: 'absent'; detail: string }
-  | { result: 'transient'; detail: string };
+export type AnswerReading = { result: 'verified'; detail: string } | { result: 'absent'; detail: string } | { result: 'transient'; detail: string };
 
 export interface Answer {
   status: number;

@@ -54,7 +54,16 @@ export async function crawlRelMe(startUrl: string, opts: CrawlOptions): Promise<
     const limitHit = fetchedCount >= limits.maxPages ? 'page_limit' : remaining <= 0 ? 'time_limit' : null;
     if (limitHit || opts.skip.has(normaliseProfileUrl(next.url))) {
       if (limitHit) stoppedBy ??= limitHit;
-      const page: CrawledPage = { ...next, finalUrl: null, fetched: false, outcome: 'not_fetched', detail: limitHit ? `not fetched: the ${limitHit === 'page_limit' ? `${limits.maxPages}-page` : 'time'} limit was reached` : 'your profile on this service', links: [] };
+      const page: CrawledPage = {
+        ...next,
+        finalUrl: null,
+        fetched: false,
+        outcome: 'not_fetched',
+        detail: limitHit
+          ? `not fetched: the ${limitHit === 'page_limit' ? `${limits.maxPages}-page` : 'time'} limit was reached`
+          : 'your profile on this service',
+        links: [],
+      };
       pages.push(page);
       await opts.onPage(page);
       continue;

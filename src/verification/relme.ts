@@ -9,9 +9,7 @@ import type { SafeFetchFailureReason } from './safe-fetch.js';
 
 function relHasMe(rel: string | undefined): boolean {
   if (!rel) return false;
-  return rel
-    .split(/[\t\n\f\r ]+/)
-    .some((token) => token.toLowerCase() === 'me');
+  return rel.split(/[\t\n\f\r ]+/).some((token) => token.toLowerCase() === 'me');
 }
 
 function resolve(href: string, base: string): string | null {
@@ -126,11 +124,7 @@ const UNREACHABLE_TEXT: Record<SafeFetchFailureReason, string> = {
 const HTML_TYPES = ['text/html', 'application/xhtml+xml'];
 
 /** Checks whether the page at identityUrl links back to profileUrl with rel="me". Never throws. */
-export async function checkRelMe(
-  identityUrl: string,
-  profileUrl: string,
-  opts: CheckRelMeOptions,
-): Promise<RelMeResult> {
+export async function checkRelMe(identityUrl: string, profileUrl: string, opts: CheckRelMeOptions): Promise<RelMeResult> {
   const fetcher = opts.fetchImpl ?? safeFetch;
   let res: Awaited<ReturnType<typeof safeFetch>>;
   try {
@@ -144,11 +138,22 @@ export async function checkRelMe(
     return { outcome: 'unreachable', reason: 'connect_failed', detail: UNREACHABLE_TEXT.connect_failed };
   }
   if (!res.ok) {
-    return { outcome: 'unreachable', reason: res.reason, detail: UNREACHABLE_TEXT[res.reason], ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}) };
+    return {
+      outcome: 'unreachable',
+      reason: res.reason,
+      detail: UNREACHABLE_TEXT[res.reason],
+      ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}),
+    };
   }
   if (res.status < 200 || res.status > 299) {
     const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers['retry-after'], Date.now()) : null;
-    return { outcome: 'unreachable', reason: 'http_status', status: res.status, detail: `HTTP ${res.status}`, ...(wait !== null ? { retryAfterMs: wait } : {}) };
+    return {
+      outcome: 'unreachable',
+      reason: 'http_status',
+      status: res.status,
+      detail: `HTTP ${res.status}`,
+      ...(wait !== null ? { retryAfterMs: wait } : {}),
+    };
   }
 
   // Only markup is parsed as markup: a text/plain or JSON page that merely quotes `<a rel="me">`

@@ -143,7 +143,11 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
       callback(err, '', 0);
       return;
     }
-    if (options.all) callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, first.address, first.family);
   };
 }
@@ -187,11 +191,7 @@ interface Hop {
   addresses: ResolvedAddress[];
 }
 
-async function checkHop(
-  raw: string | URL,
-  opts: SafeFetchOptions,
-  signal: AbortSignal,
-): Promise<Hop> {
+async function checkHop(raw: string | URL, opts: SafeFetchOptions, signal: AbortSignal): Promise<Hop> {
   let url: URL;
   try {
     url = typeof raw === 'string' ? new URL(raw) : raw;
@@ -228,10 +228,7 @@ async function checkHop(
     // One bad answer refuses the host: which address the socket would pick is not ours to choose.
     if (!allowed(address)) {
       const why = addressRefusalReason(address) ?? 'refused by the address policy';
-      throw new Refusal(
-        'address_not_allowed',
-        literal ? `${address} is ${why}` : `${host} resolves to ${address}, which is ${why}`,
-      );
+      throw new Refusal('address_not_allowed', literal ? `${address} is ${why}` : `${host} resolves to ${address}, which is ${why}`);
     }
   }
   return { url, addresses };

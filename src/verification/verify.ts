@@ -8,7 +8,13 @@
 // when a second check after VERIFY_CONFIRM_AFTER_SECONDS still finds it; a timeout, a 5xx, a 429
 // or a DNS failure leaves the mark as it is and the entry is asked again later.
 import type { AppContext } from '../context.js';
-import { claimDueIdentities as claimDue, findCentralIdentityAsChecked, identityToCheck, recordCheck, type CentralIdentity } from '../repositories/central-identities.js';
+import {
+  claimDueIdentities as claimDue,
+  findCentralIdentityAsChecked,
+  identityToCheck,
+  recordCheck,
+  type CentralIdentity,
+} from '../repositories/central-identities.js';
 import { findUserByRef, type User } from '../repositories/users.js';
 import { insertVerificationAttempt } from '../repositories/verification-attempts.js';
 import { announce, identityData, verificationData } from '../services/central.js';
@@ -108,7 +114,15 @@ async function runCheckers(ctx: AppContext, subject: CheckSubject): Promise<Chec
   return outcomes;
 }
 
-async function tellPartners(tx: Parameters<typeof recordCheck>[0], user: User, svc: CatalogueEntry, before: CentralIdentity, after: CentralIdentity, outcomes: CheckOutcome[], now: number): Promise<void> {
+async function tellPartners(
+  tx: Parameters<typeof recordCheck>[0],
+  user: User,
+  svc: CatalogueEntry,
+  before: CentralIdentity,
+  after: CentralIdentity,
+  outcomes: CheckOutcome[],
+  now: number,
+): Promise<void> {
   if (after.verified === before.verified) return;
   await announce(tx, user, 'identity.updated', identityData(user, svc, after), now);
   if (after.verified) {
@@ -162,7 +176,16 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
     for (const o of outcomes) {
       await insertVerificationAttempt(
         tx,
-        { identityId: current.id, userRef: current.user_ref, svcId: current.svc_id, url: o.evidenceUrl ?? '', outcome: o.result, detail: o.detail, method: o.method, status: o.status ?? null },
+        {
+          identityId: current.id,
+          userRef: current.user_ref,
+          svcId: current.svc_id,
+          url: o.evidenceUrl ?? '',
+          outcome: o.result,
+          detail: o.detail,
+          method: o.method,
+          status: o.status ?? null,
+        },
         now,
       );
     }
@@ -170,7 +193,14 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
     const updated = await recordCheck(
       tx,
       current.id,
-      { verified: d.verified, verified_by: d.method, verified_at: d.verifiedAt, evidence_url: d.evidenceUrl, negative_since: d.negativeSince, next_check_at: d.nextCheckAt },
+      {
+        verified: d.verified,
+        verified_by: d.method,
+        verified_at: d.verifiedAt,
+        evidence_url: d.evidenceUrl,
+        negative_since: d.negativeSince,
+        next_check_at: d.nextCheckAt,
+      },
       now,
     );
     await tellPartners(tx, user, svc, current, updated, outcomes, now);

@@ -6,10 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Partner } from '../repositories/partners.js';
 
-export type SignatureCheck =
-  | { status: 'unsigned' }
-  | { status: 'valid' }
-  | { status: 'invalid'; warning: string };
+export type SignatureCheck = { status: 'unsigned' } | { status: 'valid' } | { status: 'invalid'; warning: string };
 
 const FALLBACK = 'showing the public view';
 
@@ -39,13 +36,7 @@ function signingKeys(partner: Partner, nowMs: number): string[] {
  * `userIdentifier` is the path segment exactly as the browser sent it (decoded, not normalised): a
  * signature covers one spelling of one person for one partner.
  */
-export function checkWidgetSignature(
-  partner: Partner,
-  userIdentifier: string,
-  exp: unknown,
-  sig: unknown,
-  nowMs: number,
-): SignatureCheck {
+export function checkWidgetSignature(partner: Partner, userIdentifier: string, exp: unknown, sig: unknown, nowMs: number): SignatureCheck {
   if (exp === undefined && sig === undefined) return { status: 'unsigned' };
   if (exp === undefined || sig === undefined) return { status: 'invalid', warning: `a signed URL needs both exp and sig; ${FALLBACK}` };
   // Checked before the query's schema: a field given twice arrives as an array (its 400 follows).
@@ -61,7 +52,10 @@ export function checkWidgetSignature(
   // (or signed for too long).
   if (Number(exp) * 1000 <= nowMs) return { status: 'invalid', warning: `the signed URL has expired; ${FALLBACK}` };
   if (Number(exp) * 1000 > nowMs + MAX_SIGNATURE_LIFETIME_SECONDS * 1000) {
-    return { status: 'invalid', warning: `exp is more than ${MAX_SIGNATURE_LIFETIME_SECONDS / 3600} hours ahead (signed URLs live at most a day); ${FALLBACK}` };
+    return {
+      status: 'invalid',
+      warning: `exp is more than ${MAX_SIGNATURE_LIFETIME_SECONDS / 3600} hours ahead (signed URLs live at most a day); ${FALLBACK}`,
+    };
   }
   return { status: 'valid' };
 }

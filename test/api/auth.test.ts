@@ -77,8 +77,16 @@ test('wrong sync password: the sixth try is throttled even when right, and works
 test('unknown e-mail and wrong password answer byte-identically', async () => {
   const P = await t.partner();
   await t.user({ email: 'kim@example.org', userId: 'kim' });
-  const a = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/kim`, { api_token: P.apiToken, email_address: 'kim@example.org', password: 'not the password' });
-  const b = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/kim`, { api_token: P.apiToken, email_address: 'nobody-at-all@example.org', password: 'not the password' });
+  const a = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/kim`, {
+    api_token: P.apiToken,
+    email_address: 'kim@example.org',
+    password: 'not the password',
+  });
+  const b = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/kim`, {
+    api_token: P.apiToken,
+    email_address: 'nobody-at-all@example.org',
+    password: 'not the password',
+  });
   assert.equal(a.status, 401);
   assert.equal(b.status, a.status);
   assert.equal(await b.text(), await a.text());
@@ -87,10 +95,16 @@ test('unknown e-mail and wrong password answer byte-identically', async () => {
 test('per partner + end-user address throttling counts across accounts', async () => {
   const P = await t.partner();
   for (let i = 0; i < 20; i++) {
-    assert.equal(await code(P.client.syncUser('anyone', { email: `x${i}@example.org`, password: 'wrong password', endUserIp: '203.0.113.9' })), 'invalid_credentials');
+    assert.equal(
+      await code(P.client.syncUser('anyone', { email: `x${i}@example.org`, password: 'wrong password', endUserIp: '203.0.113.9' })),
+      'invalid_credentials',
+    );
   }
   assert.equal(await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: '203.0.113.9' })), 'rate_limited');
-  assert.equal(await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: '203.0.113.10' })), 'invalid_credentials');
+  assert.equal(
+    await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: '203.0.113.10' })),
+    'invalid_credentials',
+  );
   assert.equal(await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: 'not-an-ip' })), 'invalid_request');
 });
 
@@ -126,8 +140,19 @@ test('return_contacts needs a link and matches opted-in, discoverable users', as
   assert.equal(await code(P.client.returnContacts('nia', ['oli'])), 'forbidden');
   await P.client.syncUser('nia', { email: 'nia@example.org', password: owner.password });
   const found = await P.client.returnContacts('nia', ['oli@example.org', 'pam@example.org', 'nobody@example.org', 'not valid!!', 'oli']);
-  assert.deepEqual(found.map((c) => [c.identifier, c.userId]), [['oli@example.org', 'oli']]);
-  assert.equal(await code(P.client.returnContacts('nia', Array.from({ length: 1001 }, (_, i) => `u${i}@example.org`))), 'invalid_request');
+  assert.deepEqual(
+    found.map((c) => [c.identifier, c.userId]),
+    [['oli@example.org', 'oli']],
+  );
+  assert.equal(
+    await code(
+      P.client.returnContacts(
+        'nia',
+        Array.from({ length: 1001 }, (_, i) => `u${i}@example.org`),
+      ),
+    ),
+    'invalid_request',
+  );
 });
 
 test('return_profile: public fields, or all for a linked partner', async () => {
@@ -135,7 +160,11 @@ test('return_profile: public fields, or all for a linked partner', async () => {
   const P = await t.partner();
   const u = await t.user({ email: 'quinn@example.org', userId: 'quinn' });
   await updateProfile(t.ctx.db.kysely, u.id, { nickname: 'Q', city: 'Oslo', bio: 'hi' }, ['nickname'], t.clock.now());
-  assert.deepEqual(await P.publicClient.returnProfile('quinn', { profileType: 'public' }), { userId: 'quinn', url: `${t.config.baseUrl}/u/quinn`, nickname: 'Q' });
+  assert.deepEqual(await P.publicClient.returnProfile('quinn', { profileType: 'public' }), {
+    userId: 'quinn',
+    url: `${t.config.baseUrl}/u/quinn`,
+    nickname: 'Q',
+  });
   assert.deepEqual(await P.client.returnProfile('quinn'), { userId: 'quinn', url: `${t.config.baseUrl}/u/quinn`, nickname: 'Q' });
   await P.client.syncUser('quinn', { email: 'quinn@example.org', password: u.password });
   assert.deepEqual(await P.client.returnProfile('quinn'), { userId: 'quinn', url: `${t.config.baseUrl}/u/quinn`, nickname: 'Q', city: 'Oslo', bio: 'hi' });

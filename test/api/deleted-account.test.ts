@@ -33,7 +33,10 @@ test('a partner finds its own pushes under the userId after the account is delet
   await P.client.updateService(md5(email), 'gitlab', 'gone-gl');
   await deleteOnSite(email, u.password, 'gone');
 
-  const mine = [['github', 'gone-gh'], ['gitlab', 'gone-gl']];
+  const mine = [
+    ['github', 'gone-gh'],
+    ['gitlab', 'gone-gl'],
+  ];
   for (const id of ['gone', md5(email), sha256(email), email]) {
     assert.deepEqual(pairs(await P.client.returnServices(id)), mine, `under ${id}`);
   }
@@ -42,7 +45,10 @@ test('a partner finds its own pushes under the userId after the account is delet
   assert.equal(await errorCode(P.publicClient.returnServices('gone', { profileType: 'public' })), 'not_found');
   // Pushes under the userId keep landing on the same entries.
   await P.client.updateService('gone', 'github', 'gone-gh-2');
-  assert.deepEqual(pairs(await P.client.returnServices(md5(email))), [['github', 'gone-gh-2'], ['gitlab', 'gone-gl']]);
+  assert.deepEqual(pairs(await P.client.returnServices(md5(email))), [
+    ['github', 'gone-gh-2'],
+    ['gitlab', 'gone-gl'],
+  ]);
 });
 
 test('someone else who takes the freed userId does not get the old entries; the old address does', async () => {

@@ -14,7 +14,8 @@ after(() => t.close());
 function assertApiHeaders(res: Response, what: string): { limit: number; remaining: number } {
   assert.equal(res.headers.get('x-idsvc-api-version'), '1', `${what}: X-Idsvc-Api-Version`);
   assert.match(res.headers.get('x-request-id') ?? '', /^[A-Za-z0-9._-]{1,64}$/, `${what}: X-Request-Id`);
-  for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) assert.match(res.headers.get(h) ?? '', /^\d+$/, `${what}: ${h} is ${res.headers.get(h)}`);
+  for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'])
+    assert.match(res.headers.get(h) ?? '', /^\d+$/, `${what}: ${h} is ${res.headers.get(h)}`);
   return { limit: Number(res.headers.get('ratelimit-limit')), remaining: Number(res.headers.get('ratelimit-remaining')) };
 }
 
@@ -22,14 +23,22 @@ test('refusals on the API carry RateLimit-* and X-Idsvc-Api-Version', async () =
   const P = await t.partner();
   const base = `${t.baseUrl}/api`;
   const cases: [string, Promise<Response>, number][] = [
-    ['schema 400 (unknown body field)', postForm(`${base}/update_service/${P.apiKey}/alice/github`, { api_token: P.apiToken, usrSvcId: 'a', verified: 'TRUE' }), 400],
+    [
+      'schema 400 (unknown body field)',
+      postForm(`${base}/update_service/${P.apiKey}/alice/github`, { api_token: P.apiToken, usrSvcId: 'a', verified: 'TRUE' }),
+      400,
+    ],
     ['schema 400 (unknown query field)', fetch(`${base}/service_details/${P.apiKey}/github?nope=1`), 400],
     ['schema 400 (segment over 256)', fetch(`${base}/return_services/${P.apiKey}/${'a'.repeat(300)}`), 400],
     ['unknown-route 404', fetch(`${base}/no_such_operation/${P.apiKey}`), 404],
     ['unknown method 404', fetch(`${base}/service_details/${P.apiKey}/github`, { method: 'PUT' }), 404],
     ['413', postForm(`${base}/update_service/${P.apiKey}/alice/github`, { api_token: P.apiToken, usrSvcId: 'x'.repeat(70_000) }), 413],
     ['bad JSON', fetch(`${base}/update_service/${P.apiKey}/alice/github`, { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } }), 400],
-    ['unsupported Content-Type', fetch(`${base}/update_service/${P.apiKey}/alice/github`, { method: 'POST', body: 'x', headers: { 'content-type': 'application/octet-stream' } }), 400],
+    [
+      'unsupported Content-Type',
+      fetch(`${base}/update_service/${P.apiKey}/alice/github`, { method: 'POST', body: 'x', headers: { 'content-type': 'application/octet-stream' } }),
+      400,
+    ],
     ['credentials in the query', fetch(`${base}/service_details/${P.apiKey}/github?api_token=x`), 400],
     ['over-long segment', fetch(`${base}/return_services/${P.apiKey}/${'a'.repeat(3000)}`), 400],
     ['malformed URL', fetch(`${base}/return_services/${P.apiKey}/%E0%A4%A`), 400],
@@ -85,7 +94,8 @@ test('the OpenAPI document names these headers on every answer of every operatio
     for (const [method, op] of Object.entries(ops)) {
       for (const [status, response] of Object.entries(op.responses)) {
         const names = Object.keys(response.headers ?? {});
-        for (const h of ['X-Request-Id', 'X-Idsvc-Api-Version', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) assert.ok(names.includes(h), `${method} ${path} ${status}: ${h}`);
+        for (const h of ['X-Request-Id', 'X-Idsvc-Api-Version', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
+          assert.ok(names.includes(h), `${method} ${path} ${status}: ${h}`);
         if (status === '429' || status === '503') assert.ok(names.includes('Retry-After'), `${method} ${path} ${status}: Retry-After`);
       }
       checked++;

@@ -27,7 +27,11 @@ async function anonymous(base: string, p: Partner, address: string): Promise<Res
 }
 
 async function proven(base: string, p: Partner, address = freshAddress()): Promise<Response> {
-  const res = await fetch(`${base}/api/service_details/${p.apiKey}/github`, { method: 'POST', body: new URLSearchParams({ api_token: p.apiToken }), headers: { 'x-forwarded-for': address } });
+  const res = await fetch(`${base}/api/service_details/${p.apiKey}/github`, {
+    method: 'POST',
+    body: new URLSearchParams({ api_token: p.apiToken }),
+    headers: { 'x-forwarded-for': address },
+  });
   await res.arrayBuffer();
   return res;
 }
@@ -40,7 +44,7 @@ describe('in one process', () => {
   });
   after(() => t.close());
 
-  test('exhausting the unproven budget from many addresses leaves the partner\'s own calls at 200', async () => {
+  test("exhausting the unproven budget from many addresses leaves the partner's own calls at 200", async () => {
     const P = await t.partner();
     const statuses: number[] = [];
     for (let i = 0; i < 10; i++) statuses.push((await anonymous(t.baseUrl, P, freshAddress())).status);
@@ -81,16 +85,19 @@ describe('in one process', () => {
     for (let i = 0; i < 7; i++) assert.equal((await proven(t.baseUrl, P, address)).status, 200);
   });
 
-  test('a partner\'s own limit sets its proven budget and caps its unproven one', async () => {
+  test("a partner's own limit sets its proven budget and caps its unproven one", async () => {
     const P = await t.partner();
     await updatePartner(t.ctx.db.kysely, P.id, { rateLimitPerMinute: 2 }, t.clock.now());
     assert.deepEqual([(await proven(t.baseUrl, P)).status, (await proven(t.baseUrl, P)).status, (await proven(t.baseUrl, P)).status], [200, 200, 429]);
     const first = await anonymous(t.baseUrl, P, freshAddress());
     assert.equal(first.headers.get('ratelimit-limit'), '2');
-    assert.deepEqual([first.status, (await anonymous(t.baseUrl, P, freshAddress())).status, (await anonymous(t.baseUrl, P, freshAddress())).status], [200, 200, 429]);
+    assert.deepEqual(
+      [first.status, (await anonymous(t.baseUrl, P, freshAddress())).status, (await anonymous(t.baseUrl, P, freshAddress())).status],
+      [200, 200, 429],
+    );
     const Q = await t.partner();
     await updatePartner(t.ctx.db.kysely, Q.id, { rateLimitPerMinute: 1000 }, t.clock.now());
-    assert.equal((await anonymous(t.baseUrl, Q, freshAddress())).headers.get('ratelimit-limit'), '5', 'a raised limit is for the partner\'s own calls');
+    assert.equal((await anonymous(t.baseUrl, Q, freshAddress())).headers.get('ratelimit-limit'), '5', "a raised limit is for the partner's own calls");
   });
 });
 

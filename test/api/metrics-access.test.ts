@@ -117,7 +117,11 @@ test('a weak METRICS_TOKEN or a bad METRICS_PORT stops start-up naming it', () =
     [{ METRICS_PORT: 'ninety' }, 'METRICS_PORT'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
   ] as const) {
-    assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name, JSON.stringify(env));
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => e instanceof ConfigError && e.variable === name,
+      JSON.stringify(env),
+    );
   }
   assert.equal(loadConfig({}).metricsToken, null);
   assert.equal(loadConfig({}).metricsPort, null);

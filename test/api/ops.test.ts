@@ -20,7 +20,16 @@ test('/api/openapi.json validates as OpenAPI 3.1 and lists every operation', asy
   assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   assert.equal(validator.version, '3.1');
   const ids = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
-  for (const op of ['return_services', 'service_details', 'update_service', 'sync_user', 'unsync_user', 'return_profile', 'reverse_lookup', 'return_contacts']) {
+  for (const op of [
+    'return_services',
+    'service_details',
+    'update_service',
+    'sync_user',
+    'unsync_user',
+    'return_profile',
+    'reverse_lookup',
+    'return_contacts',
+  ]) {
     assert.ok(ids.includes(op), op);
   }
   // Every operation documents the outage answer (SPEC §6 `unavailable`).
@@ -58,7 +67,10 @@ test('health, readiness and metrics', async () => {
     ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '+Inf'],
   );
   const counts = buckets.map((m) => Number(m[3]));
-  assert.ok(counts.every((n, i) => i === 0 || n >= counts[i - 1]!), `buckets are cumulative: ${counts.join(' ')}`);
+  assert.ok(
+    counts.every((n, i) => i === 0 || n >= counts[i - 1]!),
+    `buckets are cumulative: ${counts.join(' ')}`,
+  );
   assert.equal(counts.at(-1), 2);
   const sum = metrics.match(new RegExp(`^idsvc_http_request_duration_seconds_sum\\{${route.replace(/[/.*+?^${}()|[\]\\]/g, '\\$&')}\\} (\\S+)$`, 'm'));
   assert.ok(sum && Number(sum[1]) > 0 && Number(sum[1]) < 60, `a duration sum in seconds: ${sum?.[1]}`);
@@ -89,7 +101,10 @@ test('a fault answers internal_error with only the request id, and is logged', a
   });
   const res = await app.inject({ url: '/api/boom/1', headers: { 'x-request-id': 'req-1' } });
   assert.equal(res.statusCode, 500);
-  assert.equal(res.body, '<?xml version="1.0" encoding="UTF-8"?>\n<error><code>internal_error</code><message>Internal error (request req-1)</message></error>\n');
+  assert.equal(
+    res.body,
+    '<?xml version="1.0" encoding="UTF-8"?>\n<error><code>internal_error</code><message>Internal error (request req-1)</message></error>\n',
+  );
   assert.ok(lines.join('').includes('secret internals'), 'the fault itself is in the log for operators');
   const logged = lines.map((l) => JSON.parse(l) as { reqId?: string; err?: { message?: string } }).find((l) => l.err?.message === 'secret internals');
   assert.equal(logged?.reqId, 'req-1', 'the line names the request it came from');

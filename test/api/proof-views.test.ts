@@ -60,7 +60,7 @@ describe('return_services', () => {
   test('the key alone gives no usrSvcId, for a trusted partner, a pro user or the partner that pushed the entry', async () => {
     for (const [who, p, uid] of [
       ['trusted partner', trusted, 'ada'],
-      ['the entry\'s source partner', source, 'ada'],
+      ["the entry's source partner", source, 'ada'],
       ['pro user', other, 'pia'],
       ['legacy_open_reads partner, public view', legacy, 'ada'],
     ] as const) {
@@ -69,7 +69,10 @@ describe('return_services', () => {
       assert.doesNotMatch(xml, /usrSvcId/, who);
       assert.doesNotMatch(json, /usrSvcId/, who);
       // The client library without a token makes the same call by POST.
-      assert.ok((await p.publicClient.returnServices(uid, { profileType: 'public' })).every((s) => s.usrSvcId === undefined), who);
+      assert.ok(
+        (await p.publicClient.returnServices(uid, { profileType: 'public' })).every((s) => s.usrSvcId === undefined),
+        who,
+      );
     }
   });
 
@@ -86,7 +89,7 @@ describe('return_services', () => {
     assert.deepEqual(usrSvcIds(await other.client.returnServices('pia', { profileType: 'public' })), { gitlab: 'pia-gl' });
   });
 
-  test('a legacy_open_reads partner\'s private view on the key alone keeps rule 5, as it chose', async () => {
+  test("a legacy_open_reads partner's private view on the key alone keeps rule 5, as it chose", async () => {
     const lou = await t.user({ email: 'lou@example.org', userId: 'lou' });
     await central('lou', 'gitlab', 'lou-gl');
     await legacy.client.updateService('lou', 'twitter', 'lou_tw');
@@ -118,13 +121,17 @@ describe('service_collection_widget', () => {
   test('unsigned: no usrSvcId, whoever the key belongs to', async () => {
     for (const [who, p, uid] of [
       ['trusted partner', trusted, 'ada'],
-      ['the entry\'s source partner', source, 'ada'],
+      ["the entry's source partner", source, 'ada'],
       ['pro user', other, 'pia'],
     ] as const) {
       const c = await widget(p, uid);
       assert.equal(c.view, 'public', who);
       assert.ok(c.services.length > 0, who);
-      assert.deepEqual(c.services.map((s) => s.usrSvcId), c.services.map(() => null), who);
+      assert.deepEqual(
+        c.services.map((s) => s.usrSvcId),
+        c.services.map(() => null),
+        who,
+      );
     }
   });
 
@@ -141,13 +148,26 @@ describe('service_collection_widget', () => {
 });
 
 describe('return_contacts (always with the api_token)', () => {
-  test('contacts\' identities follow rule 5 for the proven partner', async () => {
+  test("contacts' identities follow rule 5 for the proven partner", async () => {
     const owner = await t.user({ email: 'cleo@example.org', userId: 'cleo' });
-    for (const uid of ['ada', 'pia']) await setUserFlags(t.ctx.db.kysely, (await findUserByUserId(t.ctx.db.kysely, uid))!.id, { discoverable: true }, t.clock.now());
+    for (const uid of ['ada', 'pia'])
+      await setUserFlags(t.ctx.db.kysely, (await findUserByUserId(t.ctx.db.kysely, uid))!.id, { discoverable: true }, t.clock.now());
     for (const p of [trusted, other]) await p.client.syncUser('cleo', { email: 'cleo@example.org', password: owner.password });
     const byTrusted = await trusted.client.returnContacts('cleo', ['ada', 'pia']);
-    assert.deepEqual(byTrusted.map((c) => [c.userId, usrSvcIds(c.services)]), [['ada', { github: 'ada-gh', gitlab: 'ada-gl' }], ['pia', { gitlab: 'pia-gl' }]]);
+    assert.deepEqual(
+      byTrusted.map((c) => [c.userId, usrSvcIds(c.services)]),
+      [
+        ['ada', { github: 'ada-gh', gitlab: 'ada-gl' }],
+        ['pia', { gitlab: 'pia-gl' }],
+      ],
+    );
     const byOther = await other.client.returnContacts('cleo', ['ada', 'pia']);
-    assert.deepEqual(byOther.map((c) => [c.userId, usrSvcIds(c.services)]), [['ada', { github: null, gitlab: null }], ['pia', { gitlab: 'pia-gl' }]]);
+    assert.deepEqual(
+      byOther.map((c) => [c.userId, usrSvcIds(c.services)]),
+      [
+        ['ada', { github: null, gitlab: null }],
+        ['pia', { gitlab: 'pia-gl' }],
+      ],
+    );
   });
 });

@@ -30,7 +30,9 @@ test('the per-api_key limit counts requests on both instances', async () => {
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) {
     const base = i % 2 === 0 ? one.baseUrl : two.baseUrl;
-    statuses.push((await fetch(`${base}/api/service_details/${P.apiKey}/github`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) })).status);
+    statuses.push(
+      (await fetch(`${base}/api/service_details/${P.apiKey}/github`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) })).status,
+    );
   }
   assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
 });
@@ -48,7 +50,10 @@ test('credential-failure throttles live in Redis and hold across instances', asy
   const P = await one.partner();
   await one.user({ email: 'rhea@example.org', userId: 'rhea' });
   const sync = (base: string, password: string) =>
-    fetch(`${base}/api/sync_user/${P.apiKey}/rhea`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, email_address: 'rhea@example.org', password }) });
+    fetch(`${base}/api/sync_user/${P.apiKey}/rhea`, {
+      method: 'POST',
+      body: new URLSearchParams({ api_token: P.apiToken, email_address: 'rhea@example.org', password }),
+    });
   for (let i = 0; i < 5; i++) assert.equal((await sync(i % 2 ? one.baseUrl : two.baseUrl, 'wrong password')).status, 401);
   assert.equal((await sync(two.baseUrl, 'correct horse battery')).status, 429);
 });

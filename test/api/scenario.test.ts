@@ -48,12 +48,23 @@ test('the partner API story', async (story) => {
     });
 
   await step('A pushes three identities for md5(alice) and reads them back with usrSvcId', async () => {
-    for (const [svc, id] of [['twitter', 'alice_t'], ['github', 'alice-gh'], ['reddit', 'alice_r']]) {
+    for (const [svc, id] of [
+      ['twitter', 'alice_t'],
+      ['github', 'alice-gh'],
+      ['reddit', 'alice_r'],
+    ]) {
       await A.client.updateService(alice, svc!, id!);
       tick();
     }
     const mine = await A.client.returnServices(alice);
-    assert.deepEqual(mine.map((s) => [s.svcId, s.usrSvcId]), [['github', 'alice-gh'], ['reddit', 'alice_r'], ['twitter', 'alice_t']]);
+    assert.deepEqual(
+      mine.map((s) => [s.svcId, s.usrSvcId]),
+      [
+        ['github', 'alice-gh'],
+        ['reddit', 'alice_r'],
+        ['twitter', 'alice_t'],
+      ],
+    );
     assert.equal(mine[0]?.url, 'https://www.github.com/alice-gh');
     assert.equal(mine[0]?.verified, false);
   });
@@ -74,23 +85,29 @@ test('the partner API story', async (story) => {
     assert.equal(await A.client.syncUser(alice, { email: ALICE, password: user.password }), true);
     assert.equal(await A.client.syncUser(alice, { email: ALICE, password: user.password }), true, 'linking twice is fine');
     const pub = await B.publicClient.returnServices(alice, { profileType: 'public' });
-    assert.deepEqual(pub.map((s) => s.svcId), ['github', 'reddit', 'twitter']);
+    assert.deepEqual(
+      pub.map((s) => s.svcId),
+      ['github', 'reddit', 'twitter'],
+    );
     assert.ok(pub.every((s) => s.usrSvcId === undefined));
     assert.ok(pub.every((s) => s.url.length > 0));
   });
 
-  await step('usrSvcId in the public view: A with its token on its own entries, a trusted partner, every partner for a pro user; never the key alone', async () => {
-    assert.ok((await A.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
-    assert.ok((await A.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
-    await updatePartner(t.ctx.db.kysely, B.id, { trusted: true }, t.clock.now());
-    assert.ok((await B.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
-    assert.ok((await B.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
-    await updatePartner(t.ctx.db.kysely, B.id, { trusted: false }, t.clock.now());
-    await setUserFlags(t.ctx.db.kysely, user.id, { pro: true }, t.clock.now());
-    assert.equal((await B.client.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, 'alice-gh');
-    assert.equal((await B.publicClient.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, undefined);
-    await setUserFlags(t.ctx.db.kysely, user.id, { pro: false }, t.clock.now());
-  });
+  await step(
+    'usrSvcId in the public view: A with its token on its own entries, a trusted partner, every partner for a pro user; never the key alone',
+    async () => {
+      assert.ok((await A.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+      assert.ok((await A.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
+      await updatePartner(t.ctx.db.kysely, B.id, { trusted: true }, t.clock.now());
+      assert.ok((await B.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
+      assert.ok((await B.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
+      await updatePartner(t.ctx.db.kysely, B.id, { trusted: false }, t.clock.now());
+      await setUserFlags(t.ctx.db.kysely, user.id, { pro: true }, t.clock.now());
+      assert.equal((await B.client.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, 'alice-gh');
+      assert.equal((await B.publicClient.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, undefined);
+      await setUserFlags(t.ctx.db.kysely, user.id, { pro: false }, t.clock.now());
+    },
+  );
 
   await step('B pushes one of its own and links too: its private view merges central and own', async () => {
     tick();
@@ -98,7 +115,10 @@ test('the partner API story', async (story) => {
     tick();
     await B.client.syncUser(alice, { email: ALICE, password: user.password });
     const merged = await B.client.returnServices(alice);
-    assert.deepEqual(merged.map((s) => s.svcId), ['github', 'reddit', 'twitter', 'youtube']);
+    assert.deepEqual(
+      merged.map((s) => s.svcId),
+      ['github', 'reddit', 'twitter', 'youtube'],
+    );
     assert.equal(merged.find((s) => s.svcId === 'youtube')?.usrSvcId, 'alice_yt');
   });
 
@@ -106,13 +126,19 @@ test('the partner API story', async (story) => {
     tick();
     const removed = await A.client.updateService(alice, 'reddit', '');
     assert.deepEqual(removed, { svcId: 'reddit', usrSvcId: '' });
-    assert.deepEqual((await B.publicClient.returnServices(alice, { profileType: 'public' })).map((s) => s.svcId), ['github', 'twitter', 'youtube']);
+    assert.deepEqual(
+      (await B.publicClient.returnServices(alice, { profileType: 'public' })).map((s) => s.svcId),
+      ['github', 'twitter', 'youtube'],
+    );
   });
 
   await step('alice opts out: B sees only its own pushes; the public view is gone', async () => {
     const aliceRow = (await findUserByUserId(t.ctx.db.kysely, 'alice'))!;
     await setOptIn(t.ctx, aliceRow, false);
-    assert.deepEqual((await B.client.returnServices(alice)).map((s) => s.svcId), ['youtube']);
+    assert.deepEqual(
+      (await B.client.returnServices(alice)).map((s) => s.svcId),
+      ['youtube'],
+    );
     await rejects(B.publicClient.returnServices(alice, { profileType: 'public' }), 'not_found', /^User Not Found$/);
     await setOptIn(t.ctx, { ...aliceRow, opted_in: false }, true);
   });
@@ -128,7 +154,9 @@ test('the partner API story', async (story) => {
   });
 
   await step('the outbox: one event per change, in order, to the partners that did not cause it', async () => {
-    const events = (await listOutbox(t.ctx.db.kysely)).map((e) => `${e.partner_id === A.id ? 'A' : 'B'}:${e.event_type}:${(JSON.parse(e.payload).data.svcId as string | undefined) ?? ''}`);
+    const events = (await listOutbox(t.ctx.db.kysely)).map(
+      (e) => `${e.partner_id === A.id ? 'A' : 'B'}:${e.event_type}:${(JSON.parse(e.payload).data.svcId as string | undefined) ?? ''}`,
+    );
     assert.deepEqual(events, [
       'A:link.created:', // B linked (A was linked already)
       'A:identity.updated:youtube', // B's own entry flowed in at B's link
@@ -159,7 +187,10 @@ test('the same person under MD5, SHA-256, raw e-mail and userId gives the same a
   await P.client.updateService('bobsmith', 'github', 'bob2');
   const answers = await Promise.all(forms.map((f) => P.client.returnServices(f)));
   for (const a of answers) assert.deepEqual(a, answers[0]);
-  assert.deepEqual(answers[0]!.map((s) => `${s.svcId}=${s.usrSvcId}`), ['github=bob2', 'reddit=bobr', 'twitter=bobt']);
+  assert.deepEqual(
+    answers[0]!.map((s) => `${s.svcId}=${s.usrSvcId}`),
+    ['github=bob2', 'reddit=bobr', 'twitter=bobt'],
+  );
 });
 
 test('pushes made before sign-up under a hash or a userId belong to the account afterwards', async () => {
@@ -168,7 +199,10 @@ test('pushes made before sign-up under a hash or a userId belong to the account 
   await P.client.updateService(createHash('sha256').update('carol@example.org').digest('hex'), 'twitter', 'carol2');
   await P.client.updateService('carol', 'reddit', 'carol3');
   await t.user({ email: 'carol@example.org', userId: 'carol' });
-  assert.deepEqual((await P.client.returnServices('carol')).map((s) => s.svcId), ['github', 'reddit', 'twitter']);
+  assert.deepEqual(
+    (await P.client.returnServices('carol')).map((s) => s.svcId),
+    ['github', 'reddit', 'twitter'],
+  );
 });
 
 test('an unknown person pushed under the raw address is found under either hash', async () => {

@@ -31,7 +31,10 @@ test('all services: 450 entries (the enabled ones), each with the ten fields in 
   const order = [...first.matchAll(/<(\w+)[ />]/g)].map((m) => m[1]).filter((n) => n !== 'service');
   assert.deepEqual(order, FIELDS);
   const names = services.map((s) => String(s.svcName).toLowerCase());
-  assert.deepEqual(names, [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  assert.deepEqual(
+    names,
+    [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
   assert.equal(res.headers.get('x-idsvc-api-version'), '1');
   assert.ok(res.headers.get('x-request-id'));
   assert.ok(res.headers.get('ratelimit-limit'));
@@ -57,7 +60,11 @@ test('orders and limits', async () => {
   await t.user({ email: 'a@example.org', userId: 'aaa' });
   await t.user({ email: 'b@example.org', userId: 'bbb' });
   await t.user({ email: 'c@example.org', userId: 'ccc', optedIn: false });
-  for (const [who, pw] of [['a@example.org', 'aaa'], ['b@example.org', 'bbb'], ['c@example.org', 'ccc']] as const) {
+  for (const [who, pw] of [
+    ['a@example.org', 'aaa'],
+    ['b@example.org', 'bbb'],
+    ['c@example.org', 'ccc'],
+  ] as const) {
     await p.client.updateService(who, 'twitter', pw);
     await p.client.syncUser(who, { email: who, password: 'correct horse battery' });
   }
@@ -66,11 +73,20 @@ test('orders and limits', async () => {
   await p.client.updateService('c@example.org', 'reddit', 'x');
   const top = await c.serviceDetails({ order: 'popularity', limit: 3 });
   // Then, with no users, the shipped order of what people most often have (catalogue/popularity.json).
-  assert.deepEqual(top.map((s) => s.svcId), ['twitter', 'youtube', 'instagram']);
+  assert.deepEqual(
+    top.map((s) => s.svcId),
+    ['twitter', 'youtube', 'instagram'],
+  );
   const combined = await c.serviceDetails({ order: 'combined' });
   assert.equal(combined.length, 450);
-  assert.deepEqual(combined.slice(0, 2).map((s) => s.svcId), ['twitter', 'youtube']);
-  assert.equal(combined[10]?.svcName, (await c.serviceDetails({ order: 'alphanumeric' })).filter((s) => !combined.slice(0, 10).some((x) => x.svcId === s.svcId))[0]?.svcName);
+  assert.deepEqual(
+    combined.slice(0, 2).map((s) => s.svcId),
+    ['twitter', 'youtube'],
+  );
+  assert.equal(
+    combined[10]?.svcName,
+    (await c.serviceDetails({ order: 'alphanumeric' })).filter((s) => !combined.slice(0, 10).some((x) => x.svcId === s.svcId))[0]?.svcName,
+  );
   assert.equal((await c.serviceDetails({ order: 'alphanumeric', limit: 1000 })).length, 450);
 });
 
@@ -120,7 +136,11 @@ test('GET and POST, trailing slash, form and JSON bodies', async () => {
   assert.equal((await get(`/api/service_details/${p.apiKey}/github/`)).res.status, 200);
   const form = await fetch(`${t.baseUrl}/api/service_details/${p.apiKey}/github`, { method: 'POST', body: new URLSearchParams({ api_token: p.apiToken }) });
   assert.equal(form.status, 200);
-  const json = await fetch(`${t.baseUrl}/api/service_details/${p.apiKey}/github`, { method: 'POST', body: JSON.stringify({ api_token: p.apiToken }), headers: { 'content-type': 'application/json' } });
+  const json = await fetch(`${t.baseUrl}/api/service_details/${p.apiKey}/github`, {
+    method: 'POST',
+    body: JSON.stringify({ api_token: p.apiToken }),
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(json.status, 200);
   const wrong = await fetch(`${t.baseUrl}/api/service_details/${p.apiKey}/github`, { method: 'POST', body: new URLSearchParams({ api_token: 'nope' }) });
   assert.equal(wrong.status, 401);

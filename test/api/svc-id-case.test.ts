@@ -20,9 +20,16 @@ test('service_details finds a service and an order in any case', async () => {
     const res = await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/${encodeURIComponent(given)}?format=json`);
     assert.equal(res.status, 200, given);
     const body = (await res.json()) as { services: { svcId: string }[] };
-    assert.deepEqual(body.services.map((s) => s.svcId), ['github'], given);
+    assert.deepEqual(
+      body.services.map((s) => s.svcId),
+      ['github'],
+      given,
+    );
   }
-  assert.deepEqual((await P.client.serviceDetails({ svcId: 'GitHub' })).map((s) => s.svcId), ['github']);
+  assert.deepEqual(
+    (await P.client.serviceDetails({ svcId: 'GitHub' })).map((s) => s.svcId),
+    ['github'],
+  );
   // Order names share the segment, so they are read the same way.
   const ordered = await fetch(`${t.baseUrl}/api/service_details/${P.apiKey}/Popularity/3?format=json`);
   assert.equal(ordered.status, 200);
@@ -35,9 +42,15 @@ test('update_service and reverse_lookup take a svcId in any case, and answer it 
   await t.user({ email: 'case@example.org', userId: 'case_user', discoverable: true });
   await P.client.syncUser('case_user', { email: 'case@example.org', password: 'correct horse battery' });
   assert.deepEqual(await P.client.updateService('case_user', 'GitHub', 'Case-Person'), { svcId: 'github', usrSvcId: 'Case-Person' });
-  assert.deepEqual((await P.client.returnServices('case_user')).map((s) => s.svcId), ['github']);
+  assert.deepEqual(
+    (await P.client.returnServices('case_user')).map((s) => s.svcId),
+    ['github'],
+  );
   const found = await P.publicClient.reverseLookup('GITHUB', 'case-person');
-  assert.deepEqual(found.map((u) => u.userId), ['case_user']);
+  assert.deepEqual(
+    found.map((u) => u.userId),
+    ['case_user'],
+  );
 });
 
 test("the site's identity forms take a svcId in any case", async () => {

@@ -8,7 +8,12 @@ import { Redis } from 'ioredis';
 import { errorCode as code, startTestApp, type TestApp } from '../helpers/app.js';
 import { testRedisUrl } from '../helpers/redis.js';
 
-const LIMITS = { SYNC_FAILURES_PER_ACCOUNT_ADDRESS: '5', SYNC_FAILURES_PER_PARTNER_ADDRESS: '20', SYNC_FAILURES_PER_ACCOUNT: '12', SYNC_FAILURE_WINDOW_SECONDS: '900' };
+const LIMITS = {
+  SYNC_FAILURES_PER_ACCOUNT_ADDRESS: '5',
+  SYNC_FAILURES_PER_PARTNER_ADDRESS: '20',
+  SYNC_FAILURES_PER_ACCOUNT: '12',
+  SYNC_FAILURE_WINDOW_SECONDS: '900',
+};
 const WRONG = 'not the password at all';
 
 // Names and addresses no other run uses: the Redis counters outlive a run (and partner ids repeat
@@ -56,7 +61,8 @@ function scenarios(start: () => TestApp) {
     const p = await t.partner();
     const q = await t.partner();
     const me = await owner();
-    const attempt = (partner: typeof p, endUserIp: string, password: string) => code(partner.client.syncUser(me.userId, { email: me.email, password, endUserIp }));
+    const attempt = (partner: typeof p, endUserIp: string, password: string) =>
+      code(partner.client.syncUser(me.userId, { email: me.email, password, endUserIp }));
     // Twelve failures from six addresses over two partners, two each: no place reaches its limit...
     for (let i = 0; i < 12; i++) assert.equal(await attempt(i % 2 ? q : p, botnet(i % 6), WRONG), 'invalid_credentials', String(i));
     // ...but the account has reached its ceiling: a new address is stopped before any hashing,
@@ -65,7 +71,7 @@ function scenarios(start: () => TestApp) {
     assert.equal(await attempt(p, HOME, me.password), 'rate_limited');
   });
 
-  test('a success clears the owner\'s own place, not the ceiling', async () => {
+  test("a success clears the owner's own place, not the ceiling", async () => {
     const p = await t.partner();
     const me = await owner();
     const attempt = (password: string) => code(p.client.syncUser(me.userId, { email: me.email, password, endUserIp: HOME }));

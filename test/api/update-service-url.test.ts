@@ -14,13 +14,20 @@ after(() => t.close());
 
 const person = 'url.person@example.org';
 const call = (fields: Record<string, string>, path = '') =>
-  postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}${path}`, { api_token: P.apiToken, ...fields }, { accept: 'application/json' });
+  postForm(
+    `${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}${path}`,
+    { api_token: P.apiToken, ...fields },
+    { accept: 'application/json' },
+  );
 
 test('a profile URL names the service and identifier, answered as with the svcId', async () => {
   const res = await call({ url: 'https://www.github.com/Alice-Url/?tab=repositories' });
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { service: { svcId: 'github', usrSvcId: 'Alice-Url' } });
-  const xml = await postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}/`, { api_token: P.apiToken, url: 'news.ycombinator.com/user?id=pg' });
+  const xml = await postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}/`, {
+    api_token: P.apiToken,
+    url: 'news.ycombinator.com/user?id=pg',
+  });
   assert.equal(xml.status, 200);
   assert.match(await xml.text(), /<service><svcId>hackernews<\/svcId><usrSvcId>pg<\/usrSvcId><\/service>/);
   const services = await P.client.returnServices(person);
@@ -55,7 +62,10 @@ test('url and svcId are one or the other; the token is still required', async ()
   const noToken = await postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(person)}`, { url: 'https://github.com/alice' });
   assert.equal(noToken.status, 401);
   // Nothing changed by any refused call.
-  assert.deepEqual((await P.client.returnServices(person)).map((s) => s.usrSvcId), ['Alice-Url', 'pg']);
+  assert.deepEqual(
+    (await P.client.returnServices(person)).map((s) => s.usrSvcId),
+    ['Alice-Url', 'pg'],
+  );
 });
 
 test('the OpenAPI document describes the url form', async () => {
@@ -68,7 +78,10 @@ test('the OpenAPI document describes the url form', async () => {
 test('@idsvc/client sends the url= form: updateServiceFromUrl', async () => {
   const who = 'client.url@example.org';
   assert.deepEqual(await P.client.updateServiceFromUrl(who, 'https://gitlab.com/Client-Url'), { svcId: 'gitlab', usrSvcId: 'Client-Url' });
-  assert.deepEqual((await P.client.returnServices(who)).map((s) => [s.svcId, s.usrSvcId]), [['gitlab', 'Client-Url']]);
+  assert.deepEqual(
+    (await P.client.returnServices(who)).map((s) => [s.svcId, s.usrSvcId]),
+    [['gitlab', 'Client-Url']],
+  );
   assert.equal(await errorCode(P.client.updateServiceFromUrl(who, 'https://unknown.example/someone')), 'not_found');
   assert.equal(await errorCode(P.client.updateServiceFromUrl(who, 'https://chaos.social/@bob')), 'invalid_request');
 });

@@ -48,11 +48,37 @@ test('bad writes get their error and leave the data as it was', async () => {
   await expectError(await postForm(url('github'), { api_token: 'wrong', usrSvcId: 'x' }), 401, 'invalid_api_token');
   await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x', verified: 'TRUE' }), 400, 'invalid_request', /verified/);
   await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x', partner_id: '2' }), 400, 'invalid_request', /partner_id/);
-  await expectError(await fetch(`${url('github')}?verified=TRUE`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'x' }) }), 400, 'invalid_request', /verified/);
+  await expectError(
+    await fetch(`${url('github')}?verified=TRUE`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'x' }) }),
+    400,
+    'invalid_request',
+    /verified/,
+  );
   await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x'.repeat(70_000) }), 413, 'payload_too_large');
-  await expectError(await fetch(url('github'), { method: 'POST', body: '{"api_token":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
-  await expectError(await fetch(url('github'), { method: 'POST', body: JSON.stringify({ api_token: P.apiToken, usrSvcId: 5 }), headers: { 'content-type': 'application/json' } }), 400, 'invalid_request', /usrSvcId/);
-  await expectError(await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/${'a'.repeat(300)}/github`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'x' }) }), 400, 'invalid_request', /256/);
+  await expectError(
+    await fetch(url('github'), { method: 'POST', body: '{"api_token":', headers: { 'content-type': 'application/json' } }),
+    400,
+    'invalid_request',
+  );
+  await expectError(
+    await fetch(url('github'), {
+      method: 'POST',
+      body: JSON.stringify({ api_token: P.apiToken, usrSvcId: 5 }),
+      headers: { 'content-type': 'application/json' },
+    }),
+    400,
+    'invalid_request',
+    /usrSvcId/,
+  );
+  await expectError(
+    await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/${'a'.repeat(300)}/github`, {
+      method: 'POST',
+      body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'x' }),
+    }),
+    400,
+    'invalid_request',
+    /256/,
+  );
   await updatePartner(t.ctx.db.kysely, P.id, { suspended: true }, t.clock.now());
   await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x' }), 403, 'forbidden');
   await updatePartner(t.ctx.db.kysely, P.id, { suspended: false }, t.clock.now());
@@ -73,7 +99,11 @@ test('the private view without the api_token says what to do; legacy_open_reads 
 test('profile_type as path segment or query; old clients POST a token everywhere', async () => {
   const P = await t.partner();
   await t.user({ email: 'gina@example.org', userId: 'gina' });
-  const paths = [`/api/return_services/${P.apiKey}/gina/public`, `/api/return_services/${P.apiKey}/gina?profile_type=public`, `/api/return_services/${P.apiKey}/gina/public/`];
+  const paths = [
+    `/api/return_services/${P.apiKey}/gina/public`,
+    `/api/return_services/${P.apiKey}/gina?profile_type=public`,
+    `/api/return_services/${P.apiKey}/gina/public/`,
+  ];
   for (const p of paths) {
     for (const init of [undefined, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) }]) {
       const res = await fetch(`${t.baseUrl}${p}`, init);
@@ -108,16 +138,24 @@ test('every operation answers well-formed XML and its JSON twin', async () => {
     const xmlRes = await postForm(`${t.baseUrl}${path.replace(/[<>"']/g, encodeURIComponent)}`, form);
     const xml = await xmlRes.text();
     assert.equal(XMLValidator.validate(xml), true, `${path}: ${xml}`);
-    if (path.includes('sync_user')) await postForm(`${t.baseUrl}/api/sync_user/${k}/hal`, { api_token: P.apiToken, email_address: 'hal@example.org', password: 'correct horse battery' });
+    if (path.includes('sync_user'))
+      await postForm(`${t.baseUrl}/api/sync_user/${k}/hal`, { api_token: P.apiToken, email_address: 'hal@example.org', password: 'correct horse battery' });
     const jsonRes = await postForm(`${t.baseUrl}${path.replace(/[<>"']/g, encodeURIComponent)}`, form, { accept: 'application/json' });
     assert.equal(jsonRes.status, xmlRes.status, path);
     assert.match(jsonRes.headers.get('content-type') ?? '', /application\/json/);
     const json = await jsonRes.json();
     const parsed = new XMLParser({ parseTagValue: false, isArray: (n) => ['service', 'user', 'contact'].includes(n) }).parse(xml);
-    assert.deepEqual(Object.keys(json), Object.keys(parsed).filter((k2) => k2 !== '?xml'), path);
+    assert.deepEqual(
+      Object.keys(json),
+      Object.keys(parsed).filter((k2) => k2 !== '?xml'),
+      path,
+    );
   }
   const lookup = await P.client.reverseLookup('github', '@HAL<&>"\'');
-  assert.deepEqual(lookup.map((u) => u.userId), ['hal']);
+  assert.deepEqual(
+    lookup.map((u) => u.userId),
+    ['hal'],
+  );
 });
 
 test('a POST without any body is "no fields", not a malformed body', async () => {

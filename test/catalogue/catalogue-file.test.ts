@@ -100,10 +100,7 @@ test('rejects missing and unknown fields', () => {
 });
 
 test('rejects duplicate svcIds', () => {
-  assert.throws(
-    () => parseCatalogueFile(file([buildEntry(), buildEntry({ svcName: 'Again' })])),
-    /services\[1\] \(svcId "example"\): svcId is a duplicate/,
-  );
+  assert.throws(() => parseCatalogueFile(file([buildEntry(), buildEntry({ svcName: 'Again' })])), /services\[1\] \(svcId "example"\): svcId is a duplicate/);
 });
 
 test('rejects a malformed file', () => {
@@ -124,7 +121,10 @@ test('serialise sorts by svcId, fixes the key order and drops unknown properties
   const json = JSON.parse(text) as { format: string; attribution: string; services: Record<string, unknown>[] };
   assert.deepEqual(Object.keys(json), ['format', 'attribution', 'services']);
   assert.equal(json.attribution, CATALOGUE_ATTRIBUTION);
-  assert.deepEqual(json.services.map((s) => s.svcId), ['alpha', 'zed']);
+  assert.deepEqual(
+    json.services.map((s) => s.svcId),
+    ['alpha', 'zed'],
+  );
   assert.deepEqual(Object.keys(json.services[0]!), Object.keys(buildEntry()));
   assert.ok(!('id' in json.services[1]!));
   assert.equal(text, `${JSON.stringify(json, null, 2)}\n`);

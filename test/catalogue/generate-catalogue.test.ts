@@ -24,7 +24,11 @@ const entries = parseCatalogueFile(JSON.parse(generated));
 test('459 Sherlock entries plus the curated ones', () => {
   assert.equal(sherlockEntries(sherlockData).length, 459);
   assert.equal(entries.length, 459 + CURATED.length);
-  for (const curated of CURATED) assert.ok(entries.some((e) => e.svcId === curated.svcId), curated.svcId);
+  for (const curated of CURATED)
+    assert.ok(
+      entries.some((e) => e.svcId === curated.svcId),
+      curated.svcId,
+    );
 });
 
 test('NSFW sites and templates without {} are left out', () => {
@@ -41,8 +45,19 @@ test('svcIds are unique, sorted, and every entry has exactly the file fields', (
   assert.equal(new Set(ids).size, ids.length);
   assert.deepEqual(ids, [...ids].sort());
   const fields = [
-    'svcId', 'svcName', 'svcURL', 'svcLeftURL', 'svcRightURL', 'svcMobileURL', 'svcIphoneURL',
-    'svcFavicon', 'svcIcon', 'svcIphoneIcon', 'regexCheck', 'urlBuilder', 'disabled',
+    'svcId',
+    'svcName',
+    'svcURL',
+    'svcLeftURL',
+    'svcRightURL',
+    'svcMobileURL',
+    'svcIphoneURL',
+    'svcFavicon',
+    'svcIcon',
+    'svcIphoneIcon',
+    'regexCheck',
+    'urlBuilder',
+    'disabled',
   ];
   for (const raw of (JSON.parse(generated) as { services: object[] }).services) {
     assert.deepEqual(Object.keys(raw), fields);
@@ -93,13 +108,7 @@ test('the mastodon entry uses its own URL builder', () => {
 test('svcIds: lower-cased a-z0-9, clashes get 2, 3, … in input order', () => {
   assert.equal(baseSvcId('Steam Community (User)'), 'steamcommunityuser');
   assert.equal(baseSvcId('osu!'), 'osu');
-  assert.deepEqual(makeSvcIds(['Foo Bar', 'foo.bar', 'FOOBAR', 'foobar2', 'x']), [
-    'foobar',
-    'foobar2',
-    'foobar3',
-    'foobar22',
-    'x',
-  ]);
+  assert.deepEqual(makeSvcIds(['Foo Bar', 'foo.bar', 'FOOBAR', 'foobar2', 'x']), ['foobar', 'foobar2', 'foobar3', 'foobar22', 'x']);
   assert.deepEqual(makeSvcIds(['Popularity', 'Combined']), ['popularity2', 'combined2'], 'order names are reserved');
   assert.deepEqual(makeSvcIds(['Mastodon'], ['mastodon']), ['mastodon2'], 'curated ids are taken first');
   assert.throws(() => makeSvcIds(['Ok', '!!!']), /"!!!"/);
@@ -119,21 +128,17 @@ test('generation is deterministic', () => {
 test('the committed catalogue and licence match a fresh run (run `npm run catalogue:generate`)', () => {
   assert.equal(DEFAULT_CATALOGUE_PATH, path.join(root, 'catalogue', 'services.json'));
   assert.equal(readFileSync(DEFAULT_CATALOGUE_PATH, 'utf8'), generated);
-  assert.deepEqual(
-    readFileSync(path.join(root, 'catalogue', 'LICENSE.sherlock')),
-    readFileSync(path.join(path.dirname(DEFAULT_SHERLOCK_DATA), 'LICENSE')),
-  );
+  assert.deepEqual(readFileSync(path.join(root, 'catalogue', 'LICENSE.sherlock')), readFileSync(path.join(path.dirname(DEFAULT_SHERLOCK_DATA), 'LICENSE')));
 });
 
 test('the script writes identical bytes on every run', () => {
   const outDir = mkdtempSync(path.join(tmpdir(), 'idsvc-catalogue-'));
   try {
     const run = () => {
-      execFileSync(
-        process.execPath,
-        ['--import', 'tsx', path.join(root, 'scripts', 'generate-catalogue.ts'), DEFAULT_SHERLOCK_DATA, '--out-dir', outDir],
-        { cwd: root, stdio: 'pipe' },
-      );
+      execFileSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'generate-catalogue.ts'), DEFAULT_SHERLOCK_DATA, '--out-dir', outDir], {
+        cwd: root,
+        stdio: 'pipe',
+      });
       return readFileSync(path.join(outDir, 'services.json'), 'utf8');
     };
     const first = run();

@@ -9,7 +9,12 @@ import { buildProfileUrl, matchesPattern } from '../../src/catalogue/profile-url
 
 const catalogue = loadCatalogueFile().filter((e) => !e.disabled);
 
-const entry = (svcId: string, svcLeftURL: string, svcRightURL = '', urlBuilder: string | null = null): ReverseTemplateEntry => ({ svcId, svcLeftURL, svcRightURL, urlBuilder });
+const entry = (svcId: string, svcLeftURL: string, svcRightURL = '', urlBuilder: string | null = null): ReverseTemplateEntry => ({
+  svcId,
+  svcLeftURL,
+  svcRightURL,
+  urlBuilder,
+});
 
 const small: ReverseTemplateEntry[] = [
   entry('github', 'https://www.github.com/'),
@@ -150,7 +155,9 @@ test('template → URL → back gives the same service and identifier for every 
   for (const e of withTemplate) {
     // Some Sherlock patterns accept nothing these characters make (e.g. digits only); those
     // services get identifiers that fit the pattern from a fixed list instead.
-    const sample = ['alice', 'Alice99', 'a-b_c', '1234567', 'neil.simon', 'ab'].filter((id) => matchesPattern(e.regexCheck, id) && buildProfileUrl(e, id) !== '');
+    const sample = ['alice', 'Alice99', 'a-b_c', '1234567', 'neil.simon', 'ab'].filter(
+      (id) => matchesPattern(e.regexCheck, id) && buildProfileUrl(e, id) !== '',
+    );
     const arbitrary = sample.length > 0 ? fc.oneof(identifierFor(e), fc.constantFrom(...sample)) : identifierFor(e);
     fc.assert(
       fc.property(arbitrary, (id) => {

@@ -10,15 +10,20 @@ test('simple patterns are put in words, with their lengths', () => {
   assert.equal(describePattern('^[a-zA-Z0-9_-]{3,}$'), 'only letters (a–z), digits, underscores (_) and hyphens (-), at least 3 characters');
   assert.equal(describePattern('^\\w{3,20}$'), 'only letters (a–z), digits and underscores (_), 3 to 20 characters');
   assert.equal(describePattern('^([a-zA-Z0-9_]){1,15}$'), 'only letters (a–z), digits and underscores (_), at most 15 characters');
-  assert.equal(
-    describePattern('^[a-zA-Z][a-zA-Z0-9_-]*$'),
-    'only letters (a–z), digits, underscores (_) and hyphens (-), starting with one of letters (a–z)',
-  );
+  assert.equal(describePattern('^[a-zA-Z][a-zA-Z0-9_-]*$'), 'only letters (a–z), digits, underscores (_) and hyphens (-), starting with one of letters (a–z)');
   assert.equal(describePattern('^[A-Za-z0-9]{4,12}$'), 'only letters (a–z) and digits, 4 to 12 characters');
 });
 
 test('patterns it cannot fully read give no sentence, never a wrong one', () => {
-  for (const p of ['^[^.]*?$', '[a-z0-9]{4,16}', '^(?![.-])[a-zA-Z0-9_.-]{3,20}$', '^[a-zA-Z0-9](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9])){0,38}$', '\\w+_\\w+', '^.{1,25}$', '^[a-f]+$']) {
+  for (const p of [
+    '^[^.]*?$',
+    '[a-z0-9]{4,16}',
+    '^(?![.-])[a-zA-Z0-9_.-]{3,20}$',
+    '^[a-zA-Z0-9](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9])){0,38}$',
+    '\\w+_\\w+',
+    '^.{1,25}$',
+    '^[a-f]+$',
+  ]) {
     assert.equal(describePattern(p), null, p);
   }
 });

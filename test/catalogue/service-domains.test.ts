@@ -44,7 +44,10 @@ test('services an operator would not show to partners ship disabled, each with a
     assert.ok(why.length > 10, id);
   }
   assert.deepEqual(
-    catalogue.filter((e) => e.disabled).map((e) => e.svcId).sort(),
+    catalogue
+      .filter((e) => e.disabled)
+      .map((e) => e.svcId)
+      .sort(),
     [...Object.keys(DISABLED_BY_DEFAULT), 'orcid', 'stackoverflow'].sort(),
   );
 });

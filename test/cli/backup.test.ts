@@ -12,7 +12,9 @@ import { servedForThisFile, stopIdsvc } from '../helpers/serve.js';
 
 const { database, serve } = servedForThisFile();
 
-test('backup while writes go on through HTTP; the copy restores into a fresh data directory and serves what it held', { skip: TEST_DB !== 'sqlite' && 'SQLite only; PostgreSQL is the next test' }, async () => {
+test('backup while writes go on through HTTP; the copy restores into a fresh data directory and serves what it held', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only; PostgreSQL is the next test',
+}, async () => {
   const db = database('backup');
   const created = await runCli({ cliEnv: db.env }, ['partner', 'create', '--name', 'Backup test', '--json']);
   assert.equal(created.code, 0, created.stderr);
@@ -52,7 +54,11 @@ test('backup while writes go on through HTTP; the copy restores into a fresh dat
   assert.equal(result.file, backupFile);
   assert.equal(result.integrity, 'ok');
   assert.equal(fs.statSync(backupFile).size, result.bytes);
-  assert.equal(fs.readdirSync(db.dir).some((f) => f.includes('.partial-')), false, 'no half-written file is left');
+  assert.equal(
+    fs.readdirSync(db.dir).some((f) => f.includes('.partial-')),
+    false,
+    'no half-written file is left',
+  );
 
   // A second backup never overwrites the first.
   const again = await runCli({ cliEnv: db.env }, ['backup', backupFile]);
@@ -77,7 +83,9 @@ test('backup while writes go on through HTTP; the copy restores into a fresh dat
   assert.equal(await stopIdsvc(restored), 0);
 });
 
-test('backup on PostgreSQL explains pg_dump and pg_restore, without printing the database URL', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('backup on PostgreSQL explains pg_dump and pg_restore, without printing the database URL', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only',
+}, async () => {
   const db = database('backup');
   const secretUrl = PG_URL.replace('postgres://root@', 'postgres://root:not-a-real-password@');
   const answer = await runCli({ cliEnv: { ...db.env, DATABASE_URL: secretUrl } }, ['backup', path.join(db.dir, 'idsvc.dump')]);

@@ -13,10 +13,14 @@ before(async () => {
 });
 after(() => t.close());
 
-const WARNING = /^warning: BASE_URL is not set, so the links this command writes \(in webhook events and mails\) point at http:\/\/127\.0\.0\.1:8080; run the CLI with the server's settings \(docs\/deploy\.md\)\n$/;
+const WARNING =
+  /^warning: BASE_URL is not set, so the links this command writes \(in webhook events and mails\) point at http:\/\/127\.0\.0\.1:8080; run the CLI with the server's settings \(docs\/deploy\.md\)\n$/;
 
 test('without BASE_URL, a command that writes a link warns once; one that writes none stays quiet', async () => {
-  const created = await runCli(t, ['user', 'create', '--email', 'unset.base@example.org', '--user-id', 'unset_base', '--unproven'], { stdin: 'violet kettle drums at dawn', env: { BASE_URL: '' } });
+  const created = await runCli(t, ['user', 'create', '--email', 'unset.base@example.org', '--user-id', 'unset_base', '--unproven'], {
+    stdin: 'violet kettle drums at dawn',
+    env: { BASE_URL: '' },
+  });
   assert.equal(created.code, 0, created.stderr);
   assert.match(created.stderr, WARNING);
   const listed = await runCli(t, ['partner', 'list'], { env: { BASE_URL: '' } });
@@ -25,7 +29,9 @@ test('without BASE_URL, a command that writes a link warns once; one that writes
 });
 
 test("with the server's BASE_URL, the same command is quiet and its links are the server's", async () => {
-  const created = await runCli(t, ['user', 'create', '--email', 'set.base@example.org', '--user-id', 'set_base', '--unproven'], { stdin: 'violet kettle drums at dawn' });
+  const created = await runCli(t, ['user', 'create', '--email', 'set.base@example.org', '--user-id', 'set_base', '--unproven'], {
+    stdin: 'violet kettle drums at dawn',
+  });
   assert.equal(created.code, 0, created.stderr);
   assert.equal(created.stderr, '');
   // The CLI queued it by the wall clock; the app's clock is a test clock, behind it.

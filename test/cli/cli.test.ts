@@ -62,7 +62,11 @@ test('user create reads the password from stdin; set, set-pro, show and delete',
   assert.match(dup.stderr, /already exists/);
 
   assert.equal((await cli(['user', 'set', 'sam', '--nickname', 'Sammy', '--city', 'Bergen', '--public', 'nickname'])).code, 0);
-  assert.deepEqual(await P.publicClient.returnProfile('sam', { profileType: 'public' }), { userId: 'sam', url: `${t.config.baseUrl}/u/sam`, nickname: 'Sammy' });
+  assert.deepEqual(await P.publicClient.returnProfile('sam', { profileType: 'public' }), {
+    userId: 'sam',
+    url: `${t.config.baseUrl}/u/sam`,
+    nickname: 'Sammy',
+  });
   assert.equal((await cli(['user', 'set', 'sam', '--public', 'nickname,shoe'])).code, 1);
   await P.client.updateService('sam', 'github', 'sam_gh');
   const other = await t.partner();
@@ -79,7 +83,10 @@ test('user create reads the password from stdin; set, set-pro, show and delete',
   assert.equal((await cli(['user', 'show', 'sam'])).code, 1);
   const events = await t.ctx.db.kysely.selectFrom('outbox').select('event_type').where('partner_id', '=', P.id).execute();
   // P is linked: the profile change (nickname, city) is announced to it, then the opt-out and the deletion.
-  assert.deepEqual(events.map((e) => e.event_type), ['profile.updated', 'user.hidden', 'user.deleted']);
+  assert.deepEqual(
+    events.map((e) => e.event_type),
+    ['profile.updated', 'user.hidden', 'user.deleted'],
+  );
   // The partner's own pushes are still its own.
   assert.equal((await P.client.returnServices('sam@example.org'))[0]?.usrSvcId, 'sam_gh');
 });

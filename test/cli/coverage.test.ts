@@ -46,7 +46,10 @@ test('--json prints the 50 most popular services with the methods that can verif
   assert.equal(c.services.length, 50);
   // Most used first, ties by the shipped popularity order, then by name: GitHub and 9gag (2 each;
   // 9gag is not in the shipped order), then Bluesky and Hacker News (1 each).
-  assert.deepEqual(c.services.slice(0, 4).map((s) => s.svcId), ['github', '9gag', 'bluesky', 'hackernews']);
+  assert.deepEqual(
+    c.services.slice(0, 4).map((s) => s.svcId),
+    ['github', '9gag', 'bluesky', 'hackernews'],
+  );
   const methods = new Map(c.services.map((s) => [s.svcId, s.methods]));
   assert.deepEqual(methods.get('github'), ['rel-me', 'proof']);
   // Hacker News shows no rel="me" links, and no method reads 9gag: the backlink check would be
@@ -57,7 +60,11 @@ test('--json prints the 50 most popular services with the methods that can verif
   assert.equal(c.verifiable, c.services.filter((s) => s.methods.length > 0).length);
   // A person's own methods only: the operator's mark is not one a person can earn.
   const ownMethods = VERIFICATION_METHODS.filter((m) => m !== 'operator') as string[];
-  for (const s of c.services) assert.ok(s.methods.every((m) => ownMethods.includes(m)), s.svcId);
+  for (const s of c.services)
+    assert.ok(
+      s.methods.every((m) => ownMethods.includes(m)),
+      s.svcId,
+    );
 });
 
 test('the text form lists each service and the total by method', async () => {
@@ -72,7 +79,10 @@ test('the text form lists each service and the total by method', async () => {
 test('a disabled service leaves the list; the checkers asked decide the methods', async () => {
   assert.equal((await runCli(t, ['catalogue', 'disable', 'github'])).code, 0);
   const after = JSON.parse((await runCli(t, ['--json', 'catalogue', 'coverage', '--top', '3'])).stdout) as Coverage;
-  assert.deepEqual(after.services.map((s) => s.svcId), ['9gag', 'bluesky', 'hackernews']);
+  assert.deepEqual(
+    after.services.map((s) => s.svcId),
+    ['9gag', 'bluesky', 'hackernews'],
+  );
   assert.equal((await runCli(t, ['catalogue', 'disable', 'github', '--enable'])).code, 0);
 
   const onlyBluesky = { method: 'rel-me' as const, appliesTo: (svc: { svcId: string }) => svc.svcId === 'bluesky' };

@@ -48,7 +48,12 @@ test(`outside production a first start creates a demo partner: one log line, the
   assert.equal(line.level, 40);
   assert.equal(line.apiKey, keys.api_key);
   assert.equal(line.keysFile, keysFile);
-  for (const l of served.stdout().trim().split('\n').filter((l) => l.startsWith('{'))) assert.doesNotThrow(() => JSON.parse(l), l);
+  for (const l of served
+    .stdout()
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{')))
+    assert.doesNotThrow(() => JSON.parse(l), l);
 
   // The keys work.
   const client = new IdsvcClient({ baseUrl: served.url, apiKey: keys.api_key, apiToken: keys.api_token });

@@ -21,12 +21,16 @@ function loadedBy(args: string[], env: Record<string, string> = {}): string[] {
     const heavy = ${JSON.stringify(HEAVY)};
     process.stdout.write(JSON.stringify(heavy.filter((p) => cache.some((f) => f.includes('/node_modules/' + p + '/')))));
   `;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: projectRoot,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+  });
   assert.equal(run.status, 0, run.stderr);
   return JSON.parse(run.stdout) as string[];
 }
 
-test('help, a group\'s help and a usage error load no database driver or server code', () => {
+test("help, a group's help and a usage error load no database driver or server code", () => {
   assert.deepEqual(loadedBy(['--help']), []);
   assert.deepEqual(loadedBy(['partner', '--help']), []);
   assert.deepEqual(loadedBy(['help', 'user']), []);

@@ -91,7 +91,9 @@ test('user create makes accounts not discoverable unless --discoverable; user se
   const plain = await cli(['--json', 'user', 'create', '--email', 'vic@example.org', '--user-id', 'vic', '--opt-in'], { stdin: 'walnut harbour saxophone\n' });
   assert.equal(plain.code, 0, plain.stderr);
   assert.equal(JSON.parse(plain.stdout).discoverable, false);
-  const chosen = await cli(['--json', 'user', 'create', '--email', 'wes@example.org', '--user-id', 'wes', '--opt-in', '--discoverable'], { stdin: 'walnut harbour saxophone\n' });
+  const chosen = await cli(['--json', 'user', 'create', '--email', 'wes@example.org', '--user-id', 'wes', '--opt-in', '--discoverable'], {
+    stdin: 'walnut harbour saxophone\n',
+  });
   assert.equal(chosen.code, 0, chosen.stderr);
   assert.equal(JSON.parse(chosen.stdout).discoverable, true);
 

@@ -41,7 +41,9 @@ test(`partner: create, and a failure's message on stderr with exit 1 (${TEST_DB}
 });
 
 test(`user: the password comes through standard input, its newline dropped (${TEST_DB})`, async () => {
-  const r = await spawnCli(t, ['--json', 'user', 'create', '--email', 'spawned@example.org', '--user-id', 'spawned', '--opt-in'], { stdin: 'a long enough password\n' });
+  const r = await spawnCli(t, ['--json', 'user', 'create', '--email', 'spawned@example.org', '--user-id', 'spawned', '--opt-in'], {
+    stdin: 'a long enough password\n',
+  });
   assert.equal(r.code, 0, r.stderr);
   assert.equal((JSON.parse(r.stdout) as { userId: string }).userId, 'spawned');
   const P = await t.partner();

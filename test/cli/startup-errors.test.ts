@@ -111,7 +111,11 @@ test('an address in use names PORT; one not of this machine or not resolvable na
     // Said before the database is opened or migrated: a new SQLite database is not even created.
     for (const args of [[], ['--workers', '2']]) {
       const file = path.join(tmp, `never-created-${args.length}.sqlite`);
-      assertNamed(await serve({ ...t.cliEnv, DATABASE_URL: `sqlite:${file}`, PORT: String(taken.port) }, { args }), 'PORT', `port in use, ${args.join(' ') || 'one process'}, new database`);
+      assertNamed(
+        await serve({ ...t.cliEnv, DATABASE_URL: `sqlite:${file}`, PORT: String(taken.port) }, { args }),
+        'PORT',
+        `port in use, ${args.join(' ') || 'one process'}, new database`,
+      );
       assert.equal(fs.existsSync(file), false, 'nothing was created or migrated');
     }
   } finally {
@@ -140,7 +144,9 @@ test('TRUST_PROXY=off, the documented default, starts; a bad value names TRUST_P
 });
 
 test('a proof providers file with a bad entry stops start-up in one line naming PROOF_PROVIDERS and the entry', async () => {
-  const shipped = JSON.parse(fs.readFileSync(path.join(projectRoot, 'catalogue/proofs.json'), 'utf8')) as { providers: { id: string; fetch: { url: string } }[] };
+  const shipped = JSON.parse(fs.readFileSync(path.join(projectRoot, 'catalogue/proofs.json'), 'utf8')) as {
+    providers: { id: string; fetch: { url: string } }[];
+  };
   shipped.providers[1]!.fetch.url = 'https://example.org/{nobody}';
   const file = path.join(tmp, 'proofs.json');
   fs.writeFileSync(file, JSON.stringify(shipped));
@@ -148,5 +154,15 @@ test('a proof providers file with a bad entry stops start-up in one line naming 
   assertNamed(r, 'PROOF_PROVIDERS', 'a template naming an unknown variable');
   assert.ok(r.stderr.includes(`providers[1] ("${shipped.providers[1]!.id}")`), r.stderr);
   assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
-  assertNamed(await serve({ ...t.cliEnv, IDSVC_TEST_ARGON2_MINIMUM: '', PORT: '0', NODE_ENV: 'production', IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1' }), 'IDSVC_TEST_PROOF_ORIGINS', 'test origins in production');
+  assertNamed(
+    await serve({
+      ...t.cliEnv,
+      IDSVC_TEST_ARGON2_MINIMUM: '',
+      PORT: '0',
+      NODE_ENV: 'production',
+      IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1',
+    }),
+    'IDSVC_TEST_PROOF_ORIGINS',
+    'test origins in production',
+  );
 });

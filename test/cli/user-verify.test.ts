@@ -87,11 +87,20 @@ test('user verify sets the mark, in any case of svcId; partners hear of it; a fa
     [...events.slice(0, 1).map((e) => [e.type, e.data]), [events[1]?.type, verifiedData]],
     [
       ['identity.updated', { user_identifier: 'alice', userId: 'alice', svcId: 'pages', url: `${remote.origin}/alice-page`, verified: true }],
-      ['identity.verified', { user_identifier: 'alice', userId: 'alice', svcId: 'pages', url: `${remote.origin}/alice-page`, verified: true, verifiedBy: 'operator' }],
+      [
+        'identity.verified',
+        { user_identifier: 'alice', userId: 'alice', svcId: 'pages', url: `${remote.origin}/alice-page`, verified: true, verifiedBy: 'operator' },
+      ],
     ],
   );
   // Every linked partner is told, the one whose push made the entry too: the operator made this change.
-  const toB = await t.ctx.db.kysely.selectFrom('outbox').select(['event_type', 'payload']).where('partner_id', '=', B.id).where('event_type', '=', 'identity.updated').orderBy('id', 'desc').executeTakeFirstOrThrow();
+  const toB = await t.ctx.db.kysely
+    .selectFrom('outbox')
+    .select(['event_type', 'payload'])
+    .where('partner_id', '=', B.id)
+    .where('event_type', '=', 'identity.updated')
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
   assert.equal((JSON.parse(toB.payload) as { data: { verified: boolean } }).data.verified, true);
 
   // The operator's judgement is not undone by a page without a backlink.
@@ -104,7 +113,14 @@ test('user verify sets the mark, in any case of svcId; partners hear of it; a fa
   // Again: nothing changes and nobody is told.
   const again = await cli(['--json', 'user', 'verify', 'alice', 'pages']);
   assert.equal(again.code, 0, again.stderr);
-  assert.deepEqual(JSON.parse(again.stdout), { userId: 'alice', svcId: 'pages', usrSvcId: 'alice-page', verified: true, verified_by: 'operator', changed: false });
+  assert.deepEqual(JSON.parse(again.stdout), {
+    userId: 'alice',
+    svcId: 'pages',
+    usrSvcId: 'alice-page',
+    verified: true,
+    verified_by: 'operator',
+    changed: false,
+  });
   assert.deepEqual(await eventsForA(), []);
 });
 
@@ -115,10 +131,13 @@ test('user verify --clear removes the mark; partners hear of it; clearing again 
   assert.ok(!r.stdout.includes('alice@example.org'), 'the e-mail address is not printed');
   assert.equal((await publicEntry('pages'))?.verified, false);
   const events = await eventsForA();
-  assert.deepEqual(events.map((e) => [e.type, e.data.svcId, e.data.verified]), [
-    ['identity.updated', 'pages', false],
-    ['identity.unverified', 'pages', false],
-  ]);
+  assert.deepEqual(
+    events.map((e) => [e.type, e.data.svcId, e.data.verified]),
+    [
+      ['identity.updated', 'pages', false],
+      ['identity.unverified', 'pages', false],
+    ],
+  );
   assert.deepEqual(events[1]?.data.reason, { method: 'operator', detail: 'an operator removed the mark' });
 
   const again = await cli(['user', 'verify', 'alice', 'pages', '--clear']);

@@ -20,7 +20,16 @@ let page: Page;
 
 before(async () => {
   // platform "browser": an import of node:crypto (or any Node built-in) fails the build.
-  const bundle = await build({ entryPoints: [entry], bundle: true, platform: 'browser', format: 'iife', globalName: 'IdsvcPackage', target: 'es2022', write: false, logLevel: 'silent' });
+  const bundle = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    globalName: 'IdsvcPackage',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  });
   const code = bundle.outputFiles[0]!.text;
   t = await startIdsvc();
   pages = await startPageServer();
@@ -63,7 +72,11 @@ test('verifyWebhook in the browser: what standardwebhooks signed passes, a chang
   const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`;
   const body = JSON.stringify({ type: 'ping', timestamp: new Date().toISOString(), data: { n: 'é✓' } });
   const seconds = Math.floor(Date.now() / 1000);
-  const headers = { 'webhook-id': 'msg_browser', 'webhook-timestamp': String(seconds), 'webhook-signature': new Webhook(secret).sign('msg_browser', new Date(seconds * 1000), body) };
+  const headers = {
+    'webhook-id': 'msg_browser',
+    'webhook-timestamp': String(seconds),
+    'webhook-signature': new Webhook(secret).sign('msg_browser', new Date(seconds * 1000), body),
+  };
   const verdicts = await page.evaluate(
     async ({ secret, headers, body }) => {
       const pkg = (window as unknown as { IdsvcPackage: Pkg }).IdsvcPackage;

@@ -12,7 +12,7 @@ import { STATUS_OF, type ErrorCode as ServerErrorCode } from '../../src/domain/e
 const serverCodesAreClientCodes = (code: ServerErrorCode): ClientErrorCode => code;
 const clientCodesAreServerCodes = (code: ClientErrorCode): ServerErrorCode => code;
 
-test('the client lists exactly the server\'s error codes', () => {
+test("the client lists exactly the server's error codes", () => {
   assert.deepEqual([...ERROR_CODES].sort(), Object.keys(STATUS_OF).sort());
   for (const code of ERROR_CODES) assert.equal(serverCodesAreClientCodes(clientCodesAreServerCodes(code)), code);
 });
@@ -46,7 +46,7 @@ test('unavailable reaches the caller as its own code, with its Retry-After', asy
   assert.deepEqual([e.code, e.status, e.retryAfter, e.message], ['unavailable', 503, 5, 'said unavailable']);
 });
 
-test('a code the client does not know is internal_error, with the server\'s status and message', async () => {
+test("a code the client does not know is internal_error, with the server's status and message", async () => {
   answer = { status: 418, code: 'a_newer_code' };
   const e = await thrown();
   assert.deepEqual([e.code, e.status, e.message], ['internal_error', 418, 'said a_newer_code']);

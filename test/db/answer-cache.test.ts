@@ -31,7 +31,10 @@ async function elsewhere(sqlText: string, ...params: (string | number)[]): Promi
     await c.connect();
     try {
       let n = 0;
-      await c.query(sqlText.replace(/\?/g, () => `$${++n}`), params);
+      await c.query(
+        sqlText.replace(/\?/g, () => `$${++n}`),
+        params,
+      );
     } finally {
       await c.end();
     }
@@ -114,7 +117,16 @@ describe('every kind of change to what feeds an answer, made on another connecti
     {
       name: 'a central entry added',
       read: 'public',
-      change: (p) => elsewhere('INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)', p.userId, 'twitter', 'added', 'added', now, now),
+      change: (p) =>
+        elsewhere(
+          'INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)',
+          p.userId,
+          'twitter',
+          'added',
+          'added',
+          now,
+          now,
+        ),
       expect: (a) => assert.match(a.body, /<svcId>twitter<\/svcId>/),
     },
     {
@@ -166,14 +178,24 @@ describe('every kind of change to what feeds an answer, made on another connecti
     {
       name: 'a partner push',
       read: 'private',
-      change: (p) => elsewhere('INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', p.partner.id, p.subjectId, 'twitter', 'pushed', now, now),
+      change: (p) =>
+        elsewhere(
+          'INSERT INTO partner_identities (partner_id, subject_id, svc_id, usr_svc_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+          p.partner.id,
+          p.subjectId,
+          'twitter',
+          'pushed',
+          now,
+          now,
+        ),
       expect: (a) => assert.match(a.body, /<usrSvcId>pushed<\/usrSvcId>/),
     },
     {
       name: 'a partner push changed',
       read: 'private',
       // Newer than the central entry it flowed into, so it wins the merge.
-      change: (p) => elsewhere("UPDATE partner_identities SET usr_svc_id = 'changed', updated_at = ? WHERE partner_id = ? AND svc_id = 'github'", now + 1000, p.partner.id),
+      change: (p) =>
+        elsewhere("UPDATE partner_identities SET usr_svc_id = 'changed', updated_at = ? WHERE partner_id = ? AND svc_id = 'github'", now + 1000, p.partner.id),
       expect: (a) => assert.match(a.body, /<usrSvcId>changed<\/usrSvcId>/),
     },
     {
@@ -196,7 +218,16 @@ describe('every kind of change to what feeds an answer, made on another connecti
     {
       name: 'the widget data (a central entry added)',
       read: 'widget',
-      change: (p) => elsewhere('INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)', p.userId, 'twitter', 'added', 'added', now, now),
+      change: (p) =>
+        elsewhere(
+          'INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)',
+          p.userId,
+          'twitter',
+          'added',
+          'added',
+          now,
+          now,
+        ),
       expect: (a) => assert.match(a.body, /"svcId":"twitter"/),
     },
     {
@@ -261,7 +292,7 @@ describe('a change by another process, the idsvc CLI, is seen by the very next r
   });
 });
 
-test('the cache never hands a private answer to a public reader, nor one partner\'s answer to another', async () => {
+test("the cache never hands a private answer to a public reader, nor one partner's answer to another", async () => {
   const p = await person();
   const stranger = await t.partner({ name: 'Stranger' });
   const mine = await warm('private', p.partner, p.uid);

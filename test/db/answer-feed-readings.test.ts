@@ -16,7 +16,6 @@ const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a reading is 
 let t: TestApp | undefined;
 const readings = { started: 0, inFlight: 0, maxInFlight: 0 };
 
-
 before(async () => {
   if (skip) return;
   // Many requests at once from one address, as a load balancer would send them. The partner cache
@@ -83,7 +82,11 @@ test('a lookup whose answer will not be kept reads no feed; one kept or served f
   // The second is rendered and kept, after a reading (so the changes it applies, which the answer
   // already shows, do not drop it); the third is served from memory, after a reading.
   for (const p of people) await P.client.returnServices(p);
-  for (const p of people) assert.deepEqual((await P.client.returnServices(p)).map((s) => s.usrSvcId), [`${p}-gh`]);
+  for (const p of people)
+    assert.deepEqual(
+      (await P.client.returnServices(p)).map((s) => s.usrSvcId),
+      [`${p}-gh`],
+    );
   assert.equal(app.ctx.answers.hits, before.hits + people.length);
   assert.equal(readings.started, before.readings + 2 * people.length, 'one reading before each kept render and each answer from memory (one at a time here)');
 });
@@ -101,7 +104,11 @@ test('under concurrent reads, every read sent after a write was acknowledged sho
   try {
     for (let n = 1; n <= 25; n++) {
       await P.client.updateService('eve', 'github', `v${n}`);
-      assert.deepEqual((await P.client.returnServices('eve')).map((s) => s.usrSvcId), [`v${n}`], `the read after write ${n}`);
+      assert.deepEqual(
+        (await P.client.returnServices('eve')).map((s) => s.usrSvcId),
+        [`v${n}`],
+        `the read after write ${n}`,
+      );
     }
   } finally {
     stop = true;
@@ -124,7 +131,10 @@ test('the partner cache reads the feed at most once per half of its bound, whate
     for (let i = 0; i < calls / 10; i++) await Promise.all(Array.from({ length: 10 }, (_, j) => client.updateService(`pc${j}`, 'github', `v${i}`)));
     const elapsed = performance.now() - started;
     // A reading starts only when the last began more than MAX_AGE_MS / 2 before (a timer's slack of a millisecond aside).
-    assert.ok(readings.started >= 1 && readings.started <= Math.floor(elapsed / (MAX_AGE_MS / 2 - 1)) + 1, `${readings.started} readings in ${Math.round(elapsed)} ms`);
+    assert.ok(
+      readings.started >= 1 && readings.started <= Math.floor(elapsed / (MAX_AGE_MS / 2 - 1)) + 1,
+      `${readings.started} readings in ${Math.round(elapsed)} ms`,
+    );
     assert.equal(readings.maxInFlight, 1);
   } finally {
     await app.close();

@@ -25,7 +25,12 @@ function rowsInFileAlone(dir: string, file: string, table: string): number {
 }
 
 /** A log that keeps the messages of its warnings, for the tests to look at. */
-const recordingLog = () => ({ warnings: [] as string[], warn(_o: object, msg: string) { this.warnings.push(msg); } });
+const recordingLog = () => ({
+  warnings: [] as string[],
+  warn(_o: object, msg: string) {
+    this.warnings.push(msg);
+  },
+});
 
 test('a round of the background checkpointer puts the WAL into the database file', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-checkpoint-'));
@@ -90,7 +95,10 @@ test('timed rounds that find nothing new do not wake the main thread', async () 
 test('the server checkpoints in the background on its own, and SQLITE_CHECKPOINT_MS=0 turns that off', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-checkpoint-server-'));
   try {
-    for (const [ms, expectCopied] of [['50', true], ['0', false]] as const) {
+    for (const [ms, expectCopied] of [
+      ['50', true],
+      ['0', false],
+    ] as const) {
       const file = path.join(dir, `server-${ms}.sqlite`);
       const config = loadConfig({ DATABASE_URL: `sqlite:${file}`, PORT: '0', LOG_LEVEL: 'silent', BACKGROUND_JOBS: '0', SQLITE_CHECKPOINT_MS: ms });
       const server = await startServer(config);

@@ -20,7 +20,10 @@ test('concurrent writes: each is committed or undone on its own', async () => {
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) =>
         writes.run(async (tx) => {
-          await tx.insertInto('settings').values({ key: `k${i}`, value: String(i) }).execute();
+          await tx
+            .insertInto('settings')
+            .values({ key: `k${i}`, value: String(i) })
+            .execute();
           if (i === 7) throw new Error('job 7 fails after its insert');
           return i;
         }),
@@ -47,7 +50,9 @@ test('concurrent writes: each is committed or undone on its own', async () => {
   }
 });
 
-test('SQLite: a write that finds the disk full fails its whole commit with the cause, and later commits go on', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+test('SQLite: a write that finds the disk full fails its whole commit with the cause, and later commits go on', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only',
+}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-gc-'));
   const db = await openDatabase(`sqlite:${path.join(dir, 'gc.sqlite')}`);
   try {
@@ -60,7 +65,10 @@ test('SQLite: a write that finds the disk full fails its whole commit with the c
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
         writes.run(async (tx) => {
-          await tx.insertInto('settings').values({ key: `full${i}`, value: 'x'.repeat(i === 0 ? 10 : 3000) }).execute();
+          await tx
+            .insertInto('settings')
+            .values({ key: `full${i}`, value: 'x'.repeat(i === 0 ? 10 : 3000) })
+            .execute();
           return i;
         }),
       ),

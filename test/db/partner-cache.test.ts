@@ -38,7 +38,10 @@ async function elsewhere(sqlText: string, params: unknown[], options: { skipTrig
       // replica mode skips ordinary triggers: a change the cache is never told about.
       if (options.skipTriggers) await c.query('SET session_replication_role = replica');
       let n = 0;
-      await c.query(sqlText.replace(/\?/g, () => `$${++n}`), params);
+      await c.query(
+        sqlText.replace(/\?/g, () => `$${++n}`),
+        params,
+      );
     } finally {
       await c.end();
     }
@@ -50,7 +53,9 @@ async function elsewhere(sqlText: string, params: unknown[], options: { skipTrig
       if (!options.skipTriggers) run();
       else {
         // The change feed's triggers dropped and put back around the change, in one transaction.
-        const triggers = c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'partners' AND name LIKE 'answer_feed_partners_%'").all() as { name: string; sql: string }[];
+        const triggers = c
+          .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'partners' AND name LIKE 'answer_feed_partners_%'")
+          .all() as { name: string; sql: string }[];
         assert.equal(triggers.length, 3);
         c.transaction(() => {
           for (const tr of triggers) c.exec(`DROP TRIGGER ${tr.name}`);
@@ -101,11 +106,12 @@ describe('answers from memory until the change feed names the partner, whoever c
     app = await startTestApp({ ...t.cliEnv, METRICS_TOKEN }, {}, { partnerMaxAgeMs: 600_000 });
   });
   after(() => app.close());
-  const call = (P: { apiKey: string; apiToken: string }) => code(new IdsvcClient({ baseUrl: app.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org'));
+  const call = (P: { apiKey: string; apiToken: string }) =>
+    code(new IdsvcClient({ baseUrl: app.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org'));
   /** A reading of the feed, as the next call would make one (on PostgreSQL at most every 300 s here). */
   const read = () => app.ctx.partners.feed!.fresh();
 
-  test('a change that fires no trigger is not seen; one the feed names drops that partner\'s row alone', async () => {
+  test("a change that fires no trigger is not seen; one the feed names drops that partner's row alone", async () => {
     const cache = app.ctx.partners;
     assert.equal(cache.caching, true);
     const P = await t.partner();
@@ -125,7 +131,7 @@ describe('answers from memory until the change feed names the partner, whoever c
     await read();
     await invalidated;
     assert.equal(await call(P), 'forbidden', 'read from the table again');
-    assert.equal(await call(Q), 'not_found', 'another partner\'s row stays in memory');
+    assert.equal(await call(Q), 'not_found', "another partner's row stays in memory");
     // A partner deleted elsewhere is unknown from the next reading on.
     await elsewhere('DELETE FROM partners WHERE id = ?', [Q.id]);
     await read();
@@ -165,7 +171,9 @@ describe('answers from memory until the change feed names the partner, whoever c
   });
 });
 
-test('SQLite reads the change feed once per turn of the event loop, and a change is seen from the next turn on', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+test('SQLite reads the change feed once per turn of the event loop, and a change is seen from the next turn on', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only',
+}, async () => {
   const cache = t.ctx.partners;
   const P = await t.partner();
   await new Promise((r) => setImmediate(r)); // a fresh turn
@@ -193,23 +201,36 @@ test('PARTNER_CACHE=0 turns it off', async () => {
   const other = await startTestApp({ ...t.cliEnv, PARTNER_CACHE: '0' });
   try {
     const P = await t.partner();
-    assert.equal(await code(new IdsvcClient({ baseUrl: other.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org')), 'not_found');
+    assert.equal(
+      await code(new IdsvcClient({ baseUrl: other.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org')),
+      'not_found',
+    );
     await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });
     assert.equal(other.ctx.partners.caching, false);
-    assert.equal(await code(new IdsvcClient({ baseUrl: other.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org')), 'forbidden');
+    assert.equal(
+      await code(new IdsvcClient({ baseUrl: other.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken }).returnServices('kim@example.org')),
+      'forbidden',
+    );
   } finally {
     await other.close();
   }
 });
 
-test('the partner cache\'s own feeds are gone: no NOTIFY trigger, no change counter', async () => {
+test("the partner cache's own feeds are gone: no NOTIFY trigger, no change counter", async () => {
   if (TEST_DB === 'postgres') {
     const c = new pg.Client({ connectionString: PG_URL });
     await c.connect();
     try {
-      const triggers = await c.query("SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname", [`${t.cliEnv.DATABASE_SCHEMA}.partners`]);
-      assert.deepEqual(triggers.rows.map((r: { tgname: string }) => r.tgname), ['partners_answer_feed', 'partners_answer_feed_truncate']);
-      const fn = await c.query("SELECT 1 FROM pg_proc WHERE proname = 'idsvc_partners_changed' AND pronamespace = $1::regnamespace", [t.cliEnv.DATABASE_SCHEMA]);
+      const triggers = await c.query('SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname', [
+        `${t.cliEnv.DATABASE_SCHEMA}.partners`,
+      ]);
+      assert.deepEqual(
+        triggers.rows.map((r: { tgname: string }) => r.tgname),
+        ['partners_answer_feed', 'partners_answer_feed_truncate'],
+      );
+      const fn = await c.query("SELECT 1 FROM pg_proc WHERE proname = 'idsvc_partners_changed' AND pronamespace = $1::regnamespace", [
+        t.cliEnv.DATABASE_SCHEMA,
+      ]);
       assert.equal(fn.rowCount, 0);
     } finally {
       await c.end();
@@ -217,7 +238,10 @@ test('the partner cache\'s own feeds are gone: no NOTIFY trigger, no change coun
   } else {
     const c = new SQLite(t.cliEnv.DATABASE_URL!.slice('sqlite:'.length), { readonly: true });
     try {
-      const names = c.prepare("SELECT name FROM sqlite_master WHERE tbl_name IN ('partners', 'partner_changes') AND type IN ('trigger', 'table') ORDER BY name").pluck().all();
+      const names = c
+        .prepare("SELECT name FROM sqlite_master WHERE tbl_name IN ('partners', 'partner_changes') AND type IN ('trigger', 'table') ORDER BY name")
+        .pluck()
+        .all();
       assert.deepEqual(names, ['answer_feed_partners_delete', 'answer_feed_partners_insert', 'answer_feed_partners_update', 'partners']);
     } finally {
       c.close();

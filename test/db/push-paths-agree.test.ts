@@ -110,13 +110,28 @@ test('the one-statement push and the step-by-step push write the same rows, step
   await push('lin', 'github', 'lin-gh2');
   await agree('a new value for an unverified entry replaces it');
 
-  await setCentral('lin', 'github', { verified: 1, verified_by: 'rel-me', verified_at: 5, last_checked_at: 6, evidence_url: 'https://github.com/lin-gh2', next_check_at: 7 });
+  await setCentral('lin', 'github', {
+    verified: 1,
+    verified_by: 'rel-me',
+    verified_at: 5,
+    last_checked_at: 6,
+    evidence_url: 'https://github.com/lin-gh2',
+    next_check_at: 7,
+  });
   await push('lin', 'github', 'lin-other');
   await agree('an entry the account proved is kept; only the partner repository takes the push');
   await push('lin', 'github', 'lin-gh2');
   await agree('pushing the proved value again');
 
-  await setCentral('lin', 'github', { verified: 0, verified_by: null, verified_at: null, evidence_url: null, negative_since: 8, last_checked_at: 9, next_check_at: 10 });
+  await setCentral('lin', 'github', {
+    verified: 0,
+    verified_by: null,
+    verified_at: null,
+    evidence_url: null,
+    negative_since: 8,
+    last_checked_at: 9,
+    next_check_at: 10,
+  });
   await push('lin', 'github', 'lin-renamed');
   await agree('a new value for an entry whose mark was lost clears what the checks knew of the old one');
 

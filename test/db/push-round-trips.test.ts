@@ -70,9 +70,21 @@ test('a linked push is one round trip too, and still flows to the central reposi
   const watcher = await t.partner({ name: 'Watcher', webhookUrl: 'http://127.0.0.1:9/hook' });
   const trusted = await t.partner({ name: 'Trusted watcher', webhookUrl: 'http://127.0.0.1:9/hook', trusted: true });
   for (const p of [partner, watcher, trusted]) await p.client.syncUser('lin', { email: 'lin@example.org', password: lin.password });
-  const central = () => t.ctx.db.kysely.selectFrom('central_identities').select(['usr_svc_id', 'verified', 'source_partner_id']).where('user_ref', '=', lin.id).where('svc_id', '=', 'github').executeTakeFirst();
+  const central = () =>
+    t.ctx.db.kysely
+      .selectFrom('central_identities')
+      .select(['usr_svc_id', 'verified', 'source_partner_id'])
+      .where('user_ref', '=', lin.id)
+      .where('svc_id', '=', 'github')
+      .executeTakeFirst();
   const events = (partnerId: number) =>
-    t.ctx.db.kysely.selectFrom('outbox').select(['payload', 'event_id']).where('partner_id', '=', partnerId).where('event_type', '=', 'identity.updated').orderBy('id').execute();
+    t.ctx.db.kysely
+      .selectFrom('outbox')
+      .select(['payload', 'event_id'])
+      .where('partner_id', '=', partnerId)
+      .where('event_type', '=', 'identity.updated')
+      .orderBy('id')
+      .execute();
 
   assert.equal(await countedPush('lin', 'github', 'lin-gh'), 1);
   assert.deepEqual(await central(), { usr_svc_id: 'lin-gh', verified: 0, source_partner_id: row.id });
@@ -84,11 +96,19 @@ test('a linked push is one round trip too, and still flows to the central reposi
   const url = buildProfileUrl((await t.ctx.catalogue.get()).byId.get('github')!, 'lin-gh');
   assert.equal(
     toWatcher!.payload,
-    JSON.stringify({ type: 'identity.updated', timestamp: sent.timestamp, data: { user_identifier: 'lin', userId: 'lin', svcId: 'github', url, verified: false } }),
+    JSON.stringify({
+      type: 'identity.updated',
+      timestamp: sent.timestamp,
+      data: { user_identifier: 'lin', userId: 'lin', svcId: 'github', url, verified: false },
+    }),
   );
   assert.equal(
     toTrusted!.payload,
-    JSON.stringify({ type: 'identity.updated', timestamp: sent.timestamp, data: { user_identifier: 'lin', userId: 'lin', svcId: 'github', usrSvcId: 'lin-gh', url, verified: false } }),
+    JSON.stringify({
+      type: 'identity.updated',
+      timestamp: sent.timestamp,
+      data: { user_identifier: 'lin', userId: 'lin', svcId: 'github', usrSvcId: 'lin-gh', url, verified: false },
+    }),
   );
   assert.match(toWatcher!.event_id, /^msg_[0-9a-f]{32}$/);
 
@@ -123,7 +143,7 @@ function planNodes(node: PlanNode): PlanNode[] {
 }
 type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Cond'?: string; 'Recheck Cond'?: string; Filter?: string; Plans?: PlanNode[] };
 
-test('the one-statement push finds the links by the person, not by reading all the partner\'s links', onlyPostgres, async () => {
+test("the one-statement push finds the links by the person, not by reading all the partner's links", onlyPostgres, async () => {
   // A link found through a condition no index serves (an OR over a subquery was one) reads every
   // link of the partner (or, without sequential scans priced out, of every partner) on each push:
   // 3 ms at 100,000 users. One probe finds this partner's link by subject, one the account's links.
@@ -131,7 +151,16 @@ test('the one-statement push finds the links by the person, not by reading all t
   try {
     await client.query('SET enable_seqscan = off');
     for (const [kind, statement] of Object.entries(PUSH_STATEMENTS)) {
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, ['x'.repeat(32), row.id, 'github', 'gh', 1, 'gh', 'https://github.com/gh', new Date(1).toISOString()]);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, [
+        'x'.repeat(32),
+        row.id,
+        'github',
+        'gh',
+        1,
+        'gh',
+        'https://github.com/gh',
+        new Date(1).toISOString(),
+      ]);
       const linkScans = planNodes(rows[0]!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'links');
       assert.equal(linkScans.length, 2, `${kind}: one probe by subject, one by account`);
       for (const scan of linkScans) {

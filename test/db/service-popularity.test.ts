@@ -39,7 +39,9 @@ async function user(optedIn: boolean): Promise<User> {
 
 async function add(u: User, svcId: string): Promise<void> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await db().transaction().execute((tx) => setCentralIdentity(tx, u, svc, `${u.user_id}-${svcId}`, { partnerId: null }, now()));
+  await db()
+    .transaction()
+    .execute((tx) => setCentralIdentity(tx, u, svc, `${u.user_id}-${svcId}`, { partnerId: null }, now()));
 }
 
 const fresh = async (u: User) => (await findUserByRef(db(), u.id))!;
@@ -66,7 +68,9 @@ test('every kind of change keeps the counts equal to counting from scratch', asy
   assert.equal(counts.get('gitlab') ?? 0, before.get('gitlab') ?? 0);
 
   await setOptIn(t.ctx, await fresh(a), true);
-  await db().transaction().execute((tx) => removeCentralIdentity(tx, a, 'gitlab', { partnerId: null }, now()));
+  await db()
+    .transaction()
+    .execute((tx) => removeCentralIdentity(tx, a, 'gitlab', { partnerId: null }, now()));
   await assertExact('an entry removed');
 
   // Changes by hand, from SQL: a moved entry, a repeated opt-in that changes nothing, a cascade.

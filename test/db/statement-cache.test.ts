@@ -26,19 +26,37 @@ function open(max?: number) {
 test('a query built again runs on the statement prepared the first time, with its own parameters', async () => {
   const { db, prepared } = open();
   await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`.execute(db);
-  for (const [id, v] of [[1, 'one'], [2, 'two'], [3, 'three']] as const) await db.insertInto('t').values({ id, v }).execute();
+  for (const [id, v] of [
+    [1, 'one'],
+    [2, 'two'],
+    [3, 'three'],
+  ] as const)
+    await db.insertInto('t').values({ id, v }).execute();
   const reads = await Promise.all([1, 2, 3, 2].map((id) => db.selectFrom('t').select('v').where('id', '=', id).executeTakeFirst()));
-  assert.deepEqual(reads.map((r) => r?.v), ['one', 'two', 'three', 'two']);
+  assert.deepEqual(
+    reads.map((r) => r?.v),
+    ['one', 'two', 'three', 'two'],
+  );
   const update = await db.updateTable('t').set({ v: 'deux' }).where('id', '=', 2).executeTakeFirst();
   assert.equal(update.numUpdatedRows, 1n, 'writes report the rows they changed');
   const inserted = await db.insertInto('t').values({ id: 9, v: 'nine' }).executeTakeFirst();
   assert.equal(inserted.insertId, 9n);
   const counts = new Map<string, number>();
   for (const text of prepared) counts.set(text, (counts.get(text) ?? 0) + 1);
-  assert.ok([...counts.values()].every((n) => n === 1), `each text prepared once: ${JSON.stringify([...counts])}`);
+  assert.ok(
+    [...counts.values()].every((n) => n === 1),
+    `each text prepared once: ${JSON.stringify([...counts])}`,
+  );
   assert.equal(counts.size, 4, 'create, insert, select, update');
   // Transactions too: begin and commit are prepared once.
-  for (let i = 0; i < 3; i++) await db.transaction().execute((tx) => tx.updateTable('t').set({ v: `v${i}` }).where('id', '=', 1).execute());
+  for (let i = 0; i < 3; i++)
+    await db.transaction().execute((tx) =>
+      tx
+        .updateTable('t')
+        .set({ v: `v${i}` })
+        .where('id', '=', 1)
+        .execute(),
+    );
   assert.equal(prepared.filter((text) => /^begin$/i.test(text)).length, 1);
   assert.equal((await db.selectFrom('t').select('v').where('id', '=', 1).executeTakeFirst())?.v, 'v2');
   await db.destroy();
@@ -63,11 +81,20 @@ test('it keeps at most its bound of statements, dropping the least recently used
 test('a streamed query runs on a statement of its own and reads every row', async () => {
   const { db } = open();
   await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`.execute(db);
-  await db.insertInto('t').values([{ id: 1, v: 'a' }, { id: 2, v: 'b' }]).execute();
+  await db
+    .insertInto('t')
+    .values([
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+    ])
+    .execute();
   const seen: string[] = [];
   const query = db.selectFrom('t').select('v').orderBy('id');
   for await (const row of query.stream()) seen.push(row.v);
   assert.deepEqual(seen, ['a', 'b']);
-  assert.deepEqual((await query.execute()).map((r) => r.v), ['a', 'b']);
+  assert.deepEqual(
+    (await query.execute()).map((r) => r.v),
+    ['a', 'b'],
+  );
   await db.destroy();
 });

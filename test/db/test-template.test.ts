@@ -53,9 +53,15 @@ async function pgContents(schema: string): Promise<Contents> {
   try {
     const q = async (text: string, values: unknown[] = []) => (await c.query(text, values)).rows;
     const out: Contents = {
-      columns: await q(`SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, 2`, [schema]),
+      columns: await q(
+        `SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, 2`,
+        [schema],
+      ),
       indexes: await q(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, [schema]),
-      triggers: await q(`SELECT t.tgname, c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal ORDER BY 1, 2`, [schema]),
+      triggers: await q(
+        `SELECT t.tgname, c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal ORDER BY 1, 2`,
+        [schema],
+      ),
       functions: await q(`SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1`, [schema]),
       sequences: await q(`SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = $1 ORDER BY 1`, [schema]),
     };

@@ -76,14 +76,24 @@ test('add, change and remove an identity; return_services sees each step', async
   await w.getByRole('button', { name: 'Add', exact: true }).click();
   assert.deepEqual(await activity(o.page, 1), ['Saved GitHub: octo-alice (https://www.github.com/octo-alice)']);
   assert.deepEqual(await partner.client.returnServices(uid), [
-    { svcId: 'github', svcName: 'GitHub', usrSvcId: 'octo-alice', url: 'https://www.github.com/octo-alice', verified: false, svcFavicon: 'https://www.github.com/favicon.ico' },
+    {
+      svcId: 'github',
+      svcName: 'GitHub',
+      usrSvcId: 'octo-alice',
+      url: 'https://www.github.com/octo-alice',
+      verified: false,
+      svcFavicon: 'https://www.github.com/favicon.ico',
+    },
   ]);
 
   await w.getByRole('button', { name: 'Change GitHub' }).click();
   await w.getByRole('textbox', { name: 'Your username on GitHub' }).fill('octo-alice-2');
   await w.getByRole('button', { name: 'Save' }).click();
   assert.deepEqual((await activity(o.page, 2))[1], 'Saved GitHub: octo-alice-2 (https://www.github.com/octo-alice-2)');
-  assert.deepEqual((await partner.client.returnServices(uid)).map((s) => s.usrSvcId), ['octo-alice-2']);
+  assert.deepEqual(
+    (await partner.client.returnServices(uid)).map((s) => s.usrSvcId),
+    ['octo-alice-2'],
+  );
 
   // A fresh page load is pre-filled from idsvc: the signed URL gives this partner's private view.
   await o.page.reload();
@@ -124,7 +134,10 @@ test('sync with a wrong, then the right password; the widget says which', async 
   const link = await t.ctx.db.kysely.selectFrom('links').select('user_ref').where('partner_id', '=', partner.id).executeTakeFirstOrThrow();
   assert.equal(link.user_ref, account.id);
   // Linked: what the partner pushed flowed into Alice's central repository, so the public view has it.
-  assert.deepEqual((await partner.publicClient.returnServices(uid, { profileType: 'public' })).map((s) => s.url), ['https://gitlab.com/alice-gl']);
+  assert.deepEqual(
+    (await partner.publicClient.returnServices(uid, { profileType: 'public' })).map((s) => s.url),
+    ['https://gitlab.com/alice-gl'],
+  );
   assert.deepEqual(o.errors, []);
 });
 
@@ -147,7 +160,10 @@ test('a second widget on the same page works beside the first', async () => {
   await settings.getByRole('button', { name: 'Add', exact: true }).click();
   await card.getByRole('button', { name: 'Remove Keybase' }).click();
   assert.deepEqual(await activity(o.page, 2), ['Saved Twitter: alice_t (https://x.com/alice_t)', 'Removed Keybase.']);
-  assert.deepEqual((await partner.client.returnServices(uid)).map((s) => [s.svcId, s.usrSvcId]), [['twitter', 'alice_t']]);
+  assert.deepEqual(
+    (await partner.client.returnServices(uid)).map((s) => [s.svcId, s.usrSvcId]),
+    [['twitter', 'alice_t']],
+  );
   // Each widget keeps its own state until the page reloads.
   assert.deepEqual(await listed(card), []);
   assert.deepEqual(await listed(settings), ['Keybase', 'Twitter']);
@@ -175,7 +191,10 @@ test('keyboard only: add, remove and sync', async () => {
   await page.keyboard.type('alice-kb');
   await page.keyboard.press('Enter');
   assert.deepEqual(await activity(page, 1), ['Saved Keybase: alice-kb (https://keybase.io/alice-kb)']);
-  assert.deepEqual((await partner.client.returnServices(uid)).map((s) => s.usrSvcId), ['alice-kb']);
+  assert.deepEqual(
+    (await partner.client.returnServices(uid)).map((s) => s.usrSvcId),
+    ['alice-kb'],
+  );
 
   await pressTabUntil(page, w.getByRole('button', { name: 'Remove Keybase' }));
   await page.keyboard.press('Space');

@@ -41,7 +41,9 @@ const shown = (type: string) => events.page.locator(`#events li[data-type="${typ
 
 test('the operator sets the endpoint; the secret it prints verifies a ping, shown on /events as it arrives', async () => {
   // The endpoint is on this machine: only FETCH_ALLOW_PRIVATE lets idsvc call it.
-  const set = await runCli(t, ['--json', 'partner', 'set', partner.apiKey, '--webhook', `${site.origin}/idsvc/webhooks`], { env: { FETCH_ALLOW_PRIVATE: '1' } });
+  const set = await runCli(t, ['--json', 'partner', 'set', partner.apiKey, '--webhook', `${site.origin}/idsvc/webhooks`], {
+    env: { FETCH_ALLOW_PRIVATE: '1' },
+  });
   assert.equal(set.code, 0, set.stderr);
   siteOptions.webhookSecret = (JSON.parse(set.stdout) as { webhook_secret: string }).webhook_secret;
 
@@ -70,9 +72,15 @@ test('an event from the outbox (another partner links Alice) reaches the page; a
   const body = JSON.stringify({ type: 'link.created', timestamp: new Date().toISOString(), data: { partner: 'Repeat' } });
   const headers = (id: string) => {
     const ts = new Date();
-    return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, ts, body) };
+    return {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(id, ts, body),
+    };
   };
-  for (let i = 0; i < 2; i++) assert.equal((await fetch(`${site.origin}/idsvc/webhooks`, { method: 'POST', headers: headers('msg_repeat'), body })).status, 204);
+  for (let i = 0; i < 2; i++)
+    assert.equal((await fetch(`${site.origin}/idsvc/webhooks`, { method: 'POST', headers: headers('msg_repeat'), body })).status, 204);
   await events.page.locator('#events li', { hasText: 'Repeat' }).waitFor();
   assert.equal(await events.page.locator('#events li', { hasText: 'Repeat' }).count(), 1);
 });
@@ -83,7 +91,12 @@ test('a forged or altered event is refused (400) and never shown', async () => {
   const ts = new Date();
   const forged = await fetch(`${site.origin}/idsvc/webhooks`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)), 'webhook-signature': new Webhook(forgedSecret).sign('msg_forged', ts, body) },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': 'msg_forged',
+      'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)),
+      'webhook-signature': new Webhook(forgedSecret).sign('msg_forged', ts, body),
+    },
     body,
   });
   assert.equal(forged.status, 400);

@@ -255,7 +255,10 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
 
     // GitHub's API was asked once for this account, naming idsvc, as GitHub's JSON.
     const asked = githubApi.asked.slice(askedBefore);
-    assert.deepEqual(asked.map((a) => a.path), [`/users/${LOGIN}`]);
+    assert.deepEqual(
+      asked.map((a) => a.path),
+      [`/users/${LOGIN}`],
+    );
     assert.equal(asked[0]!.userAgent, `idsvc/0.1 (identity verification; +${t.config.baseUrl})`);
     assert.match(asked[0]!.accept, /application\/vnd\.github\+json/);
   });
@@ -282,14 +285,17 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
     const entry = await partnerGitHubEntry();
     assert.equal(entry.verified, 'TRUE');
     assert.equal(entry.url, PROFILE_URL);
-    assert.deepEqual({ verifiedBy: entry.verifiedBy, verifiedAt: entry.verifiedAt, lastCheckedAt: entry.lastCheckedAt, evidenceUrl: entry.evidenceUrl }, evidence);
+    assert.deepEqual(
+      { verifiedBy: entry.verifiedBy, verifiedAt: entry.verifiedAt, lastCheckedAt: entry.lastCheckedAt, evidenceUrl: entry.evidenceUrl },
+      evidence,
+    );
 
     const verified = await delivered('identity.verified');
     assert.deepEqual(verified, [{ user_identifier: MEMBER, userId: USER_ID, svcId: 'github', url: PROFILE_URL, verified: true, ...evidence }]);
     assert.deepEqual(await delivered('identity.unverified'), []);
   });
 
-  test('the proof leaves the bio: the person\'s check warns, the mark stays until the delay has passed', async () => {
+  test("the proof leaves the bio: the person's check warns, the mark stays until the delay has passed", async () => {
     // A few minutes later the person takes the proof out of their bio, and checks.
     t.clock.advance(5 * 60_000);
     githubApi.users.get(LOGIN)!.bio = 'Cats and code.';
@@ -300,7 +306,10 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
 
     const item = identity();
     // Each method asked is listed: rel="me" on the profile page, then the proof in the API's answer.
-    assert.deepEqual(await item.locator('[data-check-result]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-method')} ${e.getAttribute('data-check-result')}`)), ['rel-me absent', 'proof absent']);
+    assert.deepEqual(
+      await item.locator('[data-check-result]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-method')} ${e.getAttribute('data-check-result')}`)),
+      ['rel-me absent', 'proof absent'],
+    );
     assert.match(await item.locator('.check-list').innerText(), /^Checked just now:/);
     assert.match(await item.locator('.badge').first().innerText(), /Verified/, 'one negative does not take the mark');
     const pending = item.locator('[data-pending-removal="true"]');
@@ -323,7 +332,11 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
     t.clock.advance(t.config.verifyConfirmAfterMs / 2);
     const askedBefore = githubApi.asked.length;
     assert.equal(await reverifyDue(t.ctx), 1);
-    assert.deepEqual(githubApi.asked.slice(askedBefore).map((a) => a.path), [`/users/${LOGIN}`], 'the re-check read GitHub again');
+    assert.deepEqual(
+      githubApi.asked.slice(askedBefore).map((a) => a.path),
+      [`/users/${LOGIN}`],
+      'the re-check read GitHub again',
+    );
 
     await page.goto(`${t.baseUrl}/account`);
     const item = identity();

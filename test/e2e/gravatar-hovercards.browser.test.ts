@@ -56,13 +56,21 @@ before(async () => {
   browser = await launchChromium();
   pages = await startPageServer();
   const alice = await t.user({ email: 'alice@example.org', userId: 'alice' });
-  await updateProfile(t.ctx.db.kysely, alice.id, { firstName: 'Alice', lastName: 'Example', city: 'Lyon', bio: 'Writes code.' }, ['firstName', 'lastName', 'city', 'bio'], t.clock.now());
+  await updateProfile(
+    t.ctx.db.kysely,
+    alice.id,
+    { firstName: 'Alice', lastName: 'Example', city: 'Lyon', bio: 'Writes code.' },
+    ['firstName', 'lastName', 'city', 'bio'],
+    t.clock.now(),
+  );
   await identity(alice.id, 'github', 'alice-gh', true);
   await identity(alice.id, 'gitlab', 'alicegl', true);
   await identity(alice.id, 'medium', 'alicemd', false);
   const pat = await t.user({ email: 'pat@example.org', userId: 'pat' });
   await updateProfile(t.ctx.db.kysely, pat.id, { firstName: 'Pat' }, ['firstName'], t.clock.now());
-  const photo = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#22aa44' } }).jpeg().toBuffer();
+  const photo = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#22aa44' } })
+    .jpeg()
+    .toBuffer();
   await savePhoto(t.ctx.db.kysely, pat.id, await preparePhoto(photo), t.clock.now());
   const hidden = await t.user({ email: 'hidden@example.org', userId: 'hidden' });
   await setUserFlags(t.ctx.db.kysely, hidden.id, { optedIn: false }, t.clock.now());
@@ -108,7 +116,9 @@ test("Gravatar's hovercards library renders an idsvc user's card, verified accou
   assert.equal(await card.locator('.gravatar-hovercard__location').textContent(), 'Lyon');
   assert.equal(await card.locator('.gravatar-hovercard__description').textContent(), 'Writes code.');
   // Verified accounts only, as the library shows them: the service's icon linking to the profile.
-  const services = await card.locator('.gravatar-hovercard__social-link').evaluateAll((links: any[]) => links.map((a) => [a.dataset.serviceName, a.getAttribute('href')]));
+  const services = await card
+    .locator('.gravatar-hovercard__social-link')
+    .evaluateAll((links: any[]) => links.map((a) => [a.dataset.serviceName, a.getAttribute('href')]));
   assert.deepEqual(services.slice(1), [
     ['github', 'https://www.github.com/alice-gh'],
     ['gitlab', 'https://gitlab.com/alicegl'],

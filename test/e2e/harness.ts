@@ -73,7 +73,6 @@ export async function startPageServer(): Promise<Served & { pages: Map<string, s
   return Object.assign(served, { pages });
 }
 
-
 export interface Opened {
   page: Page;
   context: BrowserContext;
@@ -146,7 +145,10 @@ export async function consoleLine(o: Opened, pattern: RegExp, timeoutMs = 10_000
 
 /** The example site's activity log: waits until it has `n` entries and returns them. */
 export async function activity(page: Page, n: number): Promise<string[]> {
-  await page.locator('#activity li').nth(n - 1).waitFor();
+  await page
+    .locator('#activity li')
+    .nth(n - 1)
+    .waitFor();
   const all = await page.locator('#activity li').allTextContents();
   assert.equal(all.length, n, all.join('\n'));
   return all;

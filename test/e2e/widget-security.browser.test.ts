@@ -152,24 +152,37 @@ describe('what the widget is pre-filled with', () => {
     assert.deepEqual(warnings(o), []);
   });
 
-  test('a valid signature: the partner\'s private view', async () => {
+  test("a valid signature: the partner's private view", async () => {
     const o = await pageWith([await P.client.widgetUrl('bob')]);
     await rendered(o.page);
     assert.deepEqual(await listed(widget(o.page)), ['GitHub']);
-    assert.equal(await widget(o.page).locator('.ident a').evaluate((a: any) => a.firstChild.textContent), 'bob-gh');
+    assert.equal(
+      await widget(o.page)
+        .locator('.ident a')
+        .evaluate((a: any) => a.firstChild.textContent),
+      'bob-gh',
+    );
     await settled(o);
     assert.deepEqual(warnings(o), []);
   });
 
   const fallbacks: [string, () => Promise<string>, RegExp][] = [
     ['expired', async () => P.client.widgetUrl('bob', { now: Date.now() - 2 * 3600 * 1000, expiresInSeconds: 3600 }), /expired/],
-    ['signed for another user_identifier', async () => (await P.client.widgetUrl('bob')).replace(/\?.*$/, new URL(await P.client.widgetUrl('alice')).search), /invalid signature/],
+    [
+      'signed for another user_identifier',
+      async () => (await P.client.widgetUrl('bob')).replace(/\?.*$/, new URL(await P.client.widgetUrl('alice')).search),
+      /invalid signature/,
+    ],
     ['signed for another api_key', async () => (await Q.client.widgetUrl('bob')).replace(Q.apiKey, P.apiKey), /invalid signature/],
-    ['signed for more than a day', async () => {
-      // The client library refuses to sign this far ahead; telling it the time is two days on gets past it.
-      const exp = Math.floor(Date.now() / 1000) + 2 * 86400;
-      return `${await P.publicClient.widgetUrl('bob')}?exp=${exp}&sig=${await signWidget(P.apiKey, 'bob', exp, P.apiToken, exp * 1000)}`;
-    }, /more than 24 hours ahead/],
+    [
+      'signed for more than a day',
+      async () => {
+        // The client library refuses to sign this far ahead; telling it the time is two days on gets past it.
+        const exp = Math.floor(Date.now() / 1000) + 2 * 86400;
+        return `${await P.publicClient.widgetUrl('bob')}?exp=${exp}&sig=${await signWidget(P.apiKey, 'bob', exp, P.apiToken, exp * 1000)}`;
+      },
+      /more than 24 hours ahead/,
+    ],
   ];
   for (const [name, url, warning] of fallbacks) {
     test(`${name}: refused, the public view, and a console warning`, async () => {

@@ -115,17 +115,25 @@ async function timed(url: string, init?: RequestInit): Promise<{ res: Response; 
   return { res, body, ms: performance.now() - started };
 }
 
-test('PostgreSQL: terminated backends do not stop the server; the pool reconnects by itself, and the change feed with it', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('PostgreSQL: terminated backends do not stop the server; the pool reconnects by itself, and the change feed with it', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only',
+}, async () => {
   const P = await t.partner();
   // Several calls at once leave several idle connections in the pool.
   await Promise.all(Array.from({ length: 6 }, (_, i) => P.client.updateService(`idle${i}`, 'github', `v${i}`)));
   const cache = t.ctx.partners;
   assert.equal(cache.caching, true);
   // What a failover, a proxy restart or an idle timeout does to every connection of this server.
-  const terminated = await admin(async (c) => (await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [proxy!.upstreamPorts()])).rowCount);
+  const terminated = await admin(
+    async (c) =>
+      (await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [proxy!.upstreamPorts()])).rowCount,
+  );
   assert.ok((terminated ?? 0) >= 2, `the pool's connections were ended (${terminated})`);
   await sleep(300); // the connections' 'error' events have all fired by now: an unhandled one would have ended this process
-  assert.deepEqual((await P.client.returnServices('idle3')).map((s) => s.usrSvcId), ['v3']);
+  assert.deepEqual(
+    (await P.client.returnServices('idle3')).map((s) => s.usrSvcId),
+    ['v3'],
+  );
   await P.client.updateService('idle3', 'github', 'again');
   // The change feed is read through the pool like any statement, so it has no connection of its
   // own to lose: its next reading takes a new one.
@@ -135,7 +143,9 @@ test('PostgreSQL: terminated backends do not stop the server; the pool reconnect
   assert.ok(lost.length >= 1 && lost.every((l) => l.level === 40 && /connection lost/.test(l.msg ?? '')), 'idle connections lost are logged as warnings');
 });
 
-test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, then the same process serves again, nothing acknowledged lost', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
+test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, then the same process serves again, nothing acknowledged lost', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only',
+}, async (ctx) => {
   const P = await t.partner();
   await t.user({ email: 'cora@example.org', userId: 'cora' });
   const writers = [writer(P.client, 'cuta'), writer(P.client, 'cutb')];
@@ -187,23 +197,33 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   const slowest = Math.max(...refused.map((r) => r.ms));
   assert.ok(slowest < 3000, `each refusal came within 3 s (slowest ${Math.round(slowest)} ms)`);
   assert.ok(back < 5000, `ready again ${Math.round(back)} ms after the restore`);
-  ctx.diagnostic(`${acked.length} writes acknowledged, ${refused.length} refused (slowest refusal ${Math.round(slowest)} ms), ready again ${Math.round(back)} ms after the restore`);
+  ctx.diagnostic(
+    `${acked.length} writes acknowledged, ${refused.length} refused (slowest refusal ${Math.round(slowest)} ms), ready again ${Math.round(back)} ms after the restore`,
+  );
   const feedBack = (await feedLive) - restoredAt;
   ctx.diagnostic(`the change feed is read again ${Math.round(feedBack)} ms after the restore`);
   await assertAllPresent(P.client, acked);
   assert.ok(acked.length > 20, `writes were acknowledged before and after (${acked.length})`);
-  assert.ok(writers.every((w) => w.ackedAt.some((at) => at < cutAt) && w.ackedAt.some((at) => at > restoredAt)), 'writes were acknowledged before the cut and after the restore');
+  assert.ok(
+    writers.every((w) => w.ackedAt.some((at) => at < cutAt) && w.ackedAt.some((at) => at > restoredAt)),
+    'writes were acknowledged before the cut and after the restore',
+  );
   // No back-off of its own: the first call after the restore starts a reading, on the pool's first connection.
   assert.ok(feedBack < 3000, `the change feed is read again ${Math.round(feedBack)} ms after the restore`);
 });
 
-test('PostgreSQL: a stalled connection answers unavailable within the timeout, and the server recovers when it moves again', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('PostgreSQL: a stalled connection answers unavailable within the timeout, and the server recovers when it moves again', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only',
+}, async () => {
   const P = await t.partner();
   await P.client.updateService('stall', 'github', 'before');
   proxy!.freeze();
   try {
     const started = performance.now();
-    const res = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/stall?format=json`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    const res = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/stall?format=json`, {
+      method: 'POST',
+      body: new URLSearchParams({ api_token: P.apiToken }),
+    });
     const ms = performance.now() - started;
     assert.equal(res.status, 503);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'unavailable');
@@ -216,31 +236,48 @@ test('PostgreSQL: a stalled connection answers unavailable within the timeout, a
   }
   await waitFor('a successful call after the stall', async () => (await fetch(`${t.baseUrl}/readyz`)).status === 200, 10_000);
   await P.client.updateService('stall', 'github', 'after');
-  assert.deepEqual((await P.client.returnServices('stall')).map((s) => s.usrSvcId), ['after']);
+  assert.deepEqual(
+    (await P.client.returnServices('stall')).map((s) => s.usrSvcId),
+    ['after'],
+  );
 });
 
-test('SQLite: a database locked by another process beyond busy_timeout answers unavailable; reads go on; it recovers when the lock goes', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async () => {
+test('SQLite: a database locked by another process beyond busy_timeout answers unavailable; reads go on; it recovers when the lock goes', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only',
+}, async () => {
   const P = await t.partner();
   await P.client.updateService('lock', 'github', 'before');
   const other = new SQLite(t.cliEnv.DATABASE_URL!.slice('sqlite:'.length));
   other.exec('BEGIN IMMEDIATE'); // another process holds the write lock (a long CLI command, a backup tool)
   try {
-    const res = await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/lock/github/during?format=json`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    const res = await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/lock/github/during?format=json`, {
+      method: 'POST',
+      body: new URLSearchParams({ api_token: P.apiToken }),
+    });
     assert.equal(res.status, 503);
     assert.equal(res.headers.get('retry-after'), '5');
     assert.deepEqual(await res.json(), { error: { code: 'unavailable', message: 'Temporarily unavailable; retry later' } });
-    assert.deepEqual((await P.client.returnServices('lock')).map((s) => s.usrSvcId), ['before'], 'reads do not wait for the lock');
+    assert.deepEqual(
+      (await P.client.returnServices('lock')).map((s) => s.usrSvcId),
+      ['before'],
+      'reads do not wait for the lock',
+    );
   } finally {
     other.exec('ROLLBACK');
     other.close();
   }
   await P.client.updateService('lock', 'github', 'after');
-  assert.deepEqual((await P.client.returnServices('lock')).map((s) => s.usrSvcId), ['after']);
+  assert.deepEqual(
+    (await P.client.returnServices('lock')).map((s) => s.usrSvcId),
+    ['after'],
+  );
   const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).find((l) => l.msg === 'database unavailable');
   assert.equal(warned?.cause, 'SQLITE_BUSY');
 });
 
-test('SQLite: a full disk answers unavailable, not internal_error; reads go on; nothing acknowledged is lost; writes resume when there is room', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async (ctx) => {
+test('SQLite: a full disk answers unavailable, not internal_error; reads go on; nothing acknowledged is lost; writes resume when there is room', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only',
+}, async (ctx) => {
   const P = await t.partner();
   await P.client.updateService('full', 'github', 'before');
   const raw = t.ctx.db.sqlite!;
@@ -254,7 +291,11 @@ test('SQLite: a full disk answers unavailable, not internal_error; reads go on; 
     await waitFor('writes refused for want of room', async () => writers.reduce((n, w) => n + w.refused.length, 0) >= 30, 60_000);
     const ready = await fetch(`${t.baseUrl}/readyz`);
     assert.equal(ready.status, 200, 'reads work, so the instance stays ready');
-    assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['before'], 'reads go on');
+    assert.deepEqual(
+      (await P.client.returnServices('full')).map((s) => s.usrSvcId),
+      ['before'],
+      'reads go on',
+    );
   } finally {
     for (const w of writers) await w.stop();
   }
@@ -264,11 +305,17 @@ test('SQLite: a full disk answers unavailable, not internal_error; reads go on; 
   assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
   await assertAllPresent(P.client, acked);
   const warned = t.logs.map((l) => JSON.parse(l) as { msg?: string; cause?: string }).filter((l) => l.msg === 'database unavailable');
-  assert.ok(warned.some((l) => l.cause === 'SQLITE_FULL'), 'the cause is logged');
+  assert.ok(
+    warned.some((l) => l.cause === 'SQLITE_FULL'),
+    'the cause is logged',
+  );
 
   raw.pragma(`max_page_count = ${2 ** 30}`);
   await P.client.updateService('full', 'github', 'after');
-  assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['after']);
+  assert.deepEqual(
+    (await P.client.returnServices('full')).map((s) => s.usrSvcId),
+    ['after'],
+  );
 });
 
 /** A small tmpfs of this test's own, where the machine lets it mount one (root); null elsewhere. */
@@ -283,7 +330,9 @@ function smallTmpfs(): string | null {
 // A really full disk fails the COMMIT (the WAL cannot grow), after which SQLite has rolled the
 // transaction back itself; where no tmpfs can be mounted, the max_page_count test above and
 // test/db/group-commit.test.ts cover the same answer.
-test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing acknowledged is lost; writes resume when there is room', { skip: TEST_DB !== 'sqlite' && 'SQLite only' }, async (ctx) => {
+test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing acknowledged is lost; writes resume when there is room', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only',
+}, async (ctx) => {
   const dir = smallTmpfs();
   if (!dir) return ctx.skip('cannot mount a tmpfs here');
   let f: TestApp | undefined;
@@ -305,7 +354,11 @@ test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing 
     const writers = Array.from({ length: 4 }, (_, i) => writer(P.client, `disk${String.fromCharCode(97 + i)}`));
     try {
       await waitFor('writes refused for want of room', async () => writers.reduce((n, w) => n + w.refused.length, 0) >= 20, 60_000);
-      assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['before'], 'reads go on');
+      assert.deepEqual(
+        (await P.client.returnServices('full')).map((s) => s.usrSvcId),
+        ['before'],
+        'reads go on',
+      );
     } finally {
       for (const w of writers) await w.stop();
     }
@@ -315,7 +368,10 @@ test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing 
     assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code} ${r.retryAfter}`))], ['503 unavailable 5']);
     fs.rmSync(filler);
     await P.client.updateService('full', 'github', 'after');
-    assert.deepEqual((await P.client.returnServices('full')).map((s) => s.usrSvcId), ['after']);
+    assert.deepEqual(
+      (await P.client.returnServices('full')).map((s) => s.usrSvcId),
+      ['after'],
+    );
     await assertAllPresent(P.client, acked);
   } finally {
     await f?.close();
@@ -329,7 +385,9 @@ test('SQLite: a disk that fills up (a small tmpfs) answers unavailable; nothing 
 // before the restore. The 10-second cut above is the test that the listener comes back at once.
 const FREEZE_MS = Number(process.env.FREEZE_MS ?? 30_000);
 
-test('PostgreSQL: a long freeze under light load answers unavailable meanwhile; the same process serves again within 3 s of the restore', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
+test('PostgreSQL: a long freeze under light load answers unavailable meanwhile; the same process serves again within 3 s of the restore', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only',
+}, async (ctx) => {
   const P = await t.partner();
   const writers = [writer(P.client, 'frza'), writer(P.client, 'frzb')];
   await sleep(1000);
@@ -345,7 +403,9 @@ test('PostgreSQL: a long freeze under light load answers unavailable meanwhile; 
   for (const w of writers) await w.stop();
   const refused = writers.flatMap((w) => w.refused);
   const acked = writers.flatMap((w) => w.acked);
-  ctx.diagnostic(`freeze ${FREEZE_MS} ms: ${acked.length} acknowledged, ${refused.length} refused; ready ${Math.round(ready)} ms and every writer acknowledged ${Math.round(writesBack)} ms after the restore`);
+  ctx.diagnostic(
+    `freeze ${FREEZE_MS} ms: ${acked.length} acknowledged, ${refused.length} refused; ready ${Math.round(ready)} ms and every writer acknowledged ${Math.round(writesBack)} ms after the restore`,
+  );
   assert.ok(refused.length >= 10, `calls were refused during the freeze (${refused.length})`);
   assert.deepEqual([...new Set(refused.map((r) => `${r.status} ${r.code}`))], ['503 unavailable']);
   assert.ok(writers.every((w) => w.ackedAt.some((at) => at < frozenAt)));
@@ -353,7 +413,9 @@ test('PostgreSQL: a long freeze under light load answers unavailable meanwhile; 
   await assertAllPresent(P.client, acked);
 });
 
-test('PostgreSQL: a transaction cut off by a partition does not hold its locks after the restore', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async (ctx) => {
+test('PostgreSQL: a transaction cut off by a partition does not hold its locks after the restore', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only',
+}, async (ctx) => {
   const P = await t.partner();
   await P.client.updateService('zombie', 'github', 'before');
   // A transaction of this server's, holding the row the next push needs, when the network drops
@@ -364,21 +426,31 @@ test('PostgreSQL: a transaction cut off by a partition does not hold its locks a
   proxy!.partition();
   const partitionedAt = performance.now();
   await assert.rejects(tx.commit().execute());
-  await tx.rollback().execute().catch(() => {}); // hands the connection back (discarded: it timed out)
+  await tx
+    .rollback()
+    .execute()
+    .catch(() => {}); // hands the connection back (discarded: it timed out)
   await sleep(Math.max(0, 2 * TIMEOUT_MS + 3000 - (performance.now() - partitionedAt)));
   await proxy!.restore();
   const restoredAt = performance.now();
-  await waitFor('the push after the partition', async () => {
-    try {
-      await P.client.updateService('zombie', 'github', 'after');
-      return true;
-    } catch (e) {
-      if (e instanceof IdsvcError && e.status === 503) return false;
-      throw e;
-    }
-  }, 20_000);
+  await waitFor(
+    'the push after the partition',
+    async () => {
+      try {
+        await P.client.updateService('zombie', 'github', 'after');
+        return true;
+      } catch (e) {
+        if (e instanceof IdsvcError && e.status === 503) return false;
+        throw e;
+      }
+    },
+    20_000,
+  );
   const back = performance.now() - restoredAt;
   ctx.diagnostic(`the push went through ${Math.round(back)} ms after the restore`);
   assert.ok(back < 3000, `the push went through ${Math.round(back)} ms after the restore`);
-  assert.deepEqual((await P.client.returnServices('zombie')).map((s) => s.usrSvcId), ['after']);
+  assert.deepEqual(
+    (await P.client.returnServices('zombie')).map((s) => s.usrSvcId),
+    ['after'],
+  );
 });

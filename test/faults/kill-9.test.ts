@@ -23,7 +23,8 @@ const WRITING_MS = 1500;
 
 const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-kill9-'));
 const schema = `kill9_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-const dbEnv: Record<string, string> = TEST_DB === 'postgres' ? { DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema } : { DATABASE_URL: `sqlite:${path.join(tmpDir, 'kill9.sqlite')}` };
+const dbEnv: Record<string, string> =
+  TEST_DB === 'postgres' ? { DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema } : { DATABASE_URL: `sqlite:${path.join(tmpDir, 'kill9.sqlite')}` };
 const running = new Set<ChildProcessWithoutNullStreams>();
 
 after(async () => {
@@ -40,7 +41,16 @@ after(async () => {
 /** `idsvc serve` as its own process; resolves with its address and what it printed. */
 async function serve(): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output: string }> {
   const child = spawn(process.execPath, idsvcArgv(['serve']), {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...dbEnv, PORT: '0', HOST: '127.0.0.1', BACKGROUND_JOBS: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY: '100000000' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...dbEnv,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      BACKGROUND_JOBS: '0',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_KEY: '100000000',
+    },
     cwd: projectRoot,
   });
   running.add(child);

@@ -21,7 +21,11 @@ before(async () => {
   proxy = await TcpProxy.start(target.hostname, Number(target.port || 5432));
   // The catalogue is loaded once and not checked again (the test's clock stands still), so what a
   // read waits for during the stall is the answer cache and the view, as between two checks.
-  t = await startTestApp({ DATABASE_URL: proxy.via(PG_URL), DATABASE_SCHEMA: schema, DATABASE_TIMEOUT_MS: String(TIMEOUT_MS) }, {}, { catalogueCheckMs: 60_000 });
+  t = await startTestApp(
+    { DATABASE_URL: proxy.via(PG_URL), DATABASE_SCHEMA: schema, DATABASE_TIMEOUT_MS: String(TIMEOUT_MS) },
+    {},
+    { catalogueCheckMs: 60_000 },
+  );
   if (!t.ctx.partners.caching) await once(t.ctx.partners, 'live');
 });
 
@@ -51,7 +55,10 @@ test('a stalled PostgreSQL: reads through the answer cache answer 503 within the
   // Asked twice, so the answers are kept: the stall must not be hidden by an answer from memory either.
   for (let i = 0; i < 2; i++) {
     assert.equal((await timed(publicUrl)).status, 200);
-    assert.deepEqual((await P.client.returnServices('stella')).map((s) => s.usrSvcId), ['stella-gh']);
+    assert.deepEqual(
+      (await P.client.returnServices('stella')).map((s) => s.usrSvcId),
+      ['stella-gh'],
+    );
   }
 
   proxy!.freeze();
@@ -78,5 +85,9 @@ test('a stalled PostgreSQL: reads through the answer cache answer 503 within the
   // Back: the same process serves fresh answers again.
   for (let i = 0; i < 100 && (await timed(`${app.baseUrl}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
   await P.client.updateService('stella', 'github', 'stella-after');
-  assert.deepEqual((await P.client.returnServices('stella')).map((s) => s.usrSvcId), ['stella-after'], 'the write after the stall is read back, not an answer kept from before');
+  assert.deepEqual(
+    (await P.client.returnServices('stella')).map((s) => s.usrSvcId),
+    ['stella-after'],
+    'the write after the stall is read back, not an answer kept from before',
+  );
 });

@@ -152,7 +152,9 @@ test('an uploaded JPEG is served square, re-encoded without metadata, at Gravata
   assert.equal((await get(`/avatar/${ALICE}?s=81`, { 'If-None-Match': etag })).res.status, 200);
 
   // A new photo changes the bytes and the ETag at once: no answer from an old cached size.
-  const png = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .png()
+    .toBuffer();
   assert.equal((await upload(client, png, 'image/png')).res.status, 303);
   const after = await get(`/avatar/${ALICE}`, { 'If-None-Match': etag });
   assert.equal(after.res.status, 200);
@@ -162,7 +164,9 @@ test('an uploaded JPEG is served square, re-encoded without metadata, at Gravata
 
 test('WebP is accepted; remove goes back to the letter avatar', async () => {
   const client = await loggedIn('bob@example.org', 'bob');
-  const webp = await sharp({ create: { width: 120, height: 90, channels: 3, background: '#00aa00' } }).webp().toBuffer();
+  const webp = await sharp({ create: { width: 120, height: 90, channels: 3, background: '#00aa00' } })
+    .webp()
+    .toBuffer();
   assert.equal((await upload(client, webp, 'image/webp')).res.status, 303);
   const photo = await get(`/avatar/${sha('bob@example.org')}?s=90`);
   assert.equal(photo.res.headers.get('content-type'), 'image/jpeg');
@@ -179,7 +183,9 @@ test('WebP is accepted; remove goes back to the letter avatar', async () => {
 
 test('d= defaults: 404, mp, identicon and blank, answered alike for unknown and hidden users; f=y forces them', async () => {
   const client = await loggedIn('carol@example.org', 'carol');
-  const jpeg = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#123456' } }).jpeg().toBuffer();
+  const jpeg = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#123456' } })
+    .jpeg()
+    .toBuffer();
   assert.equal((await upload(client, jpeg, 'image/jpeg')).res.status, 303);
   const carol = sha('carol@example.org');
   assert.equal((await get(`/avatar/${carol}`)).res.headers.get('content-type'), 'image/jpeg');
@@ -195,7 +201,13 @@ test('d= defaults: 404, mp, identicon and blank, answered alike for unknown and 
   const unknownSameShape = sha('nobody@example.org');
   const answer = async (id: string, query: string) => {
     const { res, bytes } = await get(`/avatar/${id}?${query}`);
-    return { status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control'), etag: res.headers.get('etag'), body: bytes.toString() };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type'),
+      cache: res.headers.get('cache-control'),
+      etag: res.headers.get('etag'),
+      body: bytes.toString(),
+    };
   };
   for (const query of ['', 's=120', 'd=mp', 'd=identicon&s=40', 'default=identicon', 'd=blank', 'd=404', 'd=retro', 'd=https%3A%2F%2Fevil.example%2Fx.png']) {
     const hidden = await answer(carol, query);
@@ -258,7 +270,9 @@ test('not a picture, a broken one, one too large or a decompression bomb: refuse
 test('the upload is a site form: without its CSRF token it is refused, and logged out it leads to the log-in page', async () => {
   const client = await loggedIn('alice@example.org', 'alice');
   const before = (await get(`/avatar/${ALICE}`)).res.headers.get('etag');
-  const jpeg = await sharp({ create: { width: 40, height: 40, channels: 3, background: '#ff00ff' } }).jpeg().toBuffer();
+  const jpeg = await sharp({ create: { width: 40, height: 40, channels: 3, background: '#ff00ff' } })
+    .jpeg()
+    .toBuffer();
   const forged = await upload(client, jpeg, 'image/jpeg', { csrf: false });
   assert.equal(forged.res.status, 403);
   assert.match(forged.body, /did not come from this site/);

@@ -40,7 +40,22 @@ before(async () => {
   partner = await t.partner();
   alice = await t.user({ email: 'Alice@Example.org', userId: 'alice' });
   const publicFields: ProfileField[] = ['firstName', 'city', 'country', 'bio'];
-  await updateProfile(t.ctx.db.kysely, alice.id, { firstName: 'Alice', lastName: 'Secretname', nickname: 'ally', street: '1 Hidden Road', city: 'Lyon', region: 'Rhône', country: 'France', bio: 'Writes code.' }, publicFields, t.clock.now());
+  await updateProfile(
+    t.ctx.db.kysely,
+    alice.id,
+    {
+      firstName: 'Alice',
+      lastName: 'Secretname',
+      nickname: 'ally',
+      street: '1 Hidden Road',
+      city: 'Lyon',
+      region: 'Rhône',
+      country: 'France',
+      bio: 'Writes code.',
+    },
+    publicFields,
+    t.clock.now(),
+  );
   // Five verified identities (one more than Gravatar lists without authentication) and two unverified.
   for (const [svcId, usr] of [
     ['twitter', 'alice_tw'],
@@ -65,7 +80,19 @@ describe('the profile', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
     // Gravatar's v3 Profile schema: these are required, all strings but the array.
-    const strings = ['hash', 'display_name', 'profile_url', 'avatar_url', 'avatar_alt_text', 'location', 'description', 'job_title', 'company', 'pronunciation', 'pronouns'];
+    const strings = [
+      'hash',
+      'display_name',
+      'profile_url',
+      'avatar_url',
+      'avatar_alt_text',
+      'location',
+      'description',
+      'job_title',
+      'company',
+      'pronunciation',
+      'pronouns',
+    ];
     for (const k of strings) assert.equal(typeof body[k], 'string', k);
     assert.ok(Array.isArray(body.verified_accounts));
     assert.deepEqual(Object.keys(body).sort(), [...strings, 'verified_accounts'].sort(), 'no authenticated-only field without authentication');
@@ -136,7 +163,16 @@ describe('the profile', () => {
     const hidden = await t.user({ email: 'hidden@example.org', userId: 'hiddenuser' });
     await setUserFlags(t.ctx.db.kysely, hidden.id, { optedIn: false }, t.clock.now());
     await t.user({ email: 'unproven@example.org', userId: 'unproven', proven: false });
-    const ids = [sha('nobody@example.org'), 'nobody', sha('hidden@example.org'), md5('hidden@example.org'), 'hiddenuser', sha('unproven@example.org'), 'unproven', 'NOT*AN*ID'];
+    const ids = [
+      sha('nobody@example.org'),
+      'nobody',
+      sha('hidden@example.org'),
+      md5('hidden@example.org'),
+      'hiddenuser',
+      sha('unproven@example.org'),
+      'unproven',
+      'NOT*AN*ID',
+    ];
     for (const headers of [{}, bearer()]) {
       for (const id of ids) {
         const { res, body } = await profile(t, id, headers);

@@ -33,11 +33,22 @@ export interface TestApp {
   cliEnv: Record<string, string>;
   partner(input?: Partial<NewPartner>): Promise<{ id: number; apiKey: string; apiToken: string; client: IdsvcClient; publicClient: IdsvcClient }>;
   /** An account as the operator creates it: proven unless `proven: false`. */
-  user(input: { email: string; userId: string; password?: string; optedIn?: boolean; proven?: boolean; discoverable?: boolean }): Promise<{ id: number; userId: string; password: string }>;
+  user(input: {
+    email: string;
+    userId: string;
+    password?: string;
+    optedIn?: boolean;
+    proven?: boolean;
+    discoverable?: boolean;
+  }): Promise<{ id: number; userId: string; password: string }>;
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, appOptions: AppOptions = {}, contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs'> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  appOptions: AppOptions = {},
+  contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs'> = {},
+): Promise<TestApp> {
   const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
   let pgSchema: string | undefined;
@@ -113,7 +124,11 @@ export async function startTestApp(env: Record<string, string> = {}, appOptions:
       };
     },
     async user({ email, userId, password = 'correct horse battery', optedIn = true, proven = true, discoverable = false }) {
-      const u = await createUser(ctx.db, { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable }, clock.now());
+      const u = await createUser(
+        ctx.db,
+        { email, userId, passwordHash: await hashPassword(password, config.argon2Cost), optedIn, proven, discoverable },
+        clock.now(),
+      );
       return { id: u.id, userId: u.user_id, password };
     },
     async close() {

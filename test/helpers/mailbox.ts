@@ -20,7 +20,9 @@ export async function mailsTo(t: TestApp, address: string): Promise<ParsedMail[]
   const dir = t.config.mailDir;
   if (!fs.existsSync(dir)) return [];
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.eml'));
-  const parsed = await Promise.all(files.map(async (f) => ({ f, m: await simpleParser(fs.readFileSync(path.join(dir, f))), mtime: fs.statSync(path.join(dir, f)).mtimeMs })));
+  const parsed = await Promise.all(
+    files.map(async (f) => ({ f, m: await simpleParser(fs.readFileSync(path.join(dir, f))), mtime: fs.statSync(path.join(dir, f)).mtimeMs })),
+  );
   return parsed
     .filter((p) => recipients(p.m).includes(address.toLowerCase()))
     .sort((a, b) => a.mtime - b.mtime || a.f.localeCompare(b.f, 'en', { numeric: true }))

@@ -64,7 +64,9 @@ export async function serveIdsvc(env: Record<string, string>, args: string[] = [
     for (const w of watchers) w();
   });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const waitFor = (pattern: RegExp, timeoutMs = 180_000) =>
     new Promise<string>((resolve, reject) => {
       const check = () => {

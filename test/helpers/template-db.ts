@@ -91,22 +91,35 @@ export async function preparePgSchema(url: string, schema: string): Promise<void
 
 /** The suite's PostgreSQL template schema, named after its template directory (scripts/test.sh drops it by that name). */
 export function pgTemplateName(dir: string): string {
-  return `idsvc_template_${path.basename(dir).replace(/[^a-z0-9]/gi, '').toLowerCase().slice(-16)}`;
+  return `idsvc_template_${path
+    .basename(dir)
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(-16)}`;
 }
 
 /** Tables the migrator keeps for itself: the target has its own, from its own run. */
 const MIGRATOR_TABLES = ['kysely_migration', 'kysely_migration_lock'];
 
 async function copyRows(c: pg.Client, from: string, to: string): Promise<void> {
-  const { rows: tables } = await c.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND NOT (table_name = ANY($2)) ORDER BY table_name`, [from, MIGRATOR_TABLES]);
-  const { rows: sequences } = await c.query<{ name: string; value: string; called: boolean }>(`SELECT sequencename AS name, COALESCE(last_value, start_value)::text AS value, last_value IS NOT NULL AS called FROM pg_sequences WHERE schemaname = $1`, [from]);
+  const { rows: tables } = await c.query<{ name: string }>(
+    `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND NOT (table_name = ANY($2)) ORDER BY table_name`,
+    [from, MIGRATOR_TABLES],
+  );
+  const { rows: sequences } = await c.query<{ name: string; value: string; called: boolean }>(
+    `SELECT sequencename AS name, COALESCE(last_value, start_value)::text AS value, last_value IS NOT NULL AS called FROM pg_sequences WHERE schemaname = $1`,
+    [from],
+  );
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const statements = [
     'BEGIN',
     // The rows are copied as they are: the triggers that made some of them from others must not
     // run again, nor foreign keys be checked table by table.
     'SET LOCAL session_replication_role = replica',
-    ...tables.flatMap(({ name }) => [`DELETE FROM ${q(to)}.${q(name)}`, `INSERT INTO ${q(to)}.${q(name)} OVERRIDING SYSTEM VALUE SELECT * FROM ${q(from)}.${q(name)}`]),
+    ...tables.flatMap(({ name }) => [
+      `DELETE FROM ${q(to)}.${q(name)}`,
+      `INSERT INTO ${q(to)}.${q(name)} OVERRIDING SYSTEM VALUE SELECT * FROM ${q(from)}.${q(name)}`,
+    ]),
     ...sequences.map(({ name, value, called }) => `SELECT setval('${q(to)}.${q(name)}', ${Number(value)}, ${called})`),
     'COMMIT',
   ];

@@ -28,7 +28,13 @@ before(async () => {
     }
   };
   t = await startTestApp(
-    { TRUST_PROXY: '1', RATE_LIMIT_PER_ADDRESS: '100000000', RATE_LIMIT_PER_KEY: '100000000', RATE_LIMIT_PER_KEY_UNPROVEN: '100000000', SITE_READS_PER_ADDRESS: '100000000' },
+    {
+      TRUST_PROXY: '1',
+      RATE_LIMIT_PER_ADDRESS: '100000000',
+      RATE_LIMIT_PER_KEY: '100000000',
+      RATE_LIMIT_PER_KEY_UNPROVEN: '100000000',
+      SITE_READS_PER_ADDRESS: '100000000',
+    },
     { onRoute: collect },
   );
   const html = slashPageHtml();
@@ -58,7 +64,11 @@ after(async () => {
 test('no request to any route costs more than 200 ms of CPU, worst cases included', async () => {
   const cases = abuseCases(routes);
   const covered = new Set(cases.map((c) => c.route));
-  assert.deepEqual(routes.map(routeKey).filter((k) => !covered.has(k)), [], 'every route has cases');
+  assert.deepEqual(
+    routes.map(routeKey).filter((k) => !covered.has(k)),
+    [],
+    'every route has cases',
+  );
   assert.ok(routes.length > 40, `${routes.length} routes seen`);
 
   const results: { route: string; label: string; ms: number; status: number }[] = [];
@@ -68,7 +78,12 @@ test('no request to any route costs more than 200 ms of CPU, worst cases include
     t.clock.advance(16 * 60 * 1000);
     const req = c.build(target);
     const before = process.cpuUsage();
-    const res = await fetch(target.baseUrl + req.path, { method: req.method, headers: req.headers, redirect: 'manual', ...(req.body !== undefined ? { body: req.body } : {}) });
+    const res = await fetch(target.baseUrl + req.path, {
+      method: req.method,
+      headers: req.headers,
+      redirect: 'manual',
+      ...(req.body !== undefined ? { body: req.body } : {}),
+    });
     await res.arrayBuffer();
     // "Find my identities" fetches in the background job; its run is part of this request's cost.
     if (c.route === 'POST /account/discover') await runDueDiscoveries(t.ctx, 1);
@@ -81,14 +96,20 @@ test('no request to any route costs more than 200 ms of CPU, worst cases include
   assert.deepEqual(failed, [], 'no worst case is a server error');
   const slow = results.filter((r) => r.ms > CPU_LIMIT_MS).sort((a, b) => b.ms - a.ms);
   const worst = [...results].sort((a, b) => b.ms - a.ms).slice(0, 5);
-  process.stdout.write(`# ${results.length} requests to ${routes.length} routes; the costliest:\n${worst.map((r) => `#   ${r.ms.toFixed(0)} ms  ${r.route}  (${r.label}) → ${r.status}`).join('\n')}\n`);
+  process.stdout.write(
+    `# ${results.length} requests to ${routes.length} routes; the costliest:\n${worst.map((r) => `#   ${r.ms.toFixed(0)} ms  ${r.route}  (${r.label}) → ${r.status}`).join('\n')}\n`,
+  );
   assert.deepEqual(
     slow.map((r) => `${r.route} (${r.label}): ${r.ms.toFixed(0)} ms`),
     [],
     `requests over ${CPU_LIMIT_MS} ms of CPU`,
   );
   const errors = t.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
-  assert.deepEqual(errors.map((l) => l.slice(0, 300)), [], 'nothing logged at error level');
+  assert.deepEqual(
+    errors.map((l) => l.slice(0, 300)),
+    [],
+    'nothing logged at error level',
+  );
 });
 
 test('"Verify now" on a page whose rel="me" link is 40,000 slashes costs under 200 ms of CPU', async () => {

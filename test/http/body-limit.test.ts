@@ -34,7 +34,9 @@ test('a GET with a 1.1 MB body and Connection: close gets a whole 413, every tim
   // unread body in its receive buffer, and the kernel reset the connection.
   const body = Buffer.alloc(1_100_000, 'a');
   for (let i = 0; i < 5; i++) {
-    const a = await rawRequest(t.baseUrl, head('GET', `/api/service_details/${key}/combined`, { 'Content-Length': String(body.length), Connection: 'close' }), { body });
+    const a = await rawRequest(t.baseUrl, head('GET', `/api/service_details/${key}/combined`, { 'Content-Length': String(body.length), Connection: 'close' }), {
+      body,
+    });
     assertWholeError(a, 413, 'payload_too_large');
   }
 });
@@ -42,7 +44,9 @@ test('a GET with a 1.1 MB body and Connection: close gets a whole 413, every tim
 test('a GET with a body within the limit gets its whole 200 answer', async () => {
   const body = Buffer.alloc(60_000, 'a');
   for (let i = 0; i < 5; i++) {
-    const a = await rawRequest(t.baseUrl, head('GET', `/api/service_details/${key}/combined`, { 'Content-Length': String(body.length), Connection: 'close' }), { body });
+    const a = await rawRequest(t.baseUrl, head('GET', `/api/service_details/${key}/combined`, { 'Content-Length': String(body.length), Connection: 'close' }), {
+      body,
+    });
     assert.equal(a.status, 200);
     assert.ok(a.complete, `the answer was cut short: ${a.body.length} bytes of ${a.headers['content-length']} (${a.error ?? 'no socket error'})`);
     assert.equal(XMLValidator.validate(a.body), true);
@@ -54,12 +58,20 @@ test('a POST of 10 MB gets a whole 413 (no reset while it sends), by Content-Len
   const body = Buffer.alloc(10_000_000, 'a');
   const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
   for (const connection of ['close', 'keep-alive']) {
-    const declared = await rawRequest(t.baseUrl, head('POST', `/api/service_details/${key}/combined`, { ...form, 'Content-Length': String(body.length), Connection: connection }), { body });
+    const declared = await rawRequest(
+      t.baseUrl,
+      head('POST', `/api/service_details/${key}/combined`, { ...form, 'Content-Length': String(body.length), Connection: connection }),
+      { body },
+    );
     assertWholeError(declared, 413, 'payload_too_large');
     assert.equal(declared.headers.connection, 'close');
     const chunk = (b: Buffer) => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
     const chunked = Buffer.concat([...Array.from({ length: 100 }, () => chunk(body.subarray(0, 100_000))), Buffer.from('0\r\n\r\n')]);
-    const streamed = await rawRequest(t.baseUrl, head('POST', `/api/service_details/${key}/combined`, { ...form, 'Transfer-Encoding': 'chunked', Connection: connection }), { body: chunked });
+    const streamed = await rawRequest(
+      t.baseUrl,
+      head('POST', `/api/service_details/${key}/combined`, { ...form, 'Transfer-Encoding': 'chunked', Connection: connection }),
+      { body: chunked },
+    );
     assertWholeError(streamed, 413, 'payload_too_large');
   }
 });
@@ -68,7 +80,15 @@ test('a body refused before it is read does not cut the answer short', async () 
   // credentials_in_query stops the request before its body is parsed; the whole answer still
   // arrives, and the client can send its body to the end.
   const body = Buffer.alloc(10_000_000, 'a');
-  const a = await rawRequest(t.baseUrl, head('POST', `/api/service_details/${key}/combined?api_token=x`, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(body.length), Connection: 'close' }), { body });
+  const a = await rawRequest(
+    t.baseUrl,
+    head('POST', `/api/service_details/${key}/combined?api_token=x`, {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      'Content-Length': String(body.length),
+      Connection: 'close',
+    }),
+    { body },
+  );
   assertWholeError(a, 400, 'credentials_in_query');
 });
 
@@ -87,7 +107,11 @@ test('a path the router refuses, with a large body, still gets its whole answer'
   // The router's refusals (over-long segment, malformed %-encoding) are answered before any hook runs.
   const body = Buffer.alloc(10_000_000, 'a');
   for (const path of [`/api/return_services/${key}/${'x'.repeat(3000)}`, `/api/return_services/${key}/%E0%A4%A-`]) {
-    const a = await rawRequest(t.baseUrl, head('POST', path, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(body.length), Connection: 'close' }), { body });
+    const a = await rawRequest(
+      t.baseUrl,
+      head('POST', path, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(body.length), Connection: 'close' }),
+      { body },
+    );
     assertWholeError(a, 400, 'invalid_request');
   }
 });
@@ -95,6 +119,10 @@ test('a path the router refuses, with a large body, still gets its whole answer'
 test("headers over Node's limit, with a large body behind them, still get the whole answer", async () => {
   // Node's parser refuses these before Fastify sees a request; the answer is written on the socket.
   const body = Buffer.alloc(10_000_000, 'a');
-  const a = await rawRequest(t.baseUrl, head('POST', `/api/return_services/${key}/alice`, { 'X-Fill': 'y'.repeat(20_000), 'Content-Length': String(body.length), Connection: 'close' }), { body });
+  const a = await rawRequest(
+    t.baseUrl,
+    head('POST', `/api/return_services/${key}/alice`, { 'X-Fill': 'y'.repeat(20_000), 'Content-Length': String(body.length), Connection: 'close' }),
+    { body },
+  );
   assertWholeError(a, 400, 'invalid_request');
 });

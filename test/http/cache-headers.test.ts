@@ -42,7 +42,11 @@ async function get(path: string, headers: Record<string, string> = {}): Promise<
 }
 
 async function post(path: string, fields: Record<string, string>): Promise<{ res: Response; body: string }> {
-  const res = await fetch(`${t.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+  const res = await fetch(`${t.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields),
+  });
   return { res, body: await res.text() };
 }
 
@@ -116,13 +120,21 @@ describe('return_services', () => {
     assertPrivate(own.res);
     // Even with the ETag of the public answer, a proven call gets its own answer, whole.
     const etag = assertPublic((await get(path())).res, 'Accept, Origin');
-    const res = await fetch(`${t.baseUrl}${path()}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'if-none-match': etag }, body: `api_token=${P.apiToken}` });
+    const res = await fetch(`${t.baseUrl}${path()}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'if-none-match': etag },
+      body: `api_token=${P.apiToken}`,
+    });
     assert.equal(res.status, 200);
     assert.ok((await res.text()).length > 0);
   });
 
   test('errors are no-store and carry no ETag', async () => {
-    for (const { res } of [await get(`/api/return_services/${P.apiKey}/nobody/public`), await get(`/api/return_services/${P.apiKey}/alice/private`), await get(`/api/return_services/${'x'.repeat(32)}/alice/public`)]) {
+    for (const { res } of [
+      await get(`/api/return_services/${P.apiKey}/nobody/public`),
+      await get(`/api/return_services/${P.apiKey}/alice/private`),
+      await get(`/api/return_services/${'x'.repeat(32)}/alice/public`),
+    ]) {
       assert.ok(res.status >= 400, String(res.status));
       assert.equal(res.headers.get('cache-control'), 'no-store');
       assert.equal(res.headers.get('etag'), null);

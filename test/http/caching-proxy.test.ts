@@ -53,7 +53,10 @@ async function listening(port: number): Promise<void> {
 before(async () => {
   t = await startTestApp({ PUBLIC_CACHE_MAX_AGE: String(MAX_AGE_SECONDS), PUBLIC_CACHE_STALE: '0' });
   P = await t.partner();
-  for (const [userId, svcId] of [['alice', 'github'], ['hilda', 'gitlab']] as const) {
+  for (const [userId, svcId] of [
+    ['alice', 'github'],
+    ['hilda', 'gitlab'],
+  ] as const) {
     const created = await t.user({ email: `${userId}@example.org`, userId, password: `${userId} has a long password` });
     const user = (await findUserByUserId(t.ctx.db.kysely, created.userId))!;
     const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
@@ -142,7 +145,11 @@ test('public reads are served by nginx and revalidated with 304; answers with pr
     }
   }
   // The api_token goes in a POST body; nginx does not cache POST, and idsvc says private anyway.
-  const post = await fetch(`${proxy}/api/return_services/${P.apiKey}/alice/public`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `api_token=${P.apiToken}` });
+  const post = await fetch(`${proxy}/api/return_services/${P.apiKey}/alice/public`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `api_token=${P.apiToken}`,
+  });
   assert.equal(post.status, 200);
   assert.equal(post.headers.get('cache-control'), 'private, no-store');
   assert.notEqual(post.headers.get('x-cache-status'), 'HIT');

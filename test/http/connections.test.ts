@@ -91,7 +91,9 @@ describe('timeouts (headers 1 s, request 2 s, keep-alive 1 s)', () => {
 
   test('a client trickling its body is cut off and answered invalid_request', async (tc) => {
     const slow = hold(t.baseUrl);
-    slow.socket.write(`POST /api/service_details/${key}/github HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000\r\n\r\n`);
+    slow.socket.write(
+      `POST /api/service_details/${key}/github HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000\r\n\r\n`,
+    );
     trickle(slow, 'a', 100);
     await servedMeanwhile(slow);
     const ms = await slow.closed;
@@ -131,7 +133,8 @@ describe('a refused large body (default timeouts)', () => {
   });
   after(() => t.close());
 
-  const post = (headers: string) => `POST /api/service_details/${key}/github HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n${headers}\r\n`;
+  const post = (headers: string) =>
+    `POST /api/service_details/${key}/github HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n${headers}\r\n`;
 
   test('announced by Content-Length and then stalled: 413 within 10 s, while another client is served', async (tc) => {
     const stalled = hold(t.baseUrl);
@@ -207,7 +210,9 @@ describe('connections per address (cap 3)', () => {
     assert.match(site.headers['content-type'] ?? '', /text\/html/);
 
     // Another address (another loopback address is another peer) is served meanwhile.
-    const other = await rawRequest(t.baseUrl, `GET /api/service_details/${key}/github HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, { localAddress: '127.0.0.2' });
+    const other = await rawRequest(t.baseUrl, `GET /api/service_details/${key}/github HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, {
+      localAddress: '127.0.0.2',
+    });
     assert.equal(other.status, 200);
 
     // A place freed is free again once the server has seen the close.

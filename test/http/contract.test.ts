@@ -147,7 +147,11 @@ async function conforms(operationId: string, res: Response, what: string): Promi
 
 const api = (path: string) => `${t.baseUrl}/api/${path}`;
 const form = (fields: Record<string, string>) => ({ method: 'POST', body: new URLSearchParams(fields) });
-const json = (fields: Record<string, string>) => ({ method: 'POST', body: JSON.stringify(fields), headers: { 'content-type': 'application/json', accept: 'application/json' } });
+const json = (fields: Record<string, string>) => ({
+  method: 'POST',
+  body: JSON.stringify(fields),
+  headers: { 'content-type': 'application/json', accept: 'application/json' },
+});
 
 /** The same request as XML and as JSON; both must conform, and both must have the expected status. */
 async function both(operationId: string, url: string, init: RequestInit, status: number, what: string): Promise<void> {
@@ -176,14 +180,26 @@ function calls() {
   ];
 }
 
-test('every operation\'s successes, XML and JSON, conform to the document', async () => {
+test("every operation's successes, XML and JSON, conform to the document", async () => {
   const token = P.apiToken;
   const k = P.apiKey;
   await both('sync_user', api(`sync_user/${k}/alice`), form({ api_token: token, email_address: 'alice@example.org', password: PASSWORD }), 200, 'link');
   await both('update_service', api(`update_service/${k}/alice/github`), json({ api_token: token, usrSvcId: 'alice-codes' }), 200, 'push');
   await both('update_service', api(`update_service/${k}/alice/gitlab/alice-labs`), form({ api_token: token }), 200, 'push at the alias path');
-  await both('update_service_3', api(`update_service/${k}/alice`), form({ api_token: token, url: 'https://github.com/alice-codes' }), 200, 'push by profile URL');
-  await both('update_service_3', api(`update_service/${k}/alice`), form({ api_token: token, url: 'https://nowhere.example/alice' }), 404, 'a URL no service has');
+  await both(
+    'update_service_3',
+    api(`update_service/${k}/alice`),
+    form({ api_token: token, url: 'https://github.com/alice-codes' }),
+    200,
+    'push by profile URL',
+  );
+  await both(
+    'update_service_3',
+    api(`update_service/${k}/alice`),
+    form({ api_token: token, url: 'https://nowhere.example/alice' }),
+    404,
+    'a URL no service has',
+  );
   await both('update_service_3', api(`update_service/${k}/alice`), form({ api_token: token }), 400, 'neither svcId nor url');
   await both('return_services', api(`return_services/${k}/alice`), form({ api_token: token }), 200, 'private view');
   await both('return_services', api(`return_services/${k}/alice/public`), { method: 'GET' }, 200, 'public view on GET, alias path');
@@ -195,8 +211,20 @@ test('every operation\'s successes, XML and JSON, conform to the document', asyn
   await both('reverse_lookup', api(`reverse_lookup/${k}/no-such-service/x`), { method: 'GET' }, 404, 'unknown service');
   await both('return_contacts', api(`return_contacts/${k}/alice`), form({ api_token: token, contacts: 'bob@example.org, carol@example.org' }), 200, 'contacts');
   await both('return_contacts', api(`return_contacts/${k}/bob`), form({ api_token: token, contacts: 'alice' }), 403, 'a user who did not link');
-  await both('sync_user', api(`sync_user/${k}/dora`), form({ api_token: token, email_address: 'dora@example.org', password: PASSWORD }), 403, 'address not confirmed');
-  await both('sync_user', api(`sync_user/${k}/alice`), form({ api_token: token, email_address: 'alice@example.org', password: 'wrong password' }), 401, 'wrong password');
+  await both(
+    'sync_user',
+    api(`sync_user/${k}/dora`),
+    form({ api_token: token, email_address: 'dora@example.org', password: PASSWORD }),
+    403,
+    'address not confirmed',
+  );
+  await both(
+    'sync_user',
+    api(`sync_user/${k}/alice`),
+    form({ api_token: token, email_address: 'alice@example.org', password: 'wrong password' }),
+    401,
+    'wrong password',
+  );
   for (const format of ['xml', 'json']) {
     const link = await fetch(api(`sync_user/${k}/alice`), form({ api_token: token, email_address: 'alice@example.org', password: PASSWORD }));
     assert.equal(link.status, 200);
@@ -223,14 +251,18 @@ test('every operation\'s successes, XML and JSON, conform to the document', asyn
   const script = await widget(`${k}/alice/FALSE?lang=de`);
   assert.equal(script.status, 200);
   assert.match(String(await conforms('service_collection_widget', script, 'script')), /alice|services/);
-  for (const [path, status] of [[`${UNKNOWN_KEY}/alice/FALSE`, 401], [`${k}/alice/MAYBE`, 400], [`${k}/alice/FALSE?nope=1`, 400]] as const) {
+  for (const [path, status] of [
+    [`${UNKNOWN_KEY}/alice/FALSE`, 401],
+    [`${k}/alice/MAYBE`, 400],
+    [`${k}/alice/FALSE?nope=1`, 400],
+  ] as const) {
     const res = await widget(path);
     assert.equal(res.status, status, path);
     await conforms('service_collection_widget', res, path);
   }
 });
 
-test('every operation\'s refusals conform to the document, XML and JSON', async () => {
+test("every operation's refusals conform to the document, XML and JSON", async () => {
   const elsewhere = await t.partner({ name: 'Listed origins', origins: ['https://partner.example'] });
   for (const c of calls()) {
     const id = c.id === 'service_details' ? 'service_details_2' : c.id;
@@ -241,7 +273,13 @@ test('every operation\'s refusals conform to the document, XML and JSON', async 
     await both(id, api(`${c.path}?api_token=${P.apiToken}`), { method: 'GET' }, 400, 'a secret in the URL');
     await both(id, api(c.path), form(BIG), 413, 'a body over 64 KiB');
     await both(id, api(c.path), { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } }, 400, 'a body that is no form');
-    await both(id, api(c.path.replace(P.apiKey, elsewhere.apiKey)), { method: 'GET', headers: { origin: 'https://elsewhere.example' } }, 403, 'an origin the partner did not list');
+    await both(
+      id,
+      api(c.path.replace(P.apiKey, elsewhere.apiKey)),
+      { method: 'GET', headers: { origin: 'https://elsewhere.example' } },
+      403,
+      'an origin the partner did not list',
+    );
     if (c.token && !('body' in c)) await both(id, api(c.path), { method: 'GET' }, 401, 'no api_token');
   }
 });
@@ -265,11 +303,24 @@ test('rate-limited answers conform, with Retry-After and RateLimit-*', async () 
   }
 });
 
-test('the reference page\'s curl examples work as written', async () => {
+test("the reference page's curl examples work as written", async () => {
   const before = await t.partner({ name: 'Curl partner' });
   const env = { ...process.env, API_KEY: before.apiKey, API_TOKEN: before.apiToken, PASSWORD };
   // The order a partner would follow: link, push, read, unlink.
-  const order = ['sync_user', 'update_service', 'update_service_3', 'return_services', 'return_profile', 'reverse_lookup', 'return_contacts', 'service_details', 'service_details_2', 'service_details_3', 'service_collection_widget', 'unsync_user'];
+  const order = [
+    'sync_user',
+    'update_service',
+    'update_service_3',
+    'return_services',
+    'return_profile',
+    'reverse_lookup',
+    'return_contacts',
+    'service_details',
+    'service_details_2',
+    'service_details_3',
+    'service_collection_widget',
+    'unsync_user',
+  ];
   const documented = Object.entries(doc.paths)
     .filter(([path]) => path.startsWith('/api/'))
     .flatMap(([, item]) => Object.values(item).map((op) => op.operationId));
@@ -280,13 +331,20 @@ test('the reference page\'s curl examples work as written', async () => {
     const { stdout } = await run('bash', ['-c', `${source} -s -i`], { env });
     const [head, ...rest] = stdout.split('\r\n\r\n');
     const status = Number(/^HTTP\/[\d.]+ (\d+)/.exec(head!)?.[1]);
-    const headers = new Headers(head!.split('\r\n').slice(1).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()] as [string, string]));
+    const headers = new Headers(
+      head!
+        .split('\r\n')
+        .slice(1)
+        .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()] as [string, string]),
+    );
     assert.equal(status, 200, `${id}: ${source}\n${rest.join('')}`);
     await conforms(id, new Response(rest.join('\r\n\r\n'), { status, headers }), 'curl example');
   }
 });
 
-test('an outage answer conforms, with Retry-After', { skip: TEST_DB !== 'sqlite' && 'SQLite only: a lock another process holds; on PostgreSQL the outage tests in test/faults/ cover the same answer' }, async () => {
+test('an outage answer conforms, with Retry-After', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite only: a lock another process holds; on PostgreSQL the outage tests in test/faults/ cover the same answer',
+}, async () => {
   const other = new SQLite(t.cliEnv.DATABASE_URL!.slice('sqlite:'.length));
   other.exec('BEGIN IMMEDIATE'); // another process holds the write lock beyond busy_timeout
   try {
@@ -304,6 +362,7 @@ test('each operation met the answers it documents: 200 in XML and JSON, and its 
     for (const m of media) assert.ok(kinds.has(`200 ${m}`) || !op.responses['200'], `${id}: 200 ${m}`);
   }
   const statuses = new Set([...seen.values()].flatMap((k) => [...k].map((s) => s.split(' ')[0])));
-  for (const s of ['200', '304', '400', '401', '403', '404', '413', '429', ...(TEST_DB === 'sqlite' ? ['503'] : [])]) assert.ok(statuses.has(s), `some answer was ${s}`);
+  for (const s of ['200', '304', '400', '401', '403', '404', '413', '429', ...(TEST_DB === 'sqlite' ? ['503'] : [])])
+    assert.ok(statuses.has(s), `some answer was ${s}`);
   assert.equal(seen.size, 12, [...seen.keys()].join(', '));
 });

@@ -14,7 +14,16 @@ before(async () => {
   t = await startTestApp();
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 after(async () => {
@@ -29,7 +38,10 @@ test('the CSP of /docs allows this idsvc only', async () => {
   assert.equal(csp, DOCS_CSP);
   for (const directive of csp.split(';').map((d) => d.trim())) {
     const sources = directive.split(/\s+/).slice(1);
-    assert.ok(sources.every((s) => s.startsWith("'") || s === 'data:'), `${directive}: only 'self'-like sources`);
+    assert.ok(
+      sources.every((s) => s.startsWith("'") || s === 'data:'),
+      `${directive}: only 'self'-like sources`,
+    );
   }
 });
 
@@ -46,14 +58,20 @@ test('/docs loads only from this idsvc, reads /api/openapi.json, and lists each 
   await page.waitForSelector('.opblock-summary', { timeout: 60_000 });
   const origin = new URL(t.baseUrl).origin;
   assert.ok(requested.length > 3, requested.join('\n'));
-  assert.deepEqual(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:')), [], 'no request leaves this idsvc');
+  assert.deepEqual(
+    requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:')),
+    [],
+    'no request leaves this idsvc',
+  );
   assert.ok(requested.includes(`${origin}/api/openapi.json`), 'the page reads the served document');
   assert.ok(!requested.includes(`${origin}/docs/json`), 'directly, not through /docs/json');
   // The link to the document under the title is the documented address.
   assert.equal(await page.$eval('.info a.link', (a) => a.getAttribute('href')), `${origin}/api/openapi.json`);
   assert.deepEqual(problems, []);
 
-  const entries = await page.$$eval('.opblock-summary', (els) => els.map((e) => `${e.querySelector('.opblock-summary-method')?.textContent} ${e.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`));
+  const entries = await page.$$eval('.opblock-summary', (els) =>
+    els.map((e) => `${e.querySelector('.opblock-summary-method')?.textContent} ${e.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+  );
   const partnerApi = entries.filter((e) => / \/api\//.test(e));
   assert.equal(partnerApi.length, 12, partnerApi.join('\n'));
   assert.equal(new Set(partnerApi.map((e) => e.split('/')[2])).size, 9, 'nine operations, service_details at its three URL shapes, update_service at two');

@@ -20,7 +20,31 @@ function reference(doc: BuiltDoc): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build({ [doc.root]: body })}\n`;
 }
 
-const PIECES = ['', 'a', 'neil simon', '&', '<', '>', "'", '"', '&amp;', ']]>', '\u0000', '\u0008', '\t', '\n', '\r', '\u001F', '\uFFFE', '\uD800', '\uDC00', '\uD83D\uDE00', 'é', '\u2028', 'https://x.example/?a=1&b=2'];
+const PIECES = [
+  '',
+  'a',
+  'neil simon',
+  '&',
+  '<',
+  '>',
+  "'",
+  '"',
+  '&amp;',
+  ']]>',
+  '\u0000',
+  '\u0008',
+  '\t',
+  '\n',
+  '\r',
+  '\u001F',
+  '\uFFFE',
+  '\uD800',
+  '\uDC00',
+  '\uD83D\uDE00',
+  'é',
+  '\u2028',
+  'https://x.example/?a=1&b=2',
+];
 let seed = 42;
 const rand = (n: number) => {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -30,7 +54,15 @@ const text = () => Array.from({ length: rand(4) }, () => PIECES[rand(PIECES.leng
 const fields = (depth: number): Fields => {
   const out: Record<string, string | boolean | ListNode> = {};
   for (const name of ['svcId', 'svcName', 'usrSvcId', 'url', 'verified'].slice(0, rand(6))) {
-    out[name] = depth > 0 && rand(4) === 0 ? list('service', Array.from({ length: rand(3) }, () => fields(depth - 1))) : name === 'verified' ? rand(2) === 0 : text();
+    out[name] =
+      depth > 0 && rand(4) === 0
+        ? list(
+            'service',
+            Array.from({ length: rand(3) }, () => fields(depth - 1)),
+          )
+        : name === 'verified'
+          ? rand(2) === 0
+          : text();
   }
   return out;
 };
@@ -39,14 +71,33 @@ test('toXml writes exactly what the XML builder wrote', () => {
   for (let i = 0; i < 2000; i++) {
     const kind = rand(3);
     const doc: BuiltDoc =
-      kind === 0 ? { root: 'error', text: text() } : kind === 1 ? { root: 'service', fields: fields(2) } : { root: 'services', list: list('service', Array.from({ length: rand(4) }, () => fields(1))) };
+      kind === 0
+        ? { root: 'error', text: text() }
+        : kind === 1
+          ? { root: 'service', fields: fields(2) }
+          : {
+              root: 'services',
+              list: list(
+                'service',
+                Array.from({ length: rand(4) }, () => fields(1)),
+              ),
+            };
     assert.equal(toXml(doc), reference(doc), JSON.stringify(doc));
   }
   assert.equal(toXml({ root: 'services', list: list('service', []) }), '<?xml version="1.0" encoding="UTF-8"?>\n<services/>\n');
 });
 
 test('a boolean is TRUE or FALSE in XML and a boolean in JSON', () => {
-  const doc: BuiltDoc = { root: 'users', list: list('user', [{ userId: 'a', verified: true }, { userId: 'b', verified: false }]) };
-  assert.equal(toXml(doc), '<?xml version="1.0" encoding="UTF-8"?>\n<users><user><userId>a</userId><verified>TRUE</verified></user><user><userId>b</userId><verified>FALSE</verified></user></users>\n');
+  const doc: BuiltDoc = {
+    root: 'users',
+    list: list('user', [
+      { userId: 'a', verified: true },
+      { userId: 'b', verified: false },
+    ]),
+  };
+  assert.equal(
+    toXml(doc),
+    '<?xml version="1.0" encoding="UTF-8"?>\n<users><user><userId>a</userId><verified>TRUE</verified></user><user><userId>b</userId><verified>FALSE</verified></user></users>\n',
+  );
   assert.equal(toJson(doc), '{"users":[{"userId":"a","verified":true},{"userId":"b","verified":false}]}');
 });

@@ -67,7 +67,9 @@ before(async () => {
   const pages = await Promise.all(['/account', '/login', '/signup'].map(async (p) => (await browser.get(p, p === '/account' ? {} : { cookie: '' })).body));
   forms = pages.flatMap(formsOf).filter((f) => f.action !== '/logout' && !f.action.endsWith('/verify'));
   assert.ok(forms.length >= 9, `the pages show their forms: ${forms.map((f) => f.action).join(' ')}`);
-  const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { properties?: object } }> } }>> };
+  const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { properties?: object } }> } }>>;
+  };
   operations = Object.entries(doc.paths).map(([path, ops]) => ({
     path,
     fields: [...new Set(Object.values(ops).flatMap((op) => Object.keys(op.requestBody?.content?.['application/json']?.schema?.properties ?? {})))],
@@ -81,10 +83,47 @@ const sha256 = createHash('sha256').update(EMAIL).digest('hex');
 
 // Text of every sort: the values the API and the site know (so that requests also get past
 // validation), printable ASCII, any Unicode, control characters, and long runs past every limit.
-const known = fc.constantFrom('fuzzer', EMAIL, md5, sha256, 'github', 'gitlab', 'twitter', 'public', 'private', 'TRUE', 'FALSE', 'combined', 'popularity', 'alphanumeric', '10', '1');
+const known = fc.constantFrom(
+  'fuzzer',
+  EMAIL,
+  md5,
+  sha256,
+  'github',
+  'gitlab',
+  'twitter',
+  'public',
+  'private',
+  'TRUE',
+  'FALSE',
+  'combined',
+  'popularity',
+  'alphanumeric',
+  '10',
+  '1',
+);
 const text = fc.oneof(
   { weight: 4, arbitrary: known },
-  { weight: 2, arbitrary: fc.constantFrom('', '.', '..', '0', '-1', '1001', 'null', '[]', '{}', '<x/>', "'\"&<>", ']]>', 'a'.repeat(255), 'a'.repeat(257), '\u2028', '\uFEFF') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '',
+      '.',
+      '..',
+      '0',
+      '-1',
+      '1001',
+      'null',
+      '[]',
+      '{}',
+      '<x/>',
+      '\'"&<>',
+      ']]>',
+      'a'.repeat(255),
+      'a'.repeat(257),
+      '\u2028',
+      '\uFEFF',
+    ),
+  },
   { weight: 3, arbitrary: fc.string({ maxLength: 30 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
@@ -96,17 +135,32 @@ const text = fc.oneof(
 const segment = fc.oneof(
   { weight: 8, arbitrary: text.map(encodeURIComponent) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 20 }).map((s) => s.replace(/[\s?#/]/g, '')) },
-  { weight: 1, arbitrary: fc.tuple(text, fc.constantFrom('%', '%E0%A4%A', '%ZZ', '%00', '%C0%AF', '%2F', '%25')).map(([s, bad]) => encodeURIComponent(s) + bad) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(text, fc.constantFrom('%', '%E0%A4%A', '%ZZ', '%00', '%C0%AF', '%2F', '%25')).map(([s, bad]) => encodeURIComponent(s) + bad),
+  },
 );
 
 const pair = fc.tuple(
-  fc.oneof({ weight: 4, arbitrary: fc.constantFrom('format', 'profile_type', 'lang', 'exp', 'sig', 'msg', 'checked', 'resource', 'rel') }, { weight: 1, arbitrary: fc.constantFrom('api_token', 'API_TOKEN', 'password', 'email_address') }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }) }),
-  fc.oneof({ weight: 2, arbitrary: fc.constantFrom('json', 'xml', 'JSON', 'public', 'de', '1', '', 'acct:fuzzer@127.0.0.1', `mailto:${EMAIL}`) }, { weight: 2, arbitrary: text }),
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('format', 'profile_type', 'lang', 'exp', 'sig', 'msg', 'checked', 'resource', 'rel') },
+    { weight: 1, arbitrary: fc.constantFrom('api_token', 'API_TOKEN', 'password', 'email_address') },
+    { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
+  ),
+  fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom('json', 'xml', 'JSON', 'public', 'de', '1', '', 'acct:fuzzer@127.0.0.1', `mailto:${EMAIL}`) },
+    { weight: 2, arbitrary: text },
+  ),
 );
 const queryString = fc.oneof(
   { weight: 5, arbitrary: fc.constant('') },
   { weight: 3, arbitrary: fc.constantFrom('?format=json', '?format=xml', '?format=json&profile_type=public', '?lang=de') },
-  { weight: 2, arbitrary: fc.array(pair, { minLength: 1, maxLength: 4 }).map((pairs) => `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .array(pair, { minLength: 1, maxLength: 4 })
+      .map((pairs) => `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`),
+  },
 );
 
 /** A header value: printable, or with bytes Node's parser refuses (controls, Latin-1), or past its size limit. */
@@ -145,16 +199,52 @@ function body(names: string[]): fc.Arbitrary<Body> {
   const name = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) });
   const value = fc.oneof({ weight: 2, arbitrary: fc.constantFrom('__TOKEN__', '__CSRF__', EMAIL, PASSWORD, '1', '0') }, { weight: 3, arbitrary: text });
   // The secret fields first, mostly right, so that a share of the requests is authorised.
-  const proofs = fc.oneof({ weight: 6, arbitrary: fc.constant<[string, string][]>([['api_token', '__TOKEN__'], ['_csrf', '__CSRF__']]) }, { weight: 1, arbitrary: fc.constant<[string, string][]>([]) });
-  const fields = fc.tuple(proofs, fc.uniqueArray(fc.tuple(name, value), { maxLength: 4, selector: ([k]) => k })).map(([p, f]) => [...p.filter(([k]) => names.includes(k)), ...f.filter(([k]) => !p.some(([pk]) => pk === k))]);
+  const proofs = fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.constant<[string, string][]>([
+        ['api_token', '__TOKEN__'],
+        ['_csrf', '__CSRF__'],
+      ]),
+    },
+    { weight: 1, arbitrary: fc.constant<[string, string][]>([]) },
+  );
+  const fields = fc
+    .tuple(proofs, fc.uniqueArray(fc.tuple(name, value), { maxLength: 4, selector: ([k]) => k }))
+    .map(([p, f]) => [...p.filter(([k]) => names.includes(k)), ...f.filter(([k]) => !p.some(([pk]) => pk === k))]);
   const chunked = fc.boolean();
   return fc.oneof(
     { weight: 6, arbitrary: fc.record({ contentType: fc.constant('application/x-www-form-urlencoded'), bytes: fields.map(formOf), chunked }) },
-    { weight: 3, arbitrary: fc.record({ contentType: fc.constant('application/json'), bytes: fields.map((f) => JSON.stringify(Object.fromEntries(f))), chunked }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ contentType: fc.constant('application/json'), bytes: fields.map((f) => JSON.stringify(Object.fromEntries(f))), chunked }),
+    },
     { weight: 1, arbitrary: fc.record({ contentType: fc.constant('application/json'), bytes: fc.oneof(fc.json({ maxDepth: 3 }), text), chunked }) },
-    { weight: 1, arbitrary: fc.record({ contentType: fc.constantFrom('text/plain', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/xml', 'form', '', 'application/json; charset=latin1'), bytes: text, chunked }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        contentType: fc.constantFrom(
+          'text/plain',
+          'multipart/form-data; boundary=x',
+          'application/octet-stream',
+          'application/xml',
+          'form',
+          '',
+          'application/json; charset=latin1',
+        ),
+        bytes: text,
+        chunked,
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ bytes: fc.oneof(fc.constant(''), text), chunked: fc.constant(false) }) },
-    { weight: 1, arbitrary: fc.record({ contentType: fc.constant('application/x-www-form-urlencoded'), bytes: fc.integer({ min: 60_000, max: 200_000 }).map((n) => `a=${'b'.repeat(n)}`), chunked }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        contentType: fc.constant('application/x-www-form-urlencoded'),
+        bytes: fc.integer({ min: 60_000, max: 200_000 }).map((n) => `a=${'b'.repeat(n)}`),
+        chunked,
+      }),
+    },
   );
 }
 
@@ -170,7 +260,8 @@ function wire(method: string, target: string, hdrs: Record<string, string>, b: B
     if (b.contentType !== undefined) lines.push(`Content-Type: ${b.contentType}`);
     if (b.chunked) {
       lines.push('Transfer-Encoding: chunked');
-      payload = bytes.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from('\r\n0\r\n\r\n')]);
+      payload =
+        bytes.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from('\r\n0\r\n\r\n')]);
     } else {
       lines.push(`Content-Length: ${bytes.length}`);
       payload = bytes;
@@ -213,13 +304,24 @@ function validFor(name: string): fc.Arbitrary<string> {
   };
   return values[name] ? fc.constantFrom(...values[name]!) : segment;
 }
-const parameter = (name: string) => (name === 'api_key' ? fc.oneof({ weight: 8, arbitrary: fc.constant('__KEY__') }, { weight: 1, arbitrary: segment }) : fc.oneof({ weight: 4, arbitrary: validFor(name) }, { weight: 1, arbitrary: segment }));
+const parameter = (name: string) =>
+  name === 'api_key'
+    ? fc.oneof({ weight: 8, arbitrary: fc.constant('__KEY__') }, { weight: 1, arbitrary: segment })
+    : fc.oneof({ weight: 4, arbitrary: validFor(name) }, { weight: 1, arbitrary: segment });
 
-const method = fc.oneof({ weight: 8, arbitrary: fc.constantFrom('GET', 'POST') }, { weight: 1, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') });
+const method = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom('GET', 'POST') },
+  { weight: 1, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') },
+);
 
 test('every API operation, fuzzed: whole answers, no 5xx, well formed, with X-Request-Id', async (tc) => {
   // The Gravatar-compatible routes are in the document too: fuzzed alike, without the partner API's own headers.
-  const templates = [...operations, { path: '/api/service_collection_widget/{api_key}/{user_identifier}', fields: ['api_token', 'email_address', 'password'] }, { path: '/api/{op}', fields: [] }, { path: '/api/{op}/{api_key}', fields: [] }];
+  const templates = [
+    ...operations,
+    { path: '/api/service_collection_widget/{api_key}/{user_identifier}', fields: ['api_token', 'email_address', 'password'] },
+    { path: '/api/{op}', fields: [] },
+    { path: '/api/{op}/{api_key}', fields: [] },
+  ];
   const request = fc.constantFrom(...templates).chain((op) =>
     fc.record({
       path: fc.tuple(...[...op.path.matchAll(/\{([a-z_]+)\}/gi)].map((m) => parameter(m[1]!))).map((values) => {
@@ -258,7 +360,14 @@ test("the site's pages and forms, fuzzed: whole answers, no 5xx, well formed, wi
       path: fc.constant(form.action),
       method: fc.oneof({ weight: 8, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: method }),
       query: fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryString }),
-      headers: fc.record({ cookie: fc.oneof({ weight: 6, arbitrary: fc.constant('__SESSION__') }, { weight: 1, arbitrary: headerValue }), origin: fc.oneof({ weight: 4, arbitrary: fc.constant(t.baseUrl) }, { weight: 1, arbitrary: fc.constant('https://evil.example') }), 'x-fuzz': headerValue }, { requiredKeys: ['cookie'] }),
+      headers: fc.record(
+        {
+          cookie: fc.oneof({ weight: 6, arbitrary: fc.constant('__SESSION__') }, { weight: 1, arbitrary: headerValue }),
+          origin: fc.oneof({ weight: 4, arbitrary: fc.constant(t.baseUrl) }, { weight: 1, arbitrary: fc.constant('https://evil.example') }),
+          'x-fuzz': headerValue,
+        },
+        { requiredKeys: ['cookie'] },
+      ),
       body: fc.option(body(form.fields), { freq: 10 }),
     }),
   );

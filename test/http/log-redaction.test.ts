@@ -50,10 +50,22 @@ test('secret query keys in any case, percent-encoded or repeated are redacted in
     assert.ok(!logs.includes(secret), `${secret} reached the log`);
   }
   // The keys stay readable, so an operator sees what was sent, and each repetition is redacted.
-  assert.ok(urls.some((u) => u.endsWith('?API_TOKEN=[redacted]')), urls.join('\n'));
-  assert.ok(urls.some((u) => u.endsWith('?api_token=[redacted]&api_token=[redacted]&API_TOKEN=[redacted]')), urls.join('\n'));
-  assert.ok(urls.some((u) => u.endsWith('?exp=1&SIG=[redacted]&sig=[redacted]&Sig=[redacted]')), urls.join('\n'));
-  assert.ok(urls.some((u) => u === '/u/someone?PassWord=[redacted]'), urls.join('\n'));
+  assert.ok(
+    urls.some((u) => u.endsWith('?API_TOKEN=[redacted]')),
+    urls.join('\n'),
+  );
+  assert.ok(
+    urls.some((u) => u.endsWith('?api_token=[redacted]&api_token=[redacted]&API_TOKEN=[redacted]')),
+    urls.join('\n'),
+  );
+  assert.ok(
+    urls.some((u) => u.endsWith('?exp=1&SIG=[redacted]&sig=[redacted]&Sig=[redacted]')),
+    urls.join('\n'),
+  );
+  assert.ok(
+    urls.some((u) => u === '/u/someone?PassWord=[redacted]'),
+    urls.join('\n'),
+  );
 });
 
 test('ordinary query values are logged as sent', async () => {
@@ -113,7 +125,8 @@ test('an error that quotes a URL or a form body is logged with the secret values
   Object.assign(err, { input: '/cb?code=errSecret2;state=ok', body: 'user=ann&password=errSecret3', cause: new Error('client_secret=errSecret4') });
   t.app.log.error({ err }, 'request failed');
   const line = t.logs.at(-1) ?? '';
-  for (const secret of ['errSecret1', 'errSecret2', 'errSecret3', 'errSecret4', 'owner@example.org']) assert.ok(!line.includes(secret), `${secret} reached the log: ${line}`);
+  for (const secret of ['errSecret1', 'errSecret2', 'errSecret3', 'errSecret4', 'owner@example.org'])
+    assert.ok(!line.includes(secret), `${secret} reached the log: ${line}`);
   const logged = (JSON.parse(line) as { err: { message: string; input: string; body: string; type: string; stack: string } }).err;
   assert.equal(logged.type, 'TypeError');
   // pino's serializer adds the cause's message to the error's.

@@ -58,8 +58,23 @@ test('openapi-typescript on the served document yields named, usable types that 
     assert.match(schemas[1]!, new RegExp(`\\n {8}${name}: \\{`), `components.schemas.${name}`);
   }
   fs.writeFileSync(path.join(dir, 'usage.ts'), USAGE);
-  const tsc = await run(process.execPath, [TSC, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', out, path.join(dir, 'usage.ts')], { timeout: 120_000 }).catch(
-    (e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? 'tsc failed' }),
-  );
+  const tsc = await run(
+    process.execPath,
+    [
+      TSC,
+      '--noEmit',
+      '--strict',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--skipLibCheck',
+      out,
+      path.join(dir, 'usage.ts'),
+    ],
+    { timeout: 120_000 },
+  ).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? 'tsc failed' }));
   assert.equal(`${tsc.stdout}${tsc.stderr}`, '', 'the generated types and their use compile');
 });

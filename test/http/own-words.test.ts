@@ -47,29 +47,57 @@ function check(name: string, a: RawAnswer, e: Expected): void {
   if (kind === 'html') assert.ok(a.headers['content-security-policy'], `${name}: a site page without its security headers`);
   if (kind !== 'html') {
     assert.equal(a.headers['x-idsvc-api-version'], '1', `${name}: no X-Idsvc-Api-Version`);
-    if (e.counted !== false) for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) assert.match(a.headers[h] ?? '', /^\d+$/, `${name}: no ${h}`);
+    if (e.counted !== false)
+      for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) assert.match(a.headers[h] ?? '', /^\d+$/, `${name}: no ${h}`);
   }
   // Nothing the client sent comes back: not the address, not the filler.
   const everything = `${JSON.stringify(a.headers)}${a.body}`;
-  assert.ok(!everything.includes(EMAIL) && !everything.includes('alice%40') && !everything.includes('x'.repeat(64)) && !everything.includes('y'.repeat(64)), `${name} echoes input: ${everything.slice(0, 400)}`);
+  assert.ok(
+    !everything.includes(EMAIL) && !everything.includes('alice%40') && !everything.includes('x'.repeat(64)) && !everything.includes('y'.repeat(64)),
+    `${name} echoes input: ${everything.slice(0, 400)}`,
+  );
 }
 
 test('a path segment over the router limit: 400 invalid_request in the format of its path', async () => {
   const api = `/api/return_services/${key}/${LONG}`;
   check('414 xml', await rawRequest(t.baseUrl, req('GET', api)), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('414 json by Accept', await rawRequest(t.baseUrl, req('GET', api, { Accept: 'application/json' })), { kind: 'json', status: 400, code: 'invalid_request' });
+  check('414 json by Accept', await rawRequest(t.baseUrl, req('GET', api, { Accept: 'application/json' })), {
+    kind: 'json',
+    status: 400,
+    code: 'invalid_request',
+  });
   check('414 json by ?format', await rawRequest(t.baseUrl, req('GET', `${api}?format=json`)), { kind: 'json', status: 400, code: 'invalid_request' });
-  check('414 POST', await rawRequest(t.baseUrl, `${req('POST', api, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '3' })}a=b`), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('414 widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/${LONG}/TRUE`)), { kind: 'script', status: 400, code: 'invalid_request' });
+  check('414 POST', await rawRequest(t.baseUrl, `${req('POST', api, { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': '3' })}a=b`), {
+    kind: 'xml',
+    status: 400,
+    code: 'invalid_request',
+  });
+  check('414 widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/${LONG}/TRUE`)), {
+    kind: 'script',
+    status: 400,
+    code: 'invalid_request',
+  });
   check('414 site', await rawRequest(t.baseUrl, req('GET', `/u/${LONG}`)), { kind: 'html', status: 400, code: 'invalid_request' });
   const said = await rawRequest(t.baseUrl, req('GET', api));
   assert.match(said.body, /path segment is longer than 256 characters/);
 });
 
 test('a malformed percent-encoding: 400 invalid_request in the format of its path', async () => {
-  check('bad url xml', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A-${EMAIL}`)), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('bad url json', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A-${EMAIL}?format=json`)), { kind: 'json', status: 400, code: 'invalid_request' });
-  check('bad url widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/%E0%A4%A-${EMAIL}/TRUE`)), { kind: 'script', status: 400, code: 'invalid_request' });
+  check('bad url xml', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A-${EMAIL}`)), {
+    kind: 'xml',
+    status: 400,
+    code: 'invalid_request',
+  });
+  check('bad url json', await rawRequest(t.baseUrl, req('GET', `/api/return_services/${key}/%E0%A4%A-${EMAIL}?format=json`)), {
+    kind: 'json',
+    status: 400,
+    code: 'invalid_request',
+  });
+  check('bad url widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/%E0%A4%A-${EMAIL}/TRUE`)), {
+    kind: 'script',
+    status: 400,
+    code: 'invalid_request',
+  });
   check('bad url site', await rawRequest(t.baseUrl, req('GET', `/u/%E0%A4%A-${EMAIL}`)), { kind: 'html', status: 400, code: 'invalid_request' });
 });
 
@@ -78,30 +106,71 @@ test("what Node's HTTP parser refuses is answered in the API's words with a fres
   const api = `/api/return_services/${key}/alice`;
   const parserLevel = { counted: false } as const;
   check('431 xml', await rawRequest(t.baseUrl, req('GET', api, fill)), { kind: 'xml', status: 400, code: 'invalid_request', ...parserLevel });
-  check('431 json', await rawRequest(t.baseUrl, req('GET', api, { Accept: 'application/json', ...fill })), { kind: 'json', status: 400, code: 'invalid_request', ...parserLevel });
-  check('431 json by ?format', await rawRequest(t.baseUrl, req('GET', `${api}?format=json`, fill)), { kind: 'json', status: 400, code: 'invalid_request', ...parserLevel });
-  check('431 widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/alice/TRUE`, fill)), { kind: 'script', status: 400, code: 'invalid_request', ...parserLevel });
+  check('431 json', await rawRequest(t.baseUrl, req('GET', api, { Accept: 'application/json', ...fill })), {
+    kind: 'json',
+    status: 400,
+    code: 'invalid_request',
+    ...parserLevel,
+  });
+  check('431 json by ?format', await rawRequest(t.baseUrl, req('GET', `${api}?format=json`, fill)), {
+    kind: 'json',
+    status: 400,
+    code: 'invalid_request',
+    ...parserLevel,
+  });
+  check('431 widget', await rawRequest(t.baseUrl, req('GET', `/api/service_collection_widget/${key}/alice/TRUE`, fill)), {
+    kind: 'script',
+    status: 400,
+    code: 'invalid_request',
+    ...parserLevel,
+  });
   check('431 site', await rawRequest(t.baseUrl, req('GET', '/login', fill)), { kind: 'html', status: 400, code: 'invalid_request' });
   const said = await rawRequest(t.baseUrl, req('GET', api, fill));
   assert.match(said.body, /headers are larger than \d+ KiB/);
-  check('bad Content-Length', await rawRequest(t.baseUrl, req('POST', api, { 'Content-Length': 'abc' })), { kind: 'xml', status: 400, code: 'invalid_request', ...parserLevel });
+  check('bad Content-Length', await rawRequest(t.baseUrl, req('POST', api, { 'Content-Length': 'abc' })), {
+    kind: 'xml',
+    status: 400,
+    code: 'invalid_request',
+    ...parserLevel,
+  });
   check('not HTTP', await rawRequest(t.baseUrl, `${EMAIL} what\r\n\r\n`), { kind: 'xml', status: 400, code: 'invalid_request', ...parserLevel });
   check('unknown method', await rawRequest(t.baseUrl, req('FROB', api)), { kind: 'xml', status: 400, code: 'invalid_request', ...parserLevel });
   check('CONNECT', await rawRequest(t.baseUrl, req('CONNECT', api)), { kind: 'xml', status: 400, code: 'invalid_request', ...parserLevel });
-  check('CONNECT authority', await rawRequest(t.baseUrl, req('CONNECT', 'example.org:443')), { kind: 'xml', status: 400, code: 'invalid_request', ...parserLevel });
+  check('CONNECT authority', await rawRequest(t.baseUrl, req('CONNECT', 'example.org:443')), {
+    kind: 'xml',
+    status: 400,
+    code: 'invalid_request',
+    ...parserLevel,
+  });
 });
 
 test('body parser refusals on the API: the API error document, counted, never echoing the type or the body', async () => {
   const api = `/api/update_service/${key}/alice/github`;
-  const post = (headers: Record<string, string>, body: string) => rawRequest(t.baseUrl, req('POST', api, { 'Content-Length': String(Buffer.byteLength(body)), ...headers }) + body);
+  const post = (headers: Record<string, string>, body: string) =>
+    rawRequest(t.baseUrl, req('POST', api, { 'Content-Length': String(Buffer.byteLength(body)), ...headers }) + body);
   check('unsupported type', await post({ 'Content-Type': `application/${EMAIL}` }, 'hello'), { kind: 'xml', status: 400, code: 'invalid_request' });
   check('multipart', await post({ 'Content-Type': 'multipart/form-data; boundary=x' }, '--x--'), { kind: 'xml', status: 400, code: 'invalid_request' });
   check('text', await post({ 'Content-Type': 'text/plain' }, EMAIL), { kind: 'xml', status: 400, code: 'invalid_request' });
   check('bad json', await post({ 'Content-Type': 'application/json' }, `{"api_token": "${EMAIL}`), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('bad json, json', await post({ 'Content-Type': 'application/json', Accept: 'application/json' }, `{"api_token": "${EMAIL}`), { kind: 'json', status: 400, code: 'invalid_request' });
+  check('bad json, json', await post({ 'Content-Type': 'application/json', Accept: 'application/json' }, `{"api_token": "${EMAIL}`), {
+    kind: 'json',
+    status: 400,
+    code: 'invalid_request',
+  });
   check('json array', await post({ 'Content-Type': 'application/json' }, `["${EMAIL}"]`), { kind: 'xml', status: 400, code: 'invalid_request' });
-  check('bad json, widget', await rawRequest(t.baseUrl, `${req('POST', `/api/service_collection_widget/${key}/alice/TRUE`, { 'Content-Type': 'application/json', 'Content-Length': '2' })}{x`), { kind: 'script', status: 400, code: 'invalid_request' });
-  check('413', await post({ 'Content-Type': 'application/x-www-form-urlencoded' }, `a=${'y'.repeat(70_000)}`), { kind: 'xml', status: 413, code: 'payload_too_large' });
+  check(
+    'bad json, widget',
+    await rawRequest(
+      t.baseUrl,
+      `${req('POST', `/api/service_collection_widget/${key}/alice/TRUE`, { 'Content-Type': 'application/json', 'Content-Length': '2' })}{x`,
+    ),
+    { kind: 'script', status: 400, code: 'invalid_request' },
+  );
+  check('413', await post({ 'Content-Type': 'application/x-www-form-urlencoded' }, `a=${'y'.repeat(70_000)}`), {
+    kind: 'xml',
+    status: 413,
+    code: 'payload_too_large',
+  });
   check('unknown method', await rawRequest(t.baseUrl, req('DELETE', api)), { kind: 'xml', status: 404, code: 'not_found' });
   check('no such operation', await rawRequest(t.baseUrl, req('GET', `/api/nope/${EMAIL}`)), { kind: 'xml', status: 404, code: 'not_found' });
   const text = await post({ 'Content-Type': 'text/plain' }, EMAIL);
@@ -109,9 +178,18 @@ test('body parser refusals on the API: the API error document, counted, never ec
 });
 
 test('the site answers its own error page for parser refusals on its forms', async () => {
-  const post = (path: string, headers: Record<string, string>, body: string) => rawRequest(t.baseUrl, req('POST', path, { 'Content-Length': String(Buffer.byteLength(body)), ...headers }) + body);
-  check('site bad json', await post('/login', { 'Content-Type': 'application/json' }, `{"email": "${EMAIL}`), { kind: 'html', status: 400, code: 'invalid_request' });
-  check('site 413', await post('/signup', { 'Content-Type': 'application/x-www-form-urlencoded' }, `a=${'y'.repeat(70_000)}`), { kind: 'html', status: 413, code: 'payload_too_large' });
+  const post = (path: string, headers: Record<string, string>, body: string) =>
+    rawRequest(t.baseUrl, req('POST', path, { 'Content-Length': String(Buffer.byteLength(body)), ...headers }) + body);
+  check('site bad json', await post('/login', { 'Content-Type': 'application/json' }, `{"email": "${EMAIL}`), {
+    kind: 'html',
+    status: 400,
+    code: 'invalid_request',
+  });
+  check('site 413', await post('/signup', { 'Content-Type': 'application/x-www-form-urlencoded' }, `a=${'y'.repeat(70_000)}`), {
+    kind: 'html',
+    status: 413,
+    code: 'payload_too_large',
+  });
   check('site unknown page', await rawRequest(t.baseUrl, req('GET', `/nope/${EMAIL}`)), { kind: 'html', status: 404, code: 'not_found' });
 });
 
@@ -127,9 +205,21 @@ test('a NUL character in a path, query or body is invalid_request on both databa
   const cases: [string, Promise<Response>, AnswerKind][] = [
     ['public profile', fetch(`${t.baseUrl}/u/alice%00`), 'html'],
     ['reverse_lookup path', api(`reverse_lookup/${P.apiKey}/github/a%00`), 'xml'],
-    ['reverse_lookup body', api(`reverse_lookup/${P.apiKey}/github/a`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'a\u0000' }) }), 'xml'],
+    [
+      'reverse_lookup body',
+      api(`reverse_lookup/${P.apiKey}/github/a`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'a\u0000' }) }),
+      'xml',
+    ],
     ['query', api(`service_details/${P.apiKey}/github?format=x%00`), 'xml'],
-    ['JSON body, json answer', api(`return_contacts/${P.apiKey}/alice?format=json`, { method: 'POST', body: JSON.stringify({ api_token: P.apiToken, contacts: 'a\u0000@example.org' }), headers: { 'content-type': 'application/json' } }), 'json'],
+    [
+      'JSON body, json answer',
+      api(`return_contacts/${P.apiKey}/alice?format=json`, {
+        method: 'POST',
+        body: JSON.stringify({ api_token: P.apiToken, contacts: 'a\u0000@example.org' }),
+        headers: { 'content-type': 'application/json' },
+      }),
+      'json',
+    ],
     ['widget', api(`service_collection_widget/${P.apiKey}/a%00/TRUE`), 'script'],
     ['site form', fetch(`${t.baseUrl}/login`, { method: 'POST', body: new URLSearchParams({ login: 'a\u0000', password: 'x'.repeat(10) }) }), 'html'],
   ];
@@ -152,7 +242,11 @@ test('a deeply nested JSON body is invalid_request, with no error in the log (it
   const json = { 'content-type': 'application/json' };
   const cases: [string, Promise<Response>, AnswerKind][] = [
     ['API, arrays', fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/alice`, { method: 'POST', body: nestedArray, headers: json }), 'xml'],
-    ['API, objects, json answer', fetch(`${t.baseUrl}/api/return_contacts/${P.apiKey}/alice?format=json`, { method: 'POST', body: nestedObject, headers: json }), 'json'],
+    [
+      'API, objects, json answer',
+      fetch(`${t.baseUrl}/api/return_contacts/${P.apiKey}/alice?format=json`, { method: 'POST', body: nestedObject, headers: json }),
+      'json',
+    ],
     ['site form', fetch(`${t.baseUrl}/signup`, { method: 'POST', body: nestedObject, headers: json }), 'html'],
   ];
   for (const [what, call, kind] of cases) {

@@ -34,7 +34,10 @@ after(async () => {
 
 let n = 0;
 /** Queues a confirmation mail with a link holding a fresh secret; returns the address and the secret. */
-async function queueOne(app: TestApp = t, secret = `tok${++n}${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`): Promise<{ to: string; secret: string; id: number }> {
+async function queueOne(
+  app: TestApp = t,
+  secret = `tok${++n}${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`,
+): Promise<{ to: string; secret: string; id: number }> {
   const to = `person${n}.${Math.random().toString(36).slice(2, 7)}@example.net`;
   const link = `${app.config.baseUrl}/confirm?token=${secret}`;
   const id = await queueMail(app.ctx.db.kysely, { to, ...confirmAddressMail(mailSite(app.config), { userId: `user${n}`, link, hours: 24 }) }, app.clock.now());
@@ -80,7 +83,10 @@ test('with the relay down for a while, every message is sent once it is back: no
   try {
     assert.equal(await sendDueMail(t.ctx, t.app.log), 5);
     let rows = await rowsOf(ids);
-    assert.ok(rows.every((r) => r.status === 'pending' && r.attempts === 1 && /ECONNECTION|ECONNREFUSED/.test(r.last_error ?? '')), JSON.stringify(rows.map((r) => r.last_error)));
+    assert.ok(
+      rows.every((r) => r.status === 'pending' && r.attempts === 1 && /ECONNECTION|ECONNREFUSED/.test(r.last_error ?? '')),
+      JSON.stringify(rows.map((r) => r.last_error)),
+    );
     assert.equal(await sendDueMail(t.ctx, t.app.log), 0, 'not retried before its back-off');
     // An hour of outage: several rounds, each failing.
     for (let i = 0; i < 8; i++) {
@@ -88,7 +94,10 @@ test('with the relay down for a while, every message is sent once it is back: no
       await sendDueMail(t.ctx, t.app.log);
     }
     rows = await rowsOf(ids);
-    assert.ok(rows.every((r) => r.status === 'pending' && r.attempts >= 3), 'still queued, retried with back-off');
+    assert.ok(
+      rows.every((r) => r.status === 'pending' && r.attempts >= 3),
+      'still queued, retried with back-off',
+    );
   } finally {
     await smtp.start();
   }
@@ -112,7 +121,10 @@ test('several instances racing for a backlog send each message once', async () =
   try {
     t2.clock.advance(t.clock.now() - t2.clock.now());
     const counts = await Promise.all([sendDueMail(t.ctx, t.app.log), sendDueMail(t2.ctx, t2.app.log), sendDueMail(t.ctx, t.app.log)]);
-    assert.equal(counts.reduce((x, y) => x + y, 0), 12);
+    assert.equal(
+      counts.reduce((x, y) => x + y, 0),
+      12,
+    );
   } finally {
     await t2.close();
   }
@@ -135,7 +147,10 @@ test('a recipient the relay refuses for good fails at once; `idsvc mail list --f
   assert.ok(mine, 'the failed message is listed');
   assert.equal(mine.kind, 'confirm-address');
   assert.equal(mine.status, 'failed');
-  assert.ok(failed.every((f) => f.status === 'failed'), 'only failed messages');
+  assert.ok(
+    failed.every((f) => f.status === 'failed'),
+    'only failed messages',
+  );
   assert.ok(!list.stdout.includes(refused.secret), 'bodies and links are never listed');
   const text = await cli(['mail', 'list', '--failed']);
   assert.match(text.stdout, new RegExp(`^\\s*${refused.id}\\s+failed`, 'm'));

@@ -59,7 +59,8 @@ describe('the account pages', () => {
       const { res, body } = await me.client.get(path);
       assert.equal(res.status, 200, path);
       assert.match(body, new RegExp(`<h1>${title}</h1>`), path);
-      for (const other of ACCOUNT_PAGES) assert.match(body, new RegExp(`<a href="${other.path}"${other.path === path ? ' aria-current="page"' : ''}>`), `${path} links ${other.path}`);
+      for (const other of ACCOUNT_PAGES)
+        assert.match(body, new RegExp(`<a href="${other.path}"${other.path === path ? ' aria-current="page"' : ''}>`), `${path} links ${other.path}`);
       const actions = [...body.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1]!).filter((a) => allForms.includes(a));
       assert.deepEqual([...new Set(actions)].sort(), [...FORMS[path]!].sort(), `${path} holds its forms`);
     }
@@ -68,7 +69,12 @@ describe('the account pages', () => {
   test('a refused form is answered on its own page, beside what was typed', async () => {
     const me = await person();
     const cases: [string, Record<string, string>, string, RegExp][] = [
-      ['/account/password', { current_password: 'not it', new_password: 'a new long passphrase' }, 'Password and address', /Your current password is not right/],
+      [
+        '/account/password',
+        { current_password: 'not it', new_password: 'a new long passphrase' },
+        'Password and address',
+        /Your current password is not right/,
+      ],
       ['/account/email', { current_password: 'not it', new_email: 'new.place@example.org' }, 'Password and address', /value="new\.place@example\.org"/],
       ['/account/profile', { nickname: 'two\nlines' }, 'Your profile', /cannot contain control characters/],
       ['/account/delete', { confirm_user_id: 'nobody' }, 'Your data', /exactly to confirm/],
@@ -108,7 +114,10 @@ describe('opting in and out', () => {
     const events = await eventsOf(linked.id);
     assert.equal(events.at(-1)?.type, 'user.hidden');
     // The linked partner still sees what it pushed itself (SPEC §3 rule 1, rule 7).
-    assert.deepEqual((await linked.client.returnServices(me.email)).map((s) => s.usrSvcId), ['own-push']);
+    assert.deepEqual(
+      (await linked.client.returnServices(me.email)).map((s) => s.usrSvcId),
+      ['own-push'],
+    );
 
     await me.client.submit('/account/opt-in', { opt_in: '1' });
     assert.equal((await stranger.publicClient.returnServices(me.userId, { profileType: 'public' })).length, 1);
@@ -119,7 +128,13 @@ describe('profile', () => {
   test('fields are saved, and only the public ones are public', async () => {
     const me = await person();
     const partner = await t.partner({ name: 'Reader' });
-    const { res } = await me.client.submit('/account/profile', { nickname: '  Nico  ', public_nickname: '1', city: 'Ghent', bio: 'Line one\r\nLine two', public_bio: '1' });
+    const { res } = await me.client.submit('/account/profile', {
+      nickname: '  Nico  ',
+      public_nickname: '1',
+      city: 'Ghent',
+      bio: 'Line one\r\nLine two',
+      public_bio: '1',
+    });
     assert.equal(res.status, 303);
     assert.equal(res.headers.get('location'), '/account/profile?msg=profile#profile');
     const profile = await partner.publicClient.returnProfile(me.userId, { profileType: 'public' });
@@ -142,7 +157,10 @@ describe('identities', () => {
     const me = await person();
     const partner = await linkedPartner('Merger', me);
     await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'first-name' });
-    assert.deepEqual((await partner.client.returnServices(me.email)).map((s) => s.url), ['https://www.github.com/first-name']);
+    assert.deepEqual(
+      (await partner.client.returnServices(me.email)).map((s) => s.url),
+      ['https://www.github.com/first-name'],
+    );
     await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'second-name', replace: '1' });
     const { body } = await me.client.get('/account');
     assert.equal((body.match(/id="identity-github"/g) ?? []).length, 1, 'a change replaces, never duplicates');
@@ -185,7 +203,10 @@ describe('identities', () => {
   test('a name the service pattern refuses is refused, saying what is allowed', async () => {
     const me = await person();
     const cases: [Record<string, string>, RegExp][] = [
-      [{ svc_id: 'twitter', usr_svc_id: 'bad name!!' }, /“bad name!!” is not a name Twitter allows\. Names on Twitter use only letters \(a–z\), digits and underscores \(_\), at most 15 characters\./],
+      [
+        { svc_id: 'twitter', usr_svc_id: 'bad name!!' },
+        /“bad name!!” is not a name Twitter allows\. Names on Twitter use only letters \(a–z\), digits and underscores \(_\), at most 15 characters\./,
+      ],
       [{ svc_id: 'github', usr_svc_id: 'bad name!!' }, /“bad name!!” is not a name GitHub allows\. Names on GitHub look like “alice”\./],
     ];
     for (const [fields, message] of cases) {
@@ -239,7 +260,10 @@ describe('links', () => {
     assert.equal(toKeeper.data.userId, me.userId);
     assert.equal((await eventsOf(other.id)).at(-1)?.type, 'link.removed');
     // The link is gone for the API too: the partner's view is its own pushes again.
-    assert.deepEqual((await keeper.client.returnServices(me.email)).map((s) => s.usrSvcId), ['kept-entry']);
+    assert.deepEqual(
+      (await keeper.client.returnServices(me.email)).map((s) => s.usrSvcId),
+      ['kept-entry'],
+    );
     await assert.rejects(keeper.client.unsyncUser(me.email), /not found/i);
   });
 
@@ -251,7 +275,12 @@ describe('links', () => {
     await p.client.updateService(me.email, 'github', 'partner-gh');
     await me.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'mine' });
     await p.client.syncUser(me.email, { email: me.email, password: me.password });
-    await t.ctx.db.kysely.updateTable('central_identities').set({ verified: 1, verified_by: 'rel-me' }).where('svc_id', '=', 'keybase').where('usr_svc_id', '=', 'proven-one').execute();
+    await t.ctx.db.kysely
+      .updateTable('central_identities')
+      .set({ verified: 1, verified_by: 'rel-me' })
+      .where('svc_id', '=', 'keybase')
+      .where('usr_svc_id', '=', 'proven-one')
+      .execute();
     const other = await linkedPartner('Bystander', me);
 
     await me.client.submit('/account/links/end', { partner_id: String(p.id), remove_added: '1' });
@@ -260,10 +289,13 @@ describe('links', () => {
     assert.match(body, /keybase\.io\/proven-one/);
     assert.match(body, /github\.com\/mine/);
     const toOther = await eventsOf(other.id);
-    assert.deepEqual(toOther.slice(-2).map((e) => [e.type, e.data.svcId ?? null]), [
-      ['link.removed', null],
-      ['identity.removed', 'gitlab'],
-    ]);
+    assert.deepEqual(
+      toOther.slice(-2).map((e) => [e.type, e.data.svcId ?? null]),
+      [
+        ['link.removed', null],
+        ['identity.removed', 'gitlab'],
+      ],
+    );
   });
 
   test('a user can end only their own links', async () => {
@@ -287,7 +319,20 @@ describe('export and deletion', () => {
     assert.match(res.headers.get('content-disposition') ?? '', /^attachment; filename="idsvc-member_\d+-2026-01-01\.json"$/);
     assert.equal(res.headers.get('cache-control'), 'no-store');
     const data = JSON.parse(body);
-    assert.deepEqual(Object.keys(data), ['format', 'exportedAt', 'account', 'profile', 'identities', 'links', 'verificationAttempts', 'partnerEntries', 'sessions', 'provenPages', 'discoveryRuns', 'photo']);
+    assert.deepEqual(Object.keys(data), [
+      'format',
+      'exportedAt',
+      'account',
+      'profile',
+      'identities',
+      'links',
+      'verificationAttempts',
+      'partnerEntries',
+      'sessions',
+      'provenPages',
+      'discoveryRuns',
+      'photo',
+    ]);
     assert.equal(data.account.email, me.email);
     assert.equal(data.identities[0].url, 'https://www.github.com/exported');
     assert.equal(data.links[0].partner, 'Exported partner');
@@ -311,7 +356,10 @@ describe('export and deletion', () => {
     assert.equal((await eventsOf(p.id)).at(-1)?.type, 'user.deleted');
     await assert.rejects(p.publicClient.returnServices(me.userId, { profileType: 'public' }), /User Not Found/);
     // What the partner pushed itself stays its own (SPEC §3 rule 1).
-    assert.deepEqual((await p.client.returnServices(me.email)).map((s) => s.usrSvcId), ['partner-own']);
+    assert.deepEqual(
+      (await p.client.returnServices(me.email)).map((s) => s.usrSvcId),
+      ['partner-own'],
+    );
     assert.equal((await me.client.get('/account')).res.status, 303, 'logged out');
     assert.equal((await new SiteClient(t.baseUrl).logIn(me.email, me.password)).status, 400);
     const db = t.ctx.db.kysely;

@@ -91,7 +91,20 @@ async function reach() {
 }
 
 type Reach = Awaited<ReturnType<typeof reach>>;
-const OPT_IN_PATHS = ['partnerByEmail', 'partnerByMd5', 'partnerBySha256', 'partnerByUserId', 'profileByMd5', 'profileBySha256', 'profileByUserId', 'avatarBySha256', 'avatarByMd5', 'page', 'webfingerAcct', 'webfingerPageUrl'] as const;
+const OPT_IN_PATHS = [
+  'partnerByEmail',
+  'partnerByMd5',
+  'partnerBySha256',
+  'partnerByUserId',
+  'profileByMd5',
+  'profileBySha256',
+  'profileByUserId',
+  'avatarBySha256',
+  'avatarByMd5',
+  'page',
+  'webfingerAcct',
+  'webfingerPageUrl',
+] as const;
 const DISCOVERABLE_PATHS = ['reverseLookup', 'contactMatching', 'webfingerMailto', 'hashWithUserId'] as const;
 
 /** What the sentences promise: the opt-in paths while visible, the discoverable ones only while also discoverable. */
@@ -108,14 +121,26 @@ async function whatPusherStored(): Promise<string[]> {
 }
 
 function assertBothConsentsExplained(page: string) {
-  assert.ok(page.includes(`Opting in means: ${OPT_IN_REACH} Your page ${t.config.baseUrl}/u/${IVY.userId} is online, and WebFinger finds it by your userId ( acct: ).`), page);
-  assert.ok(page.includes(`Discoverable adds more ways to find you: ${DISCOVERABLE_ADDS} It is off until you turn it on, and applies only while you are opted in.`), page);
+  assert.ok(
+    page.includes(`Opting in means: ${OPT_IN_REACH} Your page ${t.config.baseUrl}/u/${IVY.userId} is online, and WebFinger finds it by your userId ( acct: ).`),
+    page,
+  );
+  assert.ok(
+    page.includes(`Discoverable adds more ways to find you: ${DISCOVERABLE_ADDS} It is off until you turn it on, and applies only while you are opted in.`),
+    page,
+  );
 }
 
 test('the sign-up page says what opting in lets others do, and what discoverable would add', async () => {
   const page = text((await new SiteClient(t.baseUrl).get('/signup')).body);
-  assert.ok(page.includes(`This is your opt-in: once your address is confirmed, ${OPT_IN_REACH} Without it your account still works, but ${NOT_VISIBLE}.`), page);
-  assert.ok(page.includes(`More ways to find you (discoverable: ${DISCOVERABLE_ADDS_SHORT}) are a separate choice, off until you turn it on in your account.`), page);
+  assert.ok(
+    page.includes(`This is your opt-in: once your address is confirmed, ${OPT_IN_REACH} Without it your account still works, but ${NOT_VISIBLE}.`),
+    page,
+  );
+  assert.ok(
+    page.includes(`More ways to find you (discoverable: ${DISCOVERABLE_ADDS_SHORT}) are a separate choice, off until you turn it on in your account.`),
+    page,
+  );
 });
 
 test('opted in but not yet confirmed: "partner sites and visitors see nothing of you", and no path finds her', async () => {
@@ -148,9 +173,21 @@ test('opted in and discoverable: every path finds her', async () => {
 
 test('"A field marked public appears on your public page and to every partner site …, names, place and bio also in your Gravatar-compatible profile; the others only to sites you connected"', async () => {
   const { body } = await ivy.get('/account/profile');
-  assert.ok(text(body).includes('A field marked public appears on your public page and to every partner site while you are visible (names, place and bio also in your Gravatar-compatible profile); the others only to sites you connected.'));
-  assert.equal((await ivy.submit('/account/profile', { nickname: 'Ivy Green', public_nickname: '1', city: 'Ghent', public_city: '1', bio: 'kept to linked sites only' })).res.status, 303);
-  const profile = (await (await fetch(`${t.baseUrl}/v3/profiles/${hashes(IVY).sha256}`)).json()) as { display_name: string; location: string; description: string };
+  assert.ok(
+    text(body).includes(
+      'A field marked public appears on your public page and to every partner site while you are visible (names, place and bio also in your Gravatar-compatible profile); the others only to sites you connected.',
+    ),
+  );
+  assert.equal(
+    (await ivy.submit('/account/profile', { nickname: 'Ivy Green', public_nickname: '1', city: 'Ghent', public_city: '1', bio: 'kept to linked sites only' }))
+      .res.status,
+    303,
+  );
+  const profile = (await (await fetch(`${t.baseUrl}/v3/profiles/${hashes(IVY).sha256}`)).json()) as {
+    display_name: string;
+    location: string;
+    description: string;
+  };
   assert.deepEqual([profile.display_name, profile.location, profile.description], ['Ivy Green', 'Ghent', '']);
   const page = (await new SiteClient(t.baseUrl).get(`/u/${IVY.userId}`)).body;
   assert.match(page, /Ghent/);

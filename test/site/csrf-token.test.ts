@@ -20,7 +20,12 @@ test('two tokens made in one request are both good for the cookie that request s
   const ctx = t.ctx;
   const app = Fastify();
   await app.register(cookie);
-  await app.register(csrfProtection, { cookieKey: cookieNames(ctx).csrf, cookieOpts: cookieOptions(ctx), getUserInfo: csrfBinding, csrfOpts: { hmacKey: 'test key', userInfo: true } });
+  await app.register(csrfProtection, {
+    cookieKey: cookieNames(ctx).csrf,
+    cookieOpts: cookieOptions(ctx),
+    getUserInfo: csrfBinding,
+    csrfOpts: { hmacKey: 'test key', userInfo: true },
+  });
   app.decorateRequest('site', null as unknown as SiteState);
   app.addHook('onRequest', async (request) => {
     request.site = { user: null, sessionId: null, sessionCsrf: null };

@@ -49,7 +49,11 @@ test('a new, opted-in account is seen by those who know her, and found by nobody
   // Opting in is enough for partners that know her address, its hashes or her userId.
   const md5 = createHash('md5').update(EMAIL).digest('hex');
   for (const id of [EMAIL, md5, 'dora']) {
-    assert.deepEqual((await P.publicClient.returnServices(id, { profileType: 'public' })).map((s) => s.svcId), ['github'], id);
+    assert.deepEqual(
+      (await P.publicClient.returnServices(id, { profileType: 'public' })).map((s) => s.svcId),
+      ['github'],
+      id,
+    );
   }
   assert.equal((await webfinger(`acct:dora@${host}`)).status, 200, 'her userId is hers to give');
   const { body } = await dora.get('/account/sharing');
@@ -61,13 +65,19 @@ test('the account page says what each consent means, in two parts, each with its
   const { body } = await dora.get('/account/sharing');
   const section = /<section[^>]*id="visibility"[\s\S]*?<\/section>/.exec(body)?.[0] ?? '';
   const text = section.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
-  assert.match(text, /Opt-in You are opted in\. Opting in means: anyone who knows your e-mail address \(or its MD5 or SHA-256 hash\) or your userId sees your identities/);
+  assert.match(
+    text,
+    /Opt-in You are opted in\. Opting in means: anyone who knows your e-mail address \(or its MD5 or SHA-256 hash\) or your userId sees your identities/,
+  );
   assert.match(
     text,
     /Discoverable You are not discoverable\. Discoverable adds more ways to find you: .*reverse lookup.*contact matching.*WebFinger finds your page by your plain e-mail address \(mailto:\).* It is off until you turn it on/,
   );
   const forms = section.match(/<form\b[\s\S]*?<\/form>/g) ?? [];
-  assert.deepEqual(forms.map((f) => /action="([^"]+)"/.exec(f)?.[1]), ['/account/opt-in', '/account/discoverable']);
+  assert.deepEqual(
+    forms.map((f) => /action="([^"]+)"/.exec(f)?.[1]),
+    ['/account/opt-in', '/account/discoverable'],
+  );
   assert.match(forms[1]!, /Make me discoverable/);
 });
 

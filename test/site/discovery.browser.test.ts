@@ -32,11 +32,28 @@ before(async () => {
   pages['/beta/me'] = '<p>no link back</p>';
   await upsertServices(
     t.ctx.db.kysely,
-    ['alpha', 'beta'].map((name) => ({ svcId: name, svcName: `Site ${name}`, svcURL: `${o}/`, svcLeftURL: `${o}/${name}/`, svcRightURL: '', svcMobileURL: '', svcIphoneURL: '', svcFavicon: '', svcIcon: '', svcIphoneIcon: '', regexCheck: null, urlBuilder: null, disabled: false })),
+    ['alpha', 'beta'].map((name) => ({
+      svcId: name,
+      svcName: `Site ${name}`,
+      svcURL: `${o}/`,
+      svcLeftURL: `${o}/${name}/`,
+      svcRightURL: '',
+      svcMobileURL: '',
+      svcIphoneURL: '',
+      svcFavicon: '',
+      svcIcon: '',
+      svcIphoneIcon: '',
+      regexCheck: null,
+      urlBuilder: null,
+      disabled: false,
+    })),
     t.clock.now(),
   );
   await t.user({ email: 'browser.walker@example.org', userId: USER_ID, password: PASSWORD });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
   page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
   page.on('pageerror', (err) => assert.fail(`script error on the page: ${err.message}`));
   await page.goto(`${t.baseUrl}/login`);
@@ -52,7 +69,7 @@ after(async () => {
   await t?.close();
 });
 
-test('a pasted profile URL fills in the service and the name; adding is the user\'s press', async () => {
+test("a pasted profile URL fills in the service and the name; adding is the user's press", async () => {
   await page.getByLabel('Paste the address of your profile').fill('https://www.github.com/Octo-Cat/?tab=repositories');
   await page.getByText('That is Octo-Cat on GitHub.').waitFor();
   assert.equal(await page.locator('#svc_id').inputValue(), 'github');

@@ -16,8 +16,12 @@ let web: LocalServer;
 /** path → [status, headers, body] */
 const routes = new Map<string, () => [number, Record<string, string>, string]>();
 
-const html = (...relMe: string[]) => `<!doctype html><html><head><title>p</title></head><body>${relMe.map((h) => `<a rel="me" href="${h}">x</a>`).join('')}</body></html>`;
-const page = (body: string, headers: Record<string, string> = {}) => () => [200, { 'content-type': 'text/html; charset=utf-8', ...headers }, body] as [number, Record<string, string>, string];
+const html = (...relMe: string[]) =>
+  `<!doctype html><html><head><title>p</title></head><body>${relMe.map((h) => `<a rel="me" href="${h}">x</a>`).join('')}</body></html>`;
+const page =
+  (body: string, headers: Record<string, string> = {}) =>
+  () =>
+    [200, { 'content-type': 'text/html; charset=utf-8', ...headers }, body] as [number, Record<string, string>, string];
 
 before(async () => {
   t = await startSiteApp();
@@ -31,7 +35,21 @@ before(async () => {
   const o = web.origin;
   await upsertServices(
     t.ctx.db.kysely,
-    SERVICES.map((name) => ({ svcId: name, svcName: `Site ${name}`, svcURL: `${o}/`, svcLeftURL: `${o}/${name}/`, svcRightURL: '', svcMobileURL: '', svcIphoneURL: '', svcFavicon: '', svcIcon: '', svcIphoneIcon: '', regexCheck: null, urlBuilder: null, disabled: false })),
+    SERVICES.map((name) => ({
+      svcId: name,
+      svcName: `Site ${name}`,
+      svcURL: `${o}/`,
+      svcLeftURL: `${o}/${name}/`,
+      svcRightURL: '',
+      svcMobileURL: '',
+      svcIphoneURL: '',
+      svcFavicon: '',
+      svcIcon: '',
+      svcIphoneIcon: '',
+      regexCheck: null,
+      urlBuilder: null,
+      disabled: false,
+    })),
     t.clock.now(),
   );
 });
@@ -52,7 +70,12 @@ function buildWeb(prefix: string, userId: string) {
   const profile = `${t.config.baseUrl}/u/${userId}`;
   const p = (name: string) => `${o}/${name}/${prefix}me`;
   const home = `${o}/${prefix}home`;
-  routes.set(`/${prefix}home`, page(`${html(profile, p('alice'), `${o}/go/${prefix}carol`, p('dave'), p('big'), `${o}/${prefix}loop-a`)}<link rel="me" href="${p('bob')}">`, { link: `<${p('erin')}>; rel="me"` }));
+  routes.set(
+    `/${prefix}home`,
+    page(`${html(profile, p('alice'), `${o}/go/${prefix}carol`, p('dave'), p('big'), `${o}/${prefix}loop-a`)}<link rel="me" href="${p('bob')}">`, {
+      link: `<${p('erin')}>; rel="me"`,
+    }),
+  );
   routes.set(`/alice/${prefix}me`, page(html(profile))); // links back to the profile page
   routes.set(`/bob/${prefix}me`, page(html(home))); // links back to the homepage, which is proven
   routes.set(`/go/${prefix}carol`, () => [302, { location: `/carol/${prefix}me` }, '']); // a redirect
@@ -87,7 +110,11 @@ test('the walk proposes what it finds and proves what links back, directly or th
   assert.deepEqual(JSON.parse((await me.get('/account/discover/status')).body), { status: 'done', pagesFetched: 11 });
 
   const done = await me.get('/account');
-  const found = [...done.body.matchAll(/data-found="(\w+)" data-links-back="(yes|no)">.*?<strong>Site \w+<\/strong>: ([^<]+)</g)].map((m) => [m[1], m[3], m[2]]);
+  const found = [...done.body.matchAll(/data-found="(\w+)" data-links-back="(yes|no)">.*?<strong>Site \w+<\/strong>: ([^<]+)</g)].map((m) => [
+    m[1],
+    m[3],
+    m[2],
+  ]);
   assert.deepEqual(found.sort(), [
     ['alice', 'w-me', 'yes'],
     ['big', 'w-me', 'no'],
@@ -113,21 +140,34 @@ test('the walk proposes what it finds and proves what links back, directly or th
   const unreachable = pages.filter((p) => p.outcome === 'unreachable').length;
   const notRead = pages.length - read - unreachable;
   const plural = (n: number) => `${n} page${n === 1 ? '' : 's'}`;
-  const counts = [`${plural(read)} read`, unreachable ? `${plural(unreachable)} could not be read` : '', notRead ? `${plural(notRead)} not read` : ''].filter(Boolean).join(', ');
+  const counts = [`${plural(read)} read`, unreachable ? `${plural(unreachable)} could not be read` : '', notRead ? `${plural(notRead)} not read` : '']
+    .filter(Boolean)
+    .join(', ');
   assert.ok(read > 0 && notRead > 0, counts);
   assert.match(done.body, new RegExp(`<p role="status">Done, from ${home}: ${counts}\\. </p>`));
   assert.match(done.body, new RegExp(`<summary>Pages looked at \\(${pages.length}\\): ${counts}</summary>`));
   assert.equal((done.body.match(/<li data-outcome=/g) ?? []).length, pages.length);
 
   // Tick three: two proven, one not.
-  const ids = Object.fromEntries([...done.body.matchAll(/data-found="(\w+)"[^>]*><input type="checkbox" name="page" value="(\d+)"/g)].map((m) => [m[1]!, m[2]!]));
+  const ids = Object.fromEntries(
+    [...done.body.matchAll(/data-found="(\w+)"[^>]*><input type="checkbox" name="page" value="(\d+)"/g)].map((m) => [m[1]!, m[2]!]),
+  );
   const body = new URLSearchParams({ _csrf: csrfOf(done.body), run_id: /name="run_id" value="(\d+)"/.exec(done.body)![1]! });
   for (const name of ['alice', 'bob', 'dave']) body.append('page', ids[name]!);
-  const res = await fetch(`${t.baseUrl}/account/discover/add`, { method: 'POST', body, redirect: 'manual', headers: { cookie: [...me.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+  const res = await fetch(`${t.baseUrl}/account/discover/add`, {
+    method: 'POST',
+    body,
+    redirect: 'manual',
+    headers: { cookie: [...me.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+  });
   assert.equal(res.status, 303);
   assert.equal(res.headers.get('location'), '/account?msg=discovered#identities');
 
-  const rows = await t.ctx.db.kysely.selectFrom('central_identities').select(['id', 'svc_id', 'usr_svc_id', 'verified', 'verified_by', 'last_checked_at']).orderBy('svc_id').execute();
+  const rows = await t.ctx.db.kysely
+    .selectFrom('central_identities')
+    .select(['id', 'svc_id', 'usr_svc_id', 'verified', 'verified_by', 'last_checked_at'])
+    .orderBy('svc_id')
+    .execute();
   assert.deepEqual(
     rows.map((r) => [r.svc_id, r.usr_svc_id, r.verified, r.verified_by]),
     [
@@ -148,7 +188,10 @@ test('the walk proposes what it finds and proves what links back, directly or th
   assert.match(again!.detail, /a page already proven yours/);
   // The user's export holds the run, every page it read, and the homepages proven theirs: the start
   // (links to /u/), loop-a (links to the start) and loop-b (links to loop-a).
-  const exported = JSON.parse((await me.submit('/account/export')).body) as { provenPages: string[]; discoveryRuns: { startUrl: string; pages: { url: string }[] }[] };
+  const exported = JSON.parse((await me.submit('/account/export')).body) as {
+    provenPages: string[];
+    discoveryRuns: { startUrl: string; pages: { url: string }[] }[];
+  };
   assert.deepEqual(exported.provenPages, [home, `${web.origin}/w-loop-a`, `${web.origin}/w-loop-b`]);
   assert.equal(exported.discoveryRuns[0]?.startUrl, home);
   assert.equal(exported.discoveryRuns[0]?.pages.length, pages.length);
@@ -163,7 +206,10 @@ test('a start page that cannot be read is said plainly, with why, and never repo
   assert.equal((await me.submit('/account/discover', { url: gone })).res.status, 303);
   await runDueDiscoveries(t.ctx);
   const { body } = await me.get('/account');
-  assert.match(body, new RegExp(`<p class="alert error" role="alert">Nothing could be read: ${gone} could not be fetched \\(HTTP 404\\)\\. So nothing was found\\.`));
+  assert.match(
+    body,
+    new RegExp(`<p class="alert error" role="alert">Nothing could be read: ${gone} could not be fetched \\(HTTP 404\\)\\. So nothing was found\\.`),
+  );
   assert.doesNotMatch(body, /Done, from/);
   assert.doesNotMatch(body, /Check that your page marks its links with rel="me"/);
   assert.doesNotMatch(body, /<details><summary>Pages looked at/, 'the reason is not tucked away in a collapsed list');
@@ -212,7 +258,9 @@ test("another user's run cannot be added from, and deleting the account erases t
   await owner.submit('/account/discover', { url: home });
   await runDueDiscoveries(t.ctx);
   const run = await t.ctx.db.kysely.selectFrom('discovery_runs').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow();
-  const pageId = (await t.ctx.db.kysely.selectFrom('discovery_pages').select('id').where('run_id', '=', run.id).where('kind', '=', 'identity').executeTakeFirstOrThrow()).id;
+  const pageId = (
+    await t.ctx.db.kysely.selectFrom('discovery_pages').select('id').where('run_id', '=', run.id).where('kind', '=', 'identity').executeTakeFirstOrThrow()
+  ).id;
   const thief = await loggedIn('run_thief');
   const res = await thief.submit('/account/discover/add', { run_id: String(run.id), page: String(pageId) });
   assert.equal(res.res.headers.get('location'), '/account?msg=discovered_none#identities');

@@ -37,7 +37,8 @@ async function account(prefix: string) {
   return { client, ...a, password, userId };
 }
 
-const askChange = (client: SiteClient, newEmail: string, password: string) => client.submit('/account/email', { new_email: newEmail, current_password: password });
+const askChange = (client: SiteClient, newEmail: string, password: string) =>
+  client.submit('/account/email', { new_email: newEmail, current_password: password });
 
 /** Opens the change link and presses its button, as the given browser. */
 async function followChangeLink(client: SiteClient, link: string) {
@@ -57,7 +58,11 @@ async function answer(pathAndQuery: string, token?: string): Promise<string> {
 async function exportOf(client: SiteClient) {
   const { res, body } = await client.submit('/account/export');
   assert.equal(res.status, 200);
-  return JSON.parse(body) as { account: { email: string }; links: { partner: string; userIdentifier: string }[]; partnerEntries: { partner: string; usrSvcId: string }[] };
+  return JSON.parse(body) as {
+    account: { email: string };
+    links: { partner: string; userIdentifier: string }[];
+    partnerEntries: { partner: string; usrSvcId: string }[];
+  };
 }
 
 test('nothing switches until the link mailed to the new address is followed; the old address is told twice, with no link', async () => {
@@ -150,12 +155,18 @@ test('partners across the switch: links and earlier pushes stay with the account
   assert.deepEqual((await A.client.returnServices(next.sha256)).map((s) => `${s.svcId}:${s.usrSvcId}`).sort(), ['github:undefined', 'gitlab:switcher-gl']);
   assert.deepEqual((await A.client.returnServices(me.userId)).map((s) => s.svcId).sort(), ['github', 'gitlab'], 'the userId names the same person');
   // B is not linked: its own repository, which now holds what it pushed about the new address.
-  assert.deepEqual((await B.client.returnServices(next.md5)).map((s) => s.usrSvcId), ['switcher-flickr']);
+  assert.deepEqual(
+    (await B.client.returnServices(next.md5)).map((s) => s.usrSvcId),
+    ['switcher-flickr'],
+  );
   const exported = await exportOf(me.client);
   assert.deepEqual(exported.partnerEntries.map((e) => `${e.partner}:${e.usrSvcId}`).sort(), ['Anchor:switcher-gl', 'Beacon:switcher-flickr']);
 
   // A's link stays (it is to the account), under the identifier A linked with: A keeps hearing of changes.
-  assert.deepEqual(exported.links.map((l) => [l.partner, l.userIdentifier]), [['Anchor', me.md5]]);
+  assert.deepEqual(
+    exported.links.map((l) => [l.partner, l.userIdentifier]),
+    [['Anchor', me.md5]],
+  );
   await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'switcher_tw' });
   const events = await t.ctx.db.kysely.selectFrom('outbox').select(['event_type', 'payload']).where('partner_id', '=', A.id).orderBy('id').execute();
   const last = events.at(-1)!;
@@ -166,8 +177,15 @@ test('partners across the switch: links and earlier pushes stay with the account
 
   // A push under the old hash now is about whoever has that address next, not about this account.
   await A.client.updateService(me.md5, 'flickr', 'someone-else');
-  assert.deepEqual((await exportOf(me.client)).partnerEntries.map((e) => `${e.partner}:${e.usrSvcId}`).sort(), ['Anchor:switcher-gl', 'Beacon:switcher-flickr']);
-  assert.deepEqual((await A.client.returnServices(me.md5)).map((s) => s.usrSvcId), ['someone-else'], 'A still reads its own push (SPEC §3 rule 1)');
+  assert.deepEqual((await exportOf(me.client)).partnerEntries.map((e) => `${e.partner}:${e.usrSvcId}`).sort(), [
+    'Anchor:switcher-gl',
+    'Beacon:switcher-flickr',
+  ]);
+  assert.deepEqual(
+    (await A.client.returnServices(me.md5)).map((s) => s.usrSvcId),
+    ['someone-else'],
+    'A still reads its own push (SPEC §3 rule 1)',
+  );
 });
 
 test('an address with another account: the same answer, the new inbox is told it is taken, nothing changes; an unconfirmed holder yields', async () => {

@@ -41,7 +41,8 @@ async function verifiedUser(userId: string): Promise<{ user: User; id: number; v
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const events = async (type: string) => (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === type).map((e) => JSON.parse(e.payload).data as Record<string, unknown>);
+const events = async (type: string) =>
+  (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === type).map((e) => JSON.parse(e.payload).data as Record<string, unknown>);
 
 describe('a verified entry shows how and when', () => {
   let verifiedAt: number;
@@ -80,10 +81,15 @@ describe('a verified entry shows how and when', () => {
   test('the client package reads the evidence', async () => {
     const [entry] = await partner.client.returnServices('evi_alice', { profileType: 'public' });
     assert.equal(entry?.verified, true, 'the JSON boolean is read as verified');
-    assert.deepEqual(entry?.evidence, { verifiedBy: 'rel-me', verifiedAt: iso(verifiedAt), lastCheckedAt: iso(checkedAt), evidenceUrl: `${remote.origin}/evi_alice` });
+    assert.deepEqual(entry?.evidence, {
+      verifiedBy: 'rel-me',
+      verifiedAt: iso(verifiedAt),
+      lastCheckedAt: iso(checkedAt),
+      evidenceUrl: `${remote.origin}/evi_alice`,
+    });
   });
 
-  test('/v3/profiles keeps Gravatar\'s fields and adds ours', async () => {
+  test("/v3/profiles keeps Gravatar's fields and adds ours", async () => {
     const res = await fetch(`${t.baseUrl}/v3/profiles/evi_alice`);
     assert.equal(res.status, 200);
     const body = (await res.json()) as { verified_accounts: Record<string, unknown>[] };
@@ -121,7 +127,10 @@ describe('a verified entry shows how and when', () => {
   test('the public profile says how and since when', async () => {
     const res = await fetch(`${t.baseUrl}/u/evi_alice`);
     const html = await res.text();
-    assert.match(html, /<span class="evidence" data-verified-by="rel-me"> by a rel=(&quot;|")me(&quot;|") link back to this page, since <time datetime="2026-01-01T00:00:00.000Z">/);
+    assert.match(
+      html,
+      /<span class="evidence" data-verified-by="rel-me"> by a rel=(&quot;|")me(&quot;|") link back to this page, since <time datetime="2026-01-01T00:00:00.000Z">/,
+    );
   });
 
   test('the account page shows the method, the dates and the evidence next to the identity', async () => {
@@ -129,7 +138,10 @@ describe('a verified entry shows how and when', () => {
     assert.equal((await client.logIn('evi_alice', 'correct horse battery')).status, 303);
     const { body } = await client.get('/account');
     const item = body.slice(body.indexOf('id="identity-pages"'));
-    assert.match(item, /<p class="evidence" data-verified-by="rel-me">Verified by a rel=(&quot;|")me(&quot;|") link back to your profile since <time datetime="2026-01-01T00:00:00.000Z">/);
+    assert.match(
+      item,
+      /<p class="evidence" data-verified-by="rel-me">Verified by a rel=(&quot;|")me(&quot;|") link back to your profile since <time datetime="2026-01-01T00:00:00.000Z">/,
+    );
     assert.match(item, /last checked <time datetime="2026-01-02T00:00:00.000Z">/);
     assert.ok(item.includes(`evidence: <a href="${remote.origin}/evi_alice"`));
     // How to verify by DNS or Bluesky, with the short proof text.
@@ -161,7 +173,9 @@ test('a lost proof: the account page warns before the mark goes; the partner hea
     evidenceUrl: `${remote.origin}/evi_bob`,
     status: 200,
   });
-  const json = (await (await fetch(`${t.baseUrl}/api/return_services/${partner.apiKey}/evi_bob/public?format=json`)).json()) as { services: Record<string, string>[] };
+  const json = (await (await fetch(`${t.baseUrl}/api/return_services/${partner.apiKey}/evi_bob/public?format=json`)).json()) as {
+    services: Record<string, string>[];
+  };
   assert.deepEqual(Object.keys(json.services[0]!), ['svcId', 'svcName', 'url', 'verified', 'svcFavicon'], 'no evidence on an entry that is not verified');
 });
 

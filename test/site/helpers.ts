@@ -141,7 +141,11 @@ export async function followMailedLink(client: SiteClient, link: string): Promis
  * A sign-up as a person makes it: the form, the "check your inbox" page, the link from the mail,
  * the confirm button, then logging in. The client ends logged in; returns the log-in answer.
  */
-export async function signUpConfirmed(t: TestApp, client: SiteClient, fields: { email: string; user_id: string; password: string; opt_in?: boolean }): Promise<Response> {
+export async function signUpConfirmed(
+  t: TestApp,
+  client: SiteClient,
+  fields: { email: string; user_id: string; password: string; opt_in?: boolean },
+): Promise<Response> {
   const res = await client.signUp(fields);
   assert.equal(res.status, 303);
   assert.equal(res.headers.get('location'), '/signup/sent');

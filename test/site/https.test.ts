@@ -27,7 +27,12 @@ test('cookies are Secure with the __Host- prefix, and HSTS is sent', async () =>
   assert.equal(res.headers.get('strict-transport-security'), 'max-age=31536000; includeSubDomains');
   assert.match(res.headers.get('content-security-policy') ?? '', /upgrade-insecure-requests/);
 
-  const signUp = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'secure.cookie@example.org', user_id: 'secure_cookie', password: 'only over https please' });
+  const signUp = await client.post('/signup', {
+    _csrf: await client.csrf('/signup'),
+    email: 'secure.cookie@example.org',
+    user_id: 'secure_cookie',
+    password: 'only over https please',
+  });
   assert.equal(signUp.res.status, 303);
   // Sign-up starts no session (it answers alike for every address); log-in does.
   const login = await client.post('/login', { _csrf: await client.csrf('/login'), login: 'secure.cookie@example.org', password: 'only over https please' });

@@ -40,7 +40,7 @@ function lastCheck(body: string): string[] {
   return [...list.matchAll(/data-check-result="(\w+)" data-method="([\w-]*)"/g)].map((m) => `${m[2]} ${m[1]}`);
 }
 
-test('two checks in one clock tick: the page shows the second one\'s answers', async () => {
+test("two checks in one clock tick: the page shows the second one's answers", async () => {
   await t.user({ email: 'tick@example.org', userId: 'tick_user', password: 'correct horse battery staple' });
   const client = new SiteClient(t.baseUrl);
   assert.equal((await client.logIn('tick@example.org', 'correct horse battery staple')).status, 303);

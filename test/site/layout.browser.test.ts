@@ -51,23 +51,47 @@ before(async () => {
     res.end(body ?? 'not found');
   });
   const o = web.origin;
-  partnerPages.set('/home', `<a rel="me" href="${profile}">me</a><a rel="me" href="${o}/alpha/${LONG_NAME}">alpha</a><a rel="me" href="${o}/beta/me">beta</a><a rel="me" href="${o}/gone">gone</a>`);
+  partnerPages.set(
+    '/home',
+    `<a rel="me" href="${profile}">me</a><a rel="me" href="${o}/alpha/${LONG_NAME}">alpha</a><a rel="me" href="${o}/beta/me">beta</a><a rel="me" href="${o}/gone">gone</a>`,
+  );
   partnerPages.set(`/alpha/${LONG_NAME}`, `<a rel="me" href="${o}/home">home</a>`);
   partnerPages.set('/beta/me', '<p>no link back</p>');
   await upsertServices(
     t.ctx.db.kysely,
-    ['alpha', 'beta'].map((name) => ({ svcId: name, svcName: `Site ${name}`, svcURL: `${o}/`, svcLeftURL: `${o}/${name}/`, svcRightURL: '', svcMobileURL: '', svcIphoneURL: '', svcFavicon: '', svcIcon: '', svcIphoneIcon: '', regexCheck: null, urlBuilder: null, disabled: false })),
+    ['alpha', 'beta'].map((name) => ({
+      svcId: name,
+      svcName: `Site ${name}`,
+      svcURL: `${o}/`,
+      svcLeftURL: `${o}/${name}/`,
+      svcRightURL: '',
+      svcMobileURL: '',
+      svcIphoneURL: '',
+      svcFavicon: '',
+      svcIcon: '',
+      svcIphoneIcon: '',
+      regexCheck: null,
+      urlBuilder: null,
+      disabled: false,
+    })),
     t.clock.now(),
   );
   await t.user({ email: EMAIL, userId: USER_ID, password: PASSWORD, optedIn: true });
   const user = (await findUserByUserId(t.ctx.db.kysely, USER_ID))!;
   const snap = await t.ctx.catalogue.get();
-  for (const [svcId, name] of [['beta', 'me'], ['github', 'layout-person']] as const) {
+  for (const [svcId, name] of [
+    ['beta', 'me'],
+    ['github', 'layout-person'],
+  ] as const) {
     await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, snap.byId.get(svcId)!, name, { partnerId: null }, t.clock.now()));
   }
   // A failed check with its reason, so "Recent checks" has a long "Why".
   await verifyIdentity(t.ctx, (await centralIdentityIdOf(t.ctx.db.kysely, user.id, 'beta'))!);
-  await saveProfile(t.ctx, user, { nickname: 'Lay', firstName: 'Layla', city: 'Porto', bio: 'Draws maps of places that do not exist.' }, ['nickname', 'firstName', 'bio']);
+  await saveProfile(t.ctx, user, { nickname: 'Lay', firstName: 'Layla', city: 'Porto', bio: 'Draws maps of places that do not exist.' }, [
+    'nickname',
+    'firstName',
+    'bio',
+  ]);
   // A finished search, whose results the identities page lists to tick.
   const started = await startDiscovery(t.ctx, user, `${o}/home`);
   assert.ok(started.started);
@@ -114,7 +138,9 @@ function layoutProblems(): string[] {
   const doc = document.documentElement;
   if (doc.scrollWidth > window.innerWidth) {
     // Name the innermost elements that stick out, or whose text does, so a failure says where to look.
-    const out = Array.from(document.body.querySelectorAll('*')).filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 || el.scrollWidth > window.innerWidth);
+    const out = Array.from(document.body.querySelectorAll('*')).filter(
+      (el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 || el.scrollWidth > window.innerWidth,
+    );
     const innermost = out.filter((el) => !out.some((o) => o !== el && el.contains(o)));
     const names = innermost.slice(0, 4).map((el) => {
       const r = el.getBoundingClientRect();
@@ -154,7 +180,9 @@ function layoutProblems(): string[] {
     for (const el of Array.from(roots[i]!.querySelectorAll('*'))) if (el.shadowRoot) roots.push(el.shadowRoot);
   }
   for (const root of roots) {
-    for (const control of Array.from(root.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input:not([type="hidden"]), select, textarea'))) {
+    for (const control of Array.from(
+      root.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input:not([type="hidden"]), select, textarea'),
+    )) {
       if (!shown(control)) continue;
       if ((control.getAttribute('aria-label') ?? '').trim() !== '') continue;
       const labels: Element[] = Array.from(control.labels ?? []);
@@ -163,7 +191,9 @@ function layoutProblems(): string[] {
         if (found) labels.push(found);
       }
       if (!labels.some((l) => shown(l) && text(l) !== '' && beside(control, l))) {
-        problems.push(`${control.tagName.toLowerCase()}${control.id ? `#${control.id}` : ''}[name=${control.getAttribute('name') ?? ''}] has no visible label beside it`);
+        problems.push(
+          `${control.tagName.toLowerCase()}${control.id ? `#${control.id}` : ''}[name=${control.getAttribute('name') ?? ''}] has no visible label beside it`,
+        );
       }
     }
   }
@@ -228,7 +258,10 @@ describe('signed in, with identities, checks, search results, a connected site a
     await page.setViewportSize({ width: 390, height: 800 });
     await page.goto(`${t.baseUrl}/account`);
     // Each result's box is on the line of its words.
-    await page.locator('[data-found="alpha"]').getByRole('checkbox', { name: /Site alpha/ }).waitFor();
+    await page
+      .locator('[data-found="alpha"]')
+      .getByRole('checkbox', { name: /Site alpha/ })
+      .waitFor();
     // On a phone each check is a stack of labelled lines, and every column is on screen.
     const row = page.locator('#checks tbody tr').first();
     for (const heading of ['When', 'Service', 'Result', 'Why']) {

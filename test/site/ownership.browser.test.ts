@@ -88,7 +88,10 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
 
   // Visible now: the partner's earlier push is the user's, and the public view answers.
   assert.deepEqual(await partner.publicClient.returnServices(USER_ID, { profileType: 'public' }), []);
-  assert.deepEqual((await partner.client.returnServices(USER_ID)).map((s) => s.usrSvcId), ['dora-gh']);
+  assert.deepEqual(
+    (await partner.client.returnServices(USER_ID)).map((s) => s.usrSvcId),
+    ['dora-gh'],
+  );
   assert.equal((await page.request.get(`${t.baseUrl}/u/${USER_ID}`)).status(), 200);
   assertLogsClean(t, [EMAIL, PASSWORD, new URL(href).searchParams.get('token')!]);
 });

@@ -72,7 +72,11 @@ describe('an unproven account', () => {
       for (const op of ['return_services', 'return_profile']) {
         for (const view of ['/public', '']) {
           const token = view === '' ? p.apiToken : undefined;
-          assert.equal(await answer(`/api/${op}/${p.apiKey}/${mine[i]}${view}`, token), await answer(`/api/${op}/${p.apiKey}/${theirs[i]}${view}`, token), `${op}${view} ${i}`);
+          assert.equal(
+            await answer(`/api/${op}/${p.apiKey}/${mine[i]}${view}`, token),
+            await answer(`/api/${op}/${p.apiKey}/${theirs[i]}${view}`, token),
+            `${op}${view} ${i}`,
+          );
         }
       }
     }
@@ -118,12 +122,22 @@ describe('an unproven account', () => {
     const confirmed = await followMailedLink(client, linkIn(await lastMailTo(t, who.email), '/confirm?token='));
     assert.equal(confirmed.res.headers.get('location'), '/account?msg=confirmed', 'the logged-in owner lands on the account page');
     const exported = await exportOf(client);
-    assert.deepEqual(exported.partnerEntries.map((e) => (e as { usrSvcId: string }).usrSvcId), ['pushed-before-proof']);
+    assert.deepEqual(
+      exported.partnerEntries.map((e) => (e as { usrSvcId: string }).usrSvcId),
+      ['pushed-before-proof'],
+    );
     assert.equal(exported.account.optedIn, true);
     assert.equal(exported.account.visibleToPartners, true);
-    assert.deepEqual((await A.client.returnServices(who.userId)).map((s) => s.usrSvcId), ['pushed-before-proof'], 'one person under every name now');
+    assert.deepEqual(
+      (await A.client.returnServices(who.userId)).map((s) => s.usrSvcId),
+      ['pushed-before-proof'],
+      'one person under every name now',
+    );
     assert.equal(await A.client.syncUser(who.md5, { email: who.email, password: who.password }), true);
-    assert.deepEqual((await A.publicClient.returnServices(who.email, { profileType: 'public' })).map((s) => s.svcId), ['github']);
+    assert.deepEqual(
+      (await A.publicClient.returnServices(who.email, { profileType: 'public' })).map((s) => s.svcId),
+      ['github'],
+    );
   });
 
   test('the link opens a page with a button (a mail scanner opening it proves nothing), works once, and for 24 hours', async () => {
@@ -164,7 +178,10 @@ describe('an unproven account', () => {
     const firstLink = linkIn(await lastMailTo(t, who.email), '/confirm?token=');
     const outcomes: string[] = [];
     for (let i = 0; i < 4; i++) outcomes.push((await client.submit('/account/confirm/resend')).res.headers.get('location') ?? '');
-    assert.deepEqual(outcomes.map((o) => o.replace(/#.*/, '')), ['/account?msg=resent', '/account?msg=resent', '/account?msg=resent', '/account?msg=resend_wait']);
+    assert.deepEqual(
+      outcomes.map((o) => o.replace(/#.*/, '')),
+      ['/account?msg=resent', '/account?msg=resent', '/account?msg=resent', '/account?msg=resend_wait'],
+    );
     assert.match((await client.get('/account?msg=resend_wait')).body, /sent the link several times/);
     assert.equal((await mailsTo(t, who.email)).length, 4, 'the sign-up mail and three resends');
     assert.equal((await browser().get(firstLink)).res.status, 410, 'an older link no longer works');
@@ -177,7 +194,8 @@ describe('an unproven account', () => {
     await signUpConfirmed(t, browser(), { email: kept.email, user_id: kept.userId, password: kept.password });
     t.clock.advance(6 * 24 * 3600 * 1000);
     await sweepSite(t.ctx);
-    const ids = async () => (await t.ctx.db.kysely.selectFrom('users').select('user_id').where('user_id', 'in', [stale.userId, kept.userId]).execute()).map((r) => r.user_id).sort();
+    const ids = async () =>
+      (await t.ctx.db.kysely.selectFrom('users').select('user_id').where('user_id', 'in', [stale.userId, kept.userId]).execute()).map((r) => r.user_id).sort();
     assert.deepEqual(await ids(), [kept.userId, stale.userId]);
     t.clock.advance(24 * 3600 * 1000 + 1000);
     await sweepSite(t.ctx);
@@ -194,10 +212,20 @@ describe('sign-up does not tell whether an address has an account', () => {
     await signUpConfirmed(t, browser(), { email: owner.email, user_id: owner.userId, password: owner.password });
     const before = (await mailsTo(t, owner.email)).length;
     const stranger = browser();
-    const known = await stranger.post('/signup', { _csrf: await stranger.csrf('/signup'), email: owner.email.toUpperCase(), user_id: `x${owner.userId}`, password: 'another long passphrase' });
+    const known = await stranger.post('/signup', {
+      _csrf: await stranger.csrf('/signup'),
+      email: owner.email.toUpperCase(),
+      user_id: `x${owner.userId}`,
+      password: 'another long passphrase',
+    });
     const newcomer = fresh('newcomer');
     const other = browser();
-    const unknown = await other.post('/signup', { _csrf: await other.csrf('/signup'), email: newcomer.email, user_id: newcomer.userId, password: newcomer.password });
+    const unknown = await other.post('/signup', {
+      _csrf: await other.csrf('/signup'),
+      email: newcomer.email,
+      user_id: newcomer.userId,
+      password: newcomer.password,
+    });
     const shape = (r: { res: Response; body: string }) => ({
       status: r.res.status,
       location: r.res.headers.get('location'),
@@ -221,7 +249,12 @@ describe('sign-up does not tell whether an address has an account', () => {
     const owner = fresh('uidowner');
     await signUpConfirmed(t, browser(), { email: owner.email, user_id: owner.userId, password: owner.password });
     const c = browser();
-    const r = await c.post('/signup', { _csrf: await c.csrf('/signup'), email: fresh('uidother').email, user_id: owner.userId, password: 'another long passphrase' });
+    const r = await c.post('/signup', {
+      _csrf: await c.csrf('/signup'),
+      email: fresh('uidother').email,
+      user_id: owner.userId,
+      password: 'another long passphrase',
+    });
     assert.equal(r.res.status, 400);
     assert.match(r.body, /That userId is taken/);
   });
@@ -232,14 +265,17 @@ describe('sign-up does not tell whether an address has an account', () => {
     t.clock.advance(3600 * 1000 + 1000);
     for (let i = 0; i < MAILS_PER_ADDRESS_PER_HOUR + 3; i++) {
       const c = browser();
-      assert.equal((await c.signUp({ email: owner.email, user_id: `flood_${n}_${i}`, password: 'another long passphrase' })).headers.get('location'), '/signup/sent');
+      assert.equal(
+        (await c.signUp({ email: owner.email, user_id: `flood_${n}_${i}`, password: 'another long passphrase' })).headers.get('location'),
+        '/signup/sent',
+      );
     }
     const notes = (await mailsTo(t, owner.email)).filter((m) => /Someone tried/.test(m.subject ?? ''));
     assert.equal(notes.length, MAILS_PER_ADDRESS_PER_HOUR);
   });
 });
 
-test('the impostor scenario: partners push under carol\'s address, someone signs up with it and never proves it; carol signs up later and gets everything', async () => {
+test("the impostor scenario: partners push under carol's address, someone signs up with it and never proves it; carol signs up later and gets everything", async () => {
   const A = await t.partner({ name: 'Alpha' });
   const B = await t.partner({ name: 'Beta' });
   secrets.push(A.apiToken, B.apiToken);
@@ -262,11 +298,17 @@ test('the impostor scenario: partners push under carol\'s address, someone signs
     assert.equal(await answer(`/api/return_services/${A.apiKey}/${form}/public`), await answer(`/api/return_services/${A.apiKey}/${other}/public`));
   }
   // Each partner still reads its own pushes (SPEC §3 rule 1), nothing of the impostor's.
-  assert.deepEqual((await A.client.returnServices(carol.md5)).map((s) => s.usrSvcId), ['carol-gh']);
-  assert.deepEqual((await B.client.returnServices(carol.sha256)).map((s) => s.usrSvcId), ['carol-gl']);
+  assert.deepEqual(
+    (await A.client.returnServices(carol.md5)).map((s) => s.usrSvcId),
+    ['carol-gh'],
+  );
+  assert.deepEqual(
+    (await B.client.returnServices(carol.sha256)).map((s) => s.usrSvcId),
+    ['carol-gl'],
+  );
   // A push while the impostor holds the address still goes to the person, not to the impostor.
   await A.client.updateService(carol.sha256, 'flickr', 'carol-flickr');
-  assert.deepEqual((await exportOf(impostor)).partnerEntries, [], 'the impostor\'s export holds nothing partners pushed');
+  assert.deepEqual((await exportOf(impostor)).partnerEntries, [], "the impostor's export holds nothing partners pushed");
   assert.equal(await errorCode(A.client.syncUser(carol.md5, { email: carol.email, password: mallory.password })), 'forbidden');
 
   // Carol signs up on her own. The unproven account does not block her: she gets a link that
@@ -288,11 +330,12 @@ test('the impostor scenario: partners push under carol\'s address, someone signs
   assert.equal((await new SiteClient(t.baseUrl).logIn(mallory.userId, mallory.password)).status, 400);
   const mine = await exportOf(carolBrowser);
   assert.equal(mine.account.userId, carol.userId);
-  assert.deepEqual(
-    mine.partnerEntries.map((e) => `${(e as { partner: string }).partner}:${(e as { usrSvcId: string }).usrSvcId}`).sort(),
-    ['Alpha:carol-flickr', 'Alpha:carol-gh', 'Beta:carol-gl'],
-  );
-  assert.deepEqual(mine.identities, [], 'nothing of the impostor\'s');
+  assert.deepEqual(mine.partnerEntries.map((e) => `${(e as { partner: string }).partner}:${(e as { usrSvcId: string }).usrSvcId}`).sort(), [
+    'Alpha:carol-flickr',
+    'Alpha:carol-gh',
+    'Beta:carol-gl',
+  ]);
+  assert.deepEqual(mine.identities, [], "nothing of the impostor's");
   assert.deepEqual((await A.client.returnServices(carol.userId)).map((s) => s.usrSvcId).sort(), ['carol-flickr', 'carol-gh']);
   assert.equal(await A.client.syncUser(carol.md5, { email: carol.email, password: carol.password }), true);
   // Linking A copied its pushes into carol's central repository: every partner sees them now.
@@ -309,7 +352,10 @@ test("a stranger's claim on an address whose owner has not confirmed yet does no
   const own = await lastMailTo(t, owner.email);
   const strangerId = `claimer_${n}`;
   const stranger = browser();
-  assert.equal((await stranger.signUp({ email: owner.email, user_id: strangerId, password: 'a stranger picks this phrase' })).headers.get('location'), '/signup/sent');
+  assert.equal(
+    (await stranger.signUp({ email: owner.email, user_id: strangerId, password: 'a stranger picks this phrase' })).headers.get('location'),
+    '/signup/sent',
+  );
   const claim = await lastMailTo(t, owner.email);
   assert.notEqual(claim.messageId, own.messageId, 'the claim was mailed');
   assert.match(own.subject ?? '', /^Confirm your e-mail address/);
@@ -318,7 +364,10 @@ test("a stranger's claim on an address whose owner has not confirmed yet does no
   assert.match(claim.subject ?? '', /second sign-up.*confirm only if it was you/);
   const opening = (m: typeof own) => (m.text ?? '').trim().split('\n')[0] ?? '';
   assert.notEqual(opening(claim), opening(own));
-  assert.match(opening(claim), new RegExp(`A second account, "${strangerId}", asks to take this e-mail address.*Confirm only if you just signed up as "${strangerId}"`));
+  assert.match(
+    opening(claim),
+    new RegExp(`A second account, "${strangerId}", asks to take this e-mail address.*Confirm only if you just signed up as "${strangerId}"`),
+  );
   // The page the claim link opens says the same, and its button names the account it creates.
   const page = await browser().get(linkIn(claim, '/confirm?token='));
   assert.match(page.body, /<h1>A second sign-up asks for this address<\/h1>/);
@@ -337,10 +386,11 @@ describe('accounts the operator creates', () => {
     const vouched = fresh('vouched');
     const r = await cli(['--json', 'user', 'create', '--email', vouched.email, '--user-id', vouched.userId, '--opt-in'], vouched.password);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(
-      (({ opted_in, email_proven, visible }) => ({ opted_in, email_proven, visible }))(JSON.parse(r.stdout)),
-      { opted_in: true, email_proven: true, visible: true },
-    );
+    assert.deepEqual((({ opted_in, email_proven, visible }) => ({ opted_in, email_proven, visible }))(JSON.parse(r.stdout)), {
+      opted_in: true,
+      email_proven: true,
+      visible: true,
+    });
     assert.deepEqual(await p.publicClient.returnServices(vouched.md5, { profileType: 'public' }), []);
     assert.deepEqual(await mailsTo(t, vouched.email), [], 'no mail');
 

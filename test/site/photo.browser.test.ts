@@ -33,7 +33,7 @@ after(async () => {
 
 const pageWidth = () => page.evaluate(() => document.documentElement.scrollWidth);
 
-test('upload a photo from the account page with the browser\'s file input, see it, remove it', async () => {
+test("upload a photo from the account page with the browser's file input, see it, remove it", async () => {
   await page.goto(`${t.baseUrl}/login`);
   await page.getByLabel('E-mail address or userId').fill('phone_user');
   await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
@@ -49,7 +49,9 @@ test('upload a photo from the account page with the browser\'s file input, see i
   await page.getByRole('button', { name: 'Upload' }).click();
   await page.getByRole('alert').filter({ hasText: 'That file is not a picture idsvc can use. Choose a JPEG, PNG or WebP picture.' }).waitFor();
 
-  const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#2266cc' } }).jpeg().toBuffer();
+  const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#2266cc' } })
+    .jpeg()
+    .toBuffer();
   await page.getByLabel('Picture').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: photo });
   await page.getByRole('button', { name: 'Upload' }).click();
   await page.waitForURL(/\/account\/photo\?msg=saved/);

@@ -29,7 +29,8 @@ after(async () => {
   await t.close();
 });
 
-const identityId = async (svcId: string) => (await t.ctx.db.kysely.selectFrom('central_identities').select('id').where('svc_id', '=', svcId).executeTakeFirstOrThrow()).id;
+const identityId = async (svcId: string) =>
+  (await t.ctx.db.kysely.selectFrom('central_identities').select('id').where('svc_id', '=', svcId).executeTakeFirstOrThrow()).id;
 
 test('the account page shows the proof text, ready to copy, and links to the steps', async () => {
   const { body } = await client.get('/account');

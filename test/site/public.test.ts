@@ -6,7 +6,16 @@ import { mf2 } from 'microformats-parser';
 import WebFinger from 'webfinger.js';
 import { setServiceDisabled } from '../../src/repositories/catalogue.js';
 import type { TestApp } from '../helpers/app.js';
-import { addLocalService, assertLogsClean, pageWithBacklink, SiteClient, signUpConfirmed, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
+import {
+  addLocalService,
+  assertLogsClean,
+  pageWithBacklink,
+  SiteClient,
+  signUpConfirmed,
+  startProfilePages,
+  startSiteApp,
+  type ProfilePages,
+} from './helpers.js';
 
 const EMAIL = 'alice.liddell@example.org';
 const PASSWORD = 'looking glass tea party';
@@ -119,13 +128,22 @@ describe('WebFinger', () => {
     const jrd = await res.json();
     assert.deepEqual(jrd.aliases, [profileUrl]);
     assert.deepEqual(jrd.links[0], { rel: 'http://webfinger.net/rel/profile-page', type: 'text/html', href: profileUrl });
-    assert.deepEqual(jrd.links.find((l: { href: string }) => l.href === 'https://www.github.com/alice'), { rel: 'me', href: 'https://www.github.com/alice', titles: { und: 'GitHub' } });
+    assert.deepEqual(
+      jrd.links.find((l: { href: string }) => l.href === 'https://www.github.com/alice'),
+      { rel: 'me', href: 'https://www.github.com/alice', titles: { und: 'GitHub' } },
+    );
     assert.doesNotMatch(JSON.stringify(jrd), /Secret Lane|Hidden Kingdom|alice\.liddell/);
   });
 
   test('finds the same user by mailto: (while discoverable) and by the profile URL', async () => {
     await alice.submit('/account/discoverable', { discoverable: '1' });
-    for (const resource of [`mailto:${EMAIL}`, `mailto:${EMAIL.toUpperCase()}`, profileUrl, `${profileUrl}/`, profileUrl.replace('http://127.0.0.1', 'HTTP://127.0.0.1')]) {
+    for (const resource of [
+      `mailto:${EMAIL}`,
+      `mailto:${EMAIL.toUpperCase()}`,
+      profileUrl,
+      `${profileUrl}/`,
+      profileUrl.replace('http://127.0.0.1', 'HTTP://127.0.0.1'),
+    ]) {
       const res = await wf(`resource=${encodeURIComponent(resource)}`);
       assert.equal(res.status, 200, resource);
       assert.equal((await res.json()).subject, `acct:alice@${host}`);
@@ -141,7 +159,12 @@ describe('WebFinger', () => {
     const rels = async (q: string) => ((await (await wf(`${resource}${q}`)).json()).links as { rel: string }[]).map((l) => l.rel);
     assert.deepEqual(await rels('&rel=me'), ['me', 'me', 'me']);
     assert.deepEqual(await rels(`&rel=${encodeURIComponent('http://webfinger.net/rel/profile-page')}`), ['http://webfinger.net/rel/profile-page']);
-    assert.deepEqual(await rels(`&rel=me&rel=${encodeURIComponent('http://webfinger.net/rel/profile-page')}`), ['http://webfinger.net/rel/profile-page', 'me', 'me', 'me']);
+    assert.deepEqual(await rels(`&rel=me&rel=${encodeURIComponent('http://webfinger.net/rel/profile-page')}`), [
+      'http://webfinger.net/rel/profile-page',
+      'me',
+      'me',
+      'me',
+    ]);
     const none = await (await wf(`${resource}&rel=http%3A%2F%2Fexample.org%2Fnothing`)).json();
     assert.deepEqual(none.links, []);
     assert.equal(none.subject, `acct:alice@${host}`);
@@ -154,7 +177,16 @@ describe('WebFinger', () => {
       assert.equal(res.status, 400, q);
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
     }
-    for (const resource of [`acct:alice@elsewhere.example`, `acct:nobody@${host}`, 'acct:alice', 'mailto:nobody@example.org', 'https://elsewhere.example/u/alice', `${t.config.baseUrl}/u/`, 'urn:x:alice', `acct:hatter@${host}`]) {
+    for (const resource of [
+      `acct:alice@elsewhere.example`,
+      `acct:nobody@${host}`,
+      'acct:alice',
+      'mailto:nobody@example.org',
+      'https://elsewhere.example/u/alice',
+      `${t.config.baseUrl}/u/`,
+      'urn:x:alice',
+      `acct:hatter@${host}`,
+    ]) {
       assert.equal((await wf(`resource=${encodeURIComponent(resource)}`)).status, 404, resource);
     }
     await alice.submit('/account/opt-in', { opt_in: '0' });

@@ -41,8 +41,15 @@ describe('on one instance', () => {
       await profile('nobody_here', a),
       await webfinger(`mailto:${EMAIL}`, a),
     ];
-    assert.deepEqual(answers.map((r) => r.status), [200, 200, 404, 404, 200], 'found and not found alike count');
-    assert.deepEqual(answers.map((r) => r.headers.get('ratelimit-remaining')), ['4', '3', '2', '1', '0']);
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 200, 404, 404, 200],
+      'found and not found alike count',
+    );
+    assert.deepEqual(
+      answers.map((r) => r.headers.get('ratelimit-remaining')),
+      ['4', '3', '2', '1', '0'],
+    );
     for (const r of answers) assert.equal(r.headers.get('ratelimit-limit'), String(LIMIT));
 
     const wf = await webfinger(`acct:rosa@${host()}`, a);
@@ -72,7 +79,7 @@ describe('on one instance', () => {
     assert.equal((await profile('rosa', '198.51.100.67')).status, 200);
   });
 
-  test('the limit is the site\'s own: the partner API and other pages keep their budgets', async () => {
+  test("the limit is the site's own: the partner API and other pages keep their budgets", async () => {
     const a = '203.0.113.99';
     for (let i = 0; i < LIMIT + 1; i++) await profile('rosa', a);
     assert.equal((await profile('rosa', a)).status, 429);

@@ -99,7 +99,10 @@ test('forgot password answers before the address is looked up: known and unknown
     const known = await askReset(me.email);
     const unknown = await askReset(stranger);
     assert.deepEqual([known.res.status, known.res.headers.get('location')], [303, '/forgot/sent']);
-    assert.deepEqual([unknown.res.status, unknown.res.headers.get('location'), unknown.body], [known.res.status, known.res.headers.get('location'), known.body]);
+    assert.deepEqual(
+      [unknown.res.status, unknown.res.headers.get('location'), unknown.body],
+      [known.res.status, known.res.headers.get('location'), known.body],
+    );
     assert.equal(await pendingResets(me.email), 0, 'answered with no link made and no mail queued');
   } finally {
     gate.release();
@@ -193,12 +196,16 @@ test('work that fails after its answer is logged by its error name and code, wit
   const address = `failing.${++n}@example.org`;
   secrets.push(address);
   let ranAfter = false;
-  assert.ok(t.ctx.afterAnswer.offer('password reset request', t.app.log, async () => {
-    throw Object.assign(new Error(`no luck for ${address}`), { code: 'EXAMPLE_FAULT' });
-  }));
-  assert.ok(t.ctx.afterAnswer.offer('next', t.app.log, async () => {
-    ranAfter = true;
-  }));
+  assert.ok(
+    t.ctx.afterAnswer.offer('password reset request', t.app.log, async () => {
+      throw Object.assign(new Error(`no luck for ${address}`), { code: 'EXAMPLE_FAULT' });
+    }),
+  );
+  assert.ok(
+    t.ctx.afterAnswer.offer('next', t.app.log, async () => {
+      ranAfter = true;
+    }),
+  );
   await t.ctx.afterAnswer.idle();
   assert.ok(ranAfter);
   const line = t.logs.find((l) => l.includes('password reset request failed after the answer'));
@@ -217,9 +224,11 @@ test('shutting down waits for the work answered requests handed over, before the
   });
   assert.ok(other.ctx.afterAnswer.offer('test gate', other.app.log, () => gate));
   let wrote = 0;
-  assert.ok(other.ctx.afterAnswer.offer('test write', other.app.log, async () => {
-    wrote = (await other.ctx.db.kysely.selectFrom('users').select('id').where('id', '=', user.id).execute()).length;
-  }));
+  assert.ok(
+    other.ctx.afterAnswer.offer('test write', other.app.log, async () => {
+      wrote = (await other.ctx.db.kysely.selectFrom('users').select('id').where('id', '=', user.id).execute()).length;
+    }),
+  );
   let closed = false;
   const closing = other.close().then(() => {
     closed = true;
@@ -261,7 +270,10 @@ test('a reset link proves the address of an account that was never confirmed', a
   assert.equal((await setPassword(linkIn(await lastMailTo(t, email), '/reset?token='), `${password} again`)).res.status, 303);
   assert.deepEqual(await p.publicClient.returnServices(userId, { profileType: 'public' }), []);
   // Proven, the account takes in what partners pushed about its address.
-  assert.deepEqual((await p.client.returnServices(userId)).map((s) => s.usrSvcId), [pushed]);
+  assert.deepEqual(
+    (await p.client.returnServices(userId)).map((s) => s.usrSvcId),
+    [pushed],
+  );
 });
 
 test('changing the password asks for the current one, ends the other sessions and sends a notice', async () => {
@@ -280,7 +292,11 @@ test('changing the password asks for the current one, ends the other sessions an
   assert.equal((await browser().logIn(me.email, next)).status, 303);
   assert.match((await lastMailTo(t, me.email)).text ?? '', /changed on the account page/);
   for (let i = 0; i < 5; i++) await me.client.submit('/account/password', { current_password: `guess ${i} wrong`, new_password: 'a whole new phrase here' });
-  assert.equal((await me.client.submit('/account/password', { current_password: next, new_password: 'a whole new phrase here' })).res.status, 429, 'guessing is throttled');
+  assert.equal(
+    (await me.client.submit('/account/password', { current_password: next, new_password: 'a whole new phrase here' })).res.status,
+    429,
+    'guessing is throttled',
+  );
 });
 
 test("a new password is judged against the account's own names, on the account page and through a reset link", async () => {

@@ -194,7 +194,7 @@ describe('CSRF', () => {
     assert.deepEqual([...seen].sort(), Object.keys(FORMS).sort());
   });
 
-  test('a token made for a planted cookie without the server\'s key is refused', async () => {
+  test("a token made for a planted cookie without the server's key is refused", async () => {
     // The token format of @fastify/csrf, made as anyone could without a key: plain SHA-256.
     const b64 = (text: string) => createHash('sha256').update(text).digest('base64url');
     const secret = 'planted-secret-of-the-attacker';
@@ -208,7 +208,7 @@ describe('CSRF', () => {
     assert.match(body, /This form has expired or did not come from this site/);
   });
 
-  test('each form refuses a request without a token, with a wrong one, with another session\'s, or from another origin', async () => {
+  test("each form refuses a request without a token, with a wrong one, with another session's, or from another origin", async () => {
     const victim = await newAccount();
     const other = await newAccount();
     await victim.client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'victimgh' });
@@ -220,7 +220,7 @@ describe('CSRF', () => {
         ['no token', body, {}],
         ['empty token', { ...body, _csrf: '' }, {}],
         ['wrong token', { ...body, _csrf: 'x'.repeat(43) }, {}],
-        ['another session\'s token', { ...body, _csrf: otherToken }, {}],
+        ["another session's token", { ...body, _csrf: otherToken }, {}],
         ['a cross-site origin', { ...body, _csrf: victimToken }, { origin: 'https://evil.example' }],
       ];
       for (const [what, form, headers] of attempts) {
@@ -260,7 +260,7 @@ describe('CSRF for a logged-in user', () => {
     assert.equal((await client.post('/account/profile', { _csrf: token, nickname: 'genuine' })).res.status, 303);
   });
 
-  test('only the session\'s token counts: the anonymous form token, its own or one planted with its cookie, is refused', async () => {
+  test("only the session's token counts: the anonymous form token, its own or one planted with its cookie, is refused", async () => {
     const victim = browser();
     const anonToken = await victim.csrf('/signup');
     const email = 'csrf.bound@example.org';
@@ -392,7 +392,7 @@ describe('passwords', () => {
     assert.equal((await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', 'like', 'pw_%').execute()).length, 0);
   });
 
-  test('guessable passwords are refused, also those built from the account\'s own names, saying why and how to fix', async () => {
+  test("guessable passwords are refused, also those built from the account's own names, saying why and how to fix", async () => {
     // [password, why (zxcvbn's warning), how (one of its suggestions)]
     const cases: [string, RegExp, RegExp][] = [
       ['aaaaaaaa', /Repeated characters like &quot;aaa&quot; are easy to guess\./, /Avoid repeated words and characters\./],
@@ -406,7 +406,12 @@ describe('passwords', () => {
     ];
     for (const [password, why, how] of cases) {
       const client = browser();
-      const { res, body } = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'alice.liddell@example.org', user_id: 'alice', password });
+      const { res, body } = await client.post('/signup', {
+        _csrf: await client.csrf('/signup'),
+        email: 'alice.liddell@example.org',
+        user_id: 'alice',
+        password,
+      });
       assert.equal(res.status, 400, JSON.stringify(password));
       const field = /id="password-error"[^>]*>([\s\S]*?)<\//.exec(body)?.[1] ?? body;
       assert.match(field, /The password is too easy to guess\./, JSON.stringify(password));
@@ -417,9 +422,23 @@ describe('passwords', () => {
     assert.equal(await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', '=', 'alice').executeTakeFirst(), undefined);
     // Her own names are what made the last one guessable: for someone else it is fine.
     const bob = browser();
-    assert.equal((await bob.post('/signup', { _csrf: await bob.csrf('/signup'), email: 'bob.smith@example.org', user_id: 'bob_smith', password: 'alice.liddell1' })).res.status, 303);
+    assert.equal(
+      (await bob.post('/signup', { _csrf: await bob.csrf('/signup'), email: 'bob.smith@example.org', user_id: 'bob_smith', password: 'alice.liddell1' })).res
+        .status,
+      303,
+    );
     const alice = browser();
-    assert.equal((await alice.post('/signup', { _csrf: await alice.csrf('/signup'), email: 'alice.liddell@example.org', user_id: 'alice', password: 'teapot dormouse riddle' })).res.status, 303);
+    assert.equal(
+      (
+        await alice.post('/signup', {
+          _csrf: await alice.csrf('/signup'),
+          email: 'alice.liddell@example.org',
+          user_id: 'alice',
+          password: 'teapot dormouse riddle',
+        })
+      ).res.status,
+      303,
+    );
     secrets.push('bob.smith@example.org', 'alice.liddell1', 'teapot dormouse riddle');
   });
 
@@ -437,7 +456,7 @@ describe('passwords', () => {
 
   // The one app of the suite that hashes at the SPEC's cost: every other one runs with
   // IDSVC_TEST_ARGON2_MINIMUM (test/helpers/app.ts), whose hashes this shows to be the cheap kind.
-  test('long passwords are kept whole: a prefix does not log in; hashes are argon2id at the SPEC\'s cost', async () => {
+  test("long passwords are kept whole: a prefix does not log in; hashes are argon2id at the SPEC's cost", async () => {
     const cheap = await attempt('lantern walrus 31 orchard', 'pw_cheap');
     assert.equal(cheap.res.status, 303);
     const cheapRow = await t.ctx.db.kysely.selectFrom('users').select('password_hash').where('user_id', '=', 'pw_cheap').executeTakeFirstOrThrow();
@@ -464,19 +483,39 @@ describe('passwords', () => {
 
   test('sign-up explains bad e-mail addresses, userIds and duplicates', async () => {
     const client = browser();
-    const bad = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'not-an-address', user_id: 'No Caps', password: 'fine long passphrase' });
+    const bad = await client.post('/signup', {
+      _csrf: await client.csrf('/signup'),
+      email: 'not-an-address',
+      user_id: 'No Caps',
+      password: 'fine long passphrase',
+    });
     assert.equal(bad.res.status, 400);
     assert.match(bad.body, /Enter an e-mail address like name@example.org/);
     assert.match(bad.body, /A userId is 3–30 lower-case letters/);
     const existing = await newAccount();
     // An address with an account answers as a new one does (issue 15): the owner is told by mail.
-    const dup = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: existing.email.toUpperCase(), user_id: 'fresh_name', password: 'fine long passphrase' });
+    const dup = await client.post('/signup', {
+      _csrf: await client.csrf('/signup'),
+      email: existing.email.toUpperCase(),
+      user_id: 'fresh_name',
+      password: 'fine long passphrase',
+    });
     assert.equal(dup.res.status, 303);
     assert.equal(dup.res.headers.get('location'), '/signup/sent');
     assert.doesNotMatch(dup.body, /already exists/);
-    const taken = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'fresh.address@example.org', user_id: existing.userId, password: 'fine long passphrase' });
+    const taken = await client.post('/signup', {
+      _csrf: await client.csrf('/signup'),
+      email: 'fresh.address@example.org',
+      user_id: existing.userId,
+      password: 'fine long passphrase',
+    });
     assert.match(taken.body, /That userId is taken/);
-    const reserved = await client.post('/signup', { _csrf: await client.csrf('/signup'), email: 'fresh.address@example.org', user_id: 'admin', password: 'fine long passphrase' });
+    const reserved = await client.post('/signup', {
+      _csrf: await client.csrf('/signup'),
+      email: 'fresh.address@example.org',
+      user_id: 'admin',
+      password: 'fine long passphrase',
+    });
     assert.match(reserved.body, /reserved/);
     secrets.push('fresh.address@example.org', 'fine long passphrase');
   });

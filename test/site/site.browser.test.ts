@@ -61,7 +61,10 @@ describe('a newcomer on the site', () => {
     await page.screenshot({ path: path.join(SHOTS, 'site-signup.png'), fullPage: true });
     await page.getByRole('button', { name: 'Create account' }).click();
     // A guessable password is refused, with the reason and advice next to the field and in the summary.
-    await page.getByRole('alert').filter({ hasText: 'The password is too easy to guess. This is a commonly used password. Add more words that are less common.' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'The password is too easy to guess. This is a commonly used password. Add more words that are less common.' })
+      .waitFor();
     assert.equal(await page.getByLabel('E-mail address').inputValue(), EMAIL);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Show password' }).click();
@@ -134,7 +137,10 @@ describe('a newcomer on the site', () => {
     await page.waitForURL(/checked=notebook/);
     const item = identity('notebook');
     assert.equal(await item.locator('[data-check-result]').getAttribute('data-check-result'), 'absent');
-    assert.match(await item.locator('[data-check-result]').innerText(), /Proof not found \(a rel="me" link back to your profile\) — looked for a rel="me" link to .*: no rel="me" link found on the page/);
+    assert.match(
+      await item.locator('[data-check-result]').innerText(),
+      /Proof not found \(a rel="me" link back to your profile\) — looked for a rel="me" link to .*: no rel="me" link found on the page/,
+    );
     assert.match(await item.locator('.badge').first().innerText(), /Not verified/);
     // Both checks are listed under "Recent checks".
     const rows = page.locator('#checks tbody tr');
@@ -184,7 +190,7 @@ describe('a newcomer on the site', () => {
     assert.equal(await page.locator('.link-item').count(), 0);
     await accountNav('Identities');
     assert.equal(await identity('gitlab').count(), 0, 'the entry the partner added is gone');
-    assert.equal(await identity('homepage').count(), 1, 'the user\'s own entries stay');
+    assert.equal(await identity('homepage').count(), 1, "the user's own entries stay");
 
     const events = (await listOutbox(t.ctx.db.kysely, partner.id)).map((e) => e.event_type);
     assert.ok(events.includes('link.removed'), `link.removed written for the partner (got ${events.join(', ')})`);

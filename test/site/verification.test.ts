@@ -13,7 +13,16 @@ import { findUserByUserId, type User } from '../../src/repositories/users.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { verifyIdentity } from '../../src/verification/verify.js';
 import type { TestApp } from '../helpers/app.js';
-import { addLocalService, pageWithBacklink, pageWithoutBacklink, SiteClient, signUpConfirmed, startProfilePages, startSiteApp, type ProfilePages } from './helpers.js';
+import {
+  addLocalService,
+  pageWithBacklink,
+  pageWithoutBacklink,
+  SiteClient,
+  signUpConfirmed,
+  startProfilePages,
+  startSiteApp,
+  type ProfilePages,
+} from './helpers.js';
 
 const DAY = 24 * 3600 * 1000;
 let t: TestApp;
@@ -33,7 +42,10 @@ after(async () => {
 
 // Each test starts with nothing due, so the job's work is only what the test set up.
 beforeEach(async () => {
-  await t.ctx.db.kysely.updateTable('central_identities').set({ next_check_at: t.clock.now() + 30 * DAY }).execute();
+  await t.ctx.db.kysely
+    .updateTable('central_identities')
+    .set({ next_check_at: t.clock.now() + 30 * DAY })
+    .execute();
 });
 
 const profileOf = (userId: string) => `${t.config.baseUrl}/u/${userId}`;
@@ -92,7 +104,10 @@ describe('verify now', () => {
     assert.equal(res.status, 303);
     assert.equal(res.headers.get('location'), '/account?checked=pages#identity-pages');
     const { body } = await client.get('/account?checked=pages');
-    assert.match(body, /role="status"><p class="check bad" data-check-result="absent" data-method="rel-me"><span class="check-label">Checked just now:<\/span> <strong>Proof not found<\/strong> \(a rel=(&quot;|")me(&quot;|") link back to your profile\) — looked for a rel=(&quot;|")me(&quot;|") link to [^ ]+ on [^ ]+verify_page-nowhere: the page answered HTTP 404 \(HTTP 404\)/);
+    assert.match(
+      body,
+      /role="status"><p class="check bad" data-check-result="absent" data-method="rel-me"><span class="check-label">Checked just now:<\/span> <strong>Proof not found<\/strong> \(a rel=(&quot;|")me(&quot;|") link back to your profile\) — looked for a rel=(&quot;|")me(&quot;|") link to [^ ]+ on [^ ]+verify_page-nowhere: the page answered HTTP 404 \(HTTP 404\)/,
+    );
   });
 
   test('a user cannot check another user\'s entry, or use "verify now" as a crawler', async () => {
@@ -115,7 +130,12 @@ describe('the re-verification job', () => {
     const partner = await t.partner({ name: 'Flow partner' });
     await partner.client.updateService(user.user_id, 'morepages', `${user.user_id}-b`);
     await partner.client.syncUser(user.user_id, { email: user.email, password: 'correct horse battery' });
-    const flowed = await t.ctx.db.kysely.selectFrom('central_identities').select('id').where('user_ref', '=', user.id).where('svc_id', '=', 'morepages').executeTakeFirstOrThrow();
+    const flowed = await t.ctx.db.kysely
+      .selectFrom('central_identities')
+      .select('id')
+      .where('user_ref', '=', user.id)
+      .where('svc_id', '=', 'morepages')
+      .executeTakeFirstOrThrow();
     assert.equal((await entry(flowed.id)).source_partner_id, partner.id);
 
     assert.equal(await reverifyDue(t.ctx), 2);
@@ -157,7 +177,10 @@ describe('the re-verification job', () => {
     assert.equal(row.evidence_url, null);
     assert.equal(row.negative_since, null);
     assert.notEqual(verifiedAt, null);
-    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ['verified', 'absent', 'absent']);
+    assert.deepEqual(
+      (await attemptsOf(id)).map((a) => a.outcome),
+      ['verified', 'absent', 'absent'],
+    );
     const events = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.updated');
     assert.equal(JSON.parse(events.at(-1)!.payload).data.verified, false, 'and of its loss');
     const lost = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.unverified');
@@ -172,7 +195,11 @@ describe('the re-verification job', () => {
   test('leaves entries an operator verified alone', async () => {
     const user = await newUser();
     const id = await addEntry(user, 'pages', `${user.user_id}-operator`);
-    await t.ctx.db.kysely.updateTable('central_identities').set({ verified: 1, verified_by: 'operator', verified_at: t.clock.now(), next_check_at: null }).where('id', '=', id).execute();
+    await t.ctx.db.kysely
+      .updateTable('central_identities')
+      .set({ verified: 1, verified_by: 'operator', verified_at: t.clock.now(), next_check_at: null })
+      .where('id', '=', id)
+      .execute();
     assert.equal(await reverifyDue(t.ctx), 0);
     assert.equal((await attemptsOf(id)).length, 0);
     // "Verify now" still runs, and a failure does not undo the operator's mark.
@@ -207,7 +234,10 @@ test('old attempts and expired sessions are swept', async () => {
   const user = await newUser();
   const id = await addEntry(user, 'pages', `${user.user_id}-old`);
   await verifyIdentity(t.ctx, id);
-  await t.ctx.db.kysely.insertInto('sessions').values({ id: 'expired-session', user_ref: user.id, csrf_token: 'x', created_at: 0, expires_at: t.clock.now() - 1 }).execute();
+  await t.ctx.db.kysely
+    .insertInto('sessions')
+    .values({ id: 'expired-session', user_ref: user.id, csrf_token: 'x', created_at: 0, expires_at: t.clock.now() - 1 })
+    .execute();
   t.clock.advance(91 * DAY);
   await sweepSite(t.ctx);
   assert.equal((await attemptsOf(id)).length, 0);

@@ -30,11 +30,14 @@ const probe = apiOperation({
     void call.query.note;
     // @ts-expect-error the schema says number, not string
     const wrong: string | undefined = call.body.count;
-    return { root: 'result', fields: { note: note ?? '', count: String(count), token: token ?? '', lang: lang ?? '', format: format ?? '', wrong: wrong ?? '' } };
+    return {
+      root: 'result',
+      fields: { note: note ?? '', count: String(count), token: token ?? '', lang: lang ?? '', format: format ?? '', wrong: wrong ?? '' },
+    };
   },
 });
 
-test('the routes validate with the operation\'s own fields and those every operation accepts', () => {
+test("the routes validate with the operation's own fields and those every operation accepts", () => {
   const listed: ApiOperation = probe;
   assert.deepEqual(Object.keys(bodySchema(listed).properties), ['api_token', 'note', 'count']);
   assert.deepEqual(bodySchema(listed).required, ['count']);

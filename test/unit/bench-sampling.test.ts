@@ -16,8 +16,14 @@ test('seeded draws: the same seed gives the same sequence, another seed another 
   const b = seededRandom(42);
   const c = seededRandom(43);
   const xs = Array.from({ length: 1000 }, () => a());
-  assert.deepEqual(xs, Array.from({ length: 1000 }, () => b()));
-  assert.notDeepEqual(xs, Array.from({ length: 1000 }, () => c()));
+  assert.deepEqual(
+    xs,
+    Array.from({ length: 1000 }, () => b()),
+  );
+  assert.notDeepEqual(
+    xs,
+    Array.from({ length: 1000 }, () => c()),
+  );
   assert.ok(xs.every((x) => x >= 0 && x < 1));
 });
 
@@ -120,7 +126,13 @@ test('the mixed pool: 90 % reads over the partners, 10 % update_service, popular
   const src = source(1000);
   const pool = buildPool('mixed', src, 3, 50_000);
   const kind = (path: string, method: string) =>
-    path.startsWith('/api/update_service/') ? 'update_service' : path.startsWith('/api/service_collection_widget/') ? 'widget' : method === 'POST' ? 'return_services_private' : 'return_services_public';
+    path.startsWith('/api/update_service/')
+      ? 'update_service'
+      : path.startsWith('/api/service_collection_widget/')
+        ? 'widget'
+        : method === 'POST'
+          ? 'return_services_private'
+          : 'return_services_public';
   const counts = new Map<string, number>();
   const partners = new Set<string>();
   const users = new Map<string, number>();
@@ -166,7 +178,7 @@ test('command line: full and quick defaults, shares as percentages, errors that 
   assert.throws(() => parseBenchArgs(['--bogus']), /bogus/);
 });
 
-test('the host\'s reclaim: only running kdamonds with a pageout scheme are paused, and put back on', () => {
+test("the host's reclaim: only running kdamonds with a pageout scheme are paused, and put back on", () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-kdamonds-'));
   try {
     // A DAMON sysfs tree: 0 pages out and runs, 1 pages out but is off, 2 runs another scheme.

@@ -33,7 +33,13 @@ test('mail: .eml files under ./data/mail unless SMTP_URL names a relay; From nam
   assert.equal(c.mailDir, path.join(projectRoot, 'data', 'mail'));
   assert.equal(c.siteName, 'idsvc');
   assert.equal(c.mailFrom, '"idsvc" <no-reply@localhost>');
-  const s = loadConfig({ SMTP_URL: 'smtps://relay.example.org:465', SMTP_USER: 'me', SMTP_PASSWORD: ' pass ', BASE_URL: 'https://ids.example.org', SITE_NAME: 'Ids' });
+  const s = loadConfig({
+    SMTP_URL: 'smtps://relay.example.org:465',
+    SMTP_USER: 'me',
+    SMTP_PASSWORD: ' pass ',
+    BASE_URL: 'https://ids.example.org',
+    SITE_NAME: 'Ids',
+  });
   assert.equal(s.smtpUrl, 'smtps://relay.example.org:465');
   assert.equal(s.smtpPassword, ' pass ', 'a password is taken as given');
   assert.equal(s.mailFrom, '"Ids" <no-reply@ids.example.org>');
@@ -84,7 +90,11 @@ test('every bad value names its variable', () => {
     [{ IDSVC_TEST_ARGON2_MINIMUM: '1', NODE_ENV: 'production' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
   ];
   for (const [env, name] of cases) {
-    assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), name);
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name),
+      name,
+    );
   }
 });
 
@@ -115,9 +125,19 @@ test('verification: DNS servers as ip[:port], the DID directory replaceable only
   assert.equal(c.verifyHostRequestsPerMinute, 30);
   assert.deepEqual(loadConfig({ DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).dnsServers, ['127.0.0.1:5353', '[::1]:53', '10.0.0.2']);
   for (const bad of ['dns.example:53', '127.0.0.1:99999', '127.0.0.1;8.8.8.8']) {
-    assert.throws(() => loadConfig({ DNS_SERVERS: bad }), (e: unknown) => e instanceof ConfigError && e.variable === 'DNS_SERVERS', bad);
+    assert.throws(
+      () => loadConfig({ DNS_SERVERS: bad }),
+      (e: unknown) => e instanceof ConfigError && e.variable === 'DNS_SERVERS',
+      bad,
+    );
   }
   assert.equal(loadConfig({ PLC_DIRECTORY_URL: 'http://127.0.0.1:2582/' }).plcDirectoryUrl, 'http://127.0.0.1:2582');
-  assert.throws(() => loadConfig({ PLC_DIRECTORY_URL: 'http://127.0.0.1:2582', NODE_ENV: 'production' }), (e: unknown) => e instanceof ConfigError && e.variable === 'PLC_DIRECTORY_URL');
-  assert.throws(() => loadConfig({ PLC_DIRECTORY_URL: 'ftp://x' }), (e: unknown) => e instanceof ConfigError && e.variable === 'PLC_DIRECTORY_URL');
+  assert.throws(
+    () => loadConfig({ PLC_DIRECTORY_URL: 'http://127.0.0.1:2582', NODE_ENV: 'production' }),
+    (e: unknown) => e instanceof ConfigError && e.variable === 'PLC_DIRECTORY_URL',
+  );
+  assert.throws(
+    () => loadConfig({ PLC_DIRECTORY_URL: 'ftp://x' }),
+    (e: unknown) => e instanceof ConfigError && e.variable === 'PLC_DIRECTORY_URL',
+  );
 });

@@ -11,11 +11,17 @@ test('connection failures, pg timeouts and server states that mean "not now" are
   assert.equal(unavailableCause(new Error('Connection terminated unexpectedly')), 'Connection terminated');
   assert.equal(unavailableCause(new Error('timeout exceeded when trying to connect')), 'timeout exceeded when trying to connect');
   assert.equal(unavailableCause(new Error('Query read timeout')), 'Query read timeout');
-  assert.equal(unavailableCause(new Error('Client has encountered a connection error and is not queryable')), 'Client has encountered a connection error and is not queryable');
+  assert.equal(
+    unavailableCause(new Error('Client has encountered a connection error and is not queryable')),
+    'Client has encountered a connection error and is not queryable',
+  );
   for (const state of ['08006', '57P01', '57P03', '53300', '25006', '57014']) assert.equal(unavailableCause(withCode(state)), state);
   // Node reports a refused connection to a name with several addresses as an AggregateError.
   assert.equal(unavailableCause(new AggregateError([withCode('ECONNREFUSED')])), 'ECONNREFUSED');
-  assert.equal(unavailableCause(new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') })), 'Connection terminated');
+  assert.equal(
+    unavailableCause(new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') })),
+    'Connection terminated',
+  );
 });
 
 test('SQLite: a locked or unwritable file is an outage, a corrupt one or a bad statement is not', () => {

@@ -8,7 +8,9 @@ import { test } from 'node:test';
 import semver from 'semver';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
-const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { version?: string; engines?: { node?: string } | string[]; os?: string[]; cpu?: string[] }> };
+const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as {
+  packages: Record<string, { version?: string; engines?: { node?: string } | string[]; os?: string[]; cpu?: string[] }>;
+};
 
 test("every locked package's engines accept the Node versions package.json supports", () => {
   const oldest = semver.minVersion(pkg.engines.node);

@@ -23,6 +23,10 @@ test('a bad value names its variable', () => {
     ['SYNC_FAILURES_PER_ACCOUNT_ADDRESS', '-1'],
     ['SYNC_FAILURES_PER_ACCOUNT', '0'],
   ] as const) {
-    assert.throws(() => loadConfig({ [name]: value }), (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name), `${name}=${value}`);
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (e: unknown) => e instanceof ConfigError && e.variable === name && e.message.includes(name),
+      `${name}=${value}`,
+    );
   }
 });

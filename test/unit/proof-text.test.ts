@@ -12,9 +12,22 @@ test('two proof texts: the profile URL and idsvc:<host>:<userId>, the host with 
 });
 
 test('a proof text is found only as a whole', () => {
-  const yes = ['https://id.example:8443/u/alice', 'me: https://id.example:8443/u/alice.', 'https://id.example:8443/u/alice/ and more', '(idsvc:id.example:8443:alice)', 'a\nidsvc:id.example:8443:alice\nb'];
+  const yes = [
+    'https://id.example:8443/u/alice',
+    'me: https://id.example:8443/u/alice.',
+    'https://id.example:8443/u/alice/ and more',
+    '(idsvc:id.example:8443:alice)',
+    'a\nidsvc:id.example:8443:alice\nb',
+  ];
   for (const text of yes) assert.equal(holdsProofText(ctx, 'alice', text), true, text);
-  const no = ['https://id.example:8443/u/alicebob', 'https://id.example:8443/u/alice_2', 'idsvc:id.example:8443:alice.bob', 'https://id.example/u/alice', 'idsvc:other.example:alice', ''];
+  const no = [
+    'https://id.example:8443/u/alicebob',
+    'https://id.example:8443/u/alice_2',
+    'idsvc:id.example:8443:alice.bob',
+    'https://id.example/u/alice',
+    'idsvc:other.example:alice',
+    '',
+  ];
   for (const text of no) assert.equal(holdsProofText(ctx, 'alice', text), false, text);
 });
 

@@ -90,9 +90,13 @@ function catalogueRegexes(): FoundRegex[] {
 /** The proof providers' patterns (catalogue/proofs.json): applied to profile and proof addresses. */
 function proofRegexes(): FoundRegex[] {
   const file = 'catalogue/proofs.json';
-  const { providers } = JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')) as { providers: { id: string; profileUrl?: string; proofUrl?: { pattern: string } }[] };
+  const { providers } = JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')) as {
+    providers: { id: string; profileUrl?: string; proofUrl?: { pattern: string } }[];
+  };
   return providers.flatMap((p) =>
-    [p.profileUrl, p.proofUrl?.pattern].filter((s): s is string => s !== undefined).map((source) => ({ where: `${file} (${p.id})`, source, flags: '', marked: false })),
+    [p.profileUrl, p.proofUrl?.pattern]
+      .filter((s): s is string => s !== undefined)
+      .map((source) => ({ where: `${file} (${p.id})`, source, flags: '', marked: false })),
   );
 }
 

@@ -10,7 +10,8 @@ const secret = `whsec_${key.toString('base64')}`;
 const body = JSON.stringify({ type: 'identity.updated', timestamp: '2026-01-02T03:04:05.000Z', data: { userId: 'u_ü', usrSvcId: 'ünïcödé 😀' } });
 
 /** The scheme as docs/webhooks.md states it: base64 HMAC-SHA256, keyed by the secret's bytes, of "{id}.{timestamp}.{body}". */
-const byHand = (k: Buffer, id: string, timestamp: number, payload: string) => `v1,${createHmac('sha256', k).update(`${id}.${timestamp}.${payload}`).digest('base64')}`;
+const byHand = (k: Buffer, id: string, timestamp: number, payload: string) =>
+  `v1,${createHmac('sha256', k).update(`${id}.${timestamp}.${payload}`).digest('base64')}`;
 
 test('one secret: the v1 signature partners verify, byte for byte', () => {
   const header = signatureHeader([secret], 'msg_01J', 1767323045, body);
@@ -25,7 +26,10 @@ test('a secret being rotated: one v1 signature per secret, current first, separa
     const id = `evt_${randomBytes(8).toString('hex')}`;
     const at = 1_700_000_000 + i * 977;
     const payload = JSON.stringify({ n: i, s: randomBytes(12).toString('latin1') });
-    assert.equal(signatureHeader([`whsec_${a.toString('base64')}`, `whsec_${b.toString('base64')}`], id, at, payload), `${byHand(a, id, at, payload)} ${byHand(b, id, at, payload)}`);
+    assert.equal(
+      signatureHeader([`whsec_${a.toString('base64')}`, `whsec_${b.toString('base64')}`], id, at, payload),
+      `${byHand(a, id, at, payload)} ${byHand(b, id, at, payload)}`,
+    );
   }
   assert.equal(signatureHeader([], 'msg', 1, '{}'), '');
 });

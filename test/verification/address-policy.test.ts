@@ -57,7 +57,17 @@ test('refuses every special-purpose range, with the range named', () => {
 });
 
 test('allows public unicast addresses, including mapped and translated forms of them', () => {
-  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '2a00:1450::1', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1']) {
+  for (const ip of [
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700:4700::1111',
+    '2a00:1450::1',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+  ]) {
     assert.equal(isAddressAllowed(ip), true, ip);
     assert.equal(addressRefusalReason(ip), null, ip);
   }

@@ -44,7 +44,11 @@ before(async () => {
       if (description === undefined || url.searchParams.get('collection') !== 'app.bsky.actor.profile' || url.searchParams.get('rkey') !== 'self') {
         return json(400, { error: 'RecordNotFound', message: 'Could not locate record' });
       }
-      return json(200, { uri: `at://${url.searchParams.get('repo')}/app.bsky.actor.profile/self`, cid: 'bafyreia', value: { $type: 'app.bsky.actor.profile', displayName: 'Someone', description } });
+      return json(200, {
+        uri: `at://${url.searchParams.get('repo')}/app.bsky.actor.profile/self`,
+        cid: 'bafyreia',
+        value: { $type: 'app.bsky.actor.profile', displayName: 'Someone', description },
+      });
     }
     // The Bluesky profile pages the catalogue's URL points to: no rel="me" links there.
     res.writeHead(404, { 'content-type': 'text/html' }).end('not found');
@@ -76,12 +80,21 @@ async function newUser(): Promise<User> {
 async function subjectFor(user: User, svcId: string, usrSvcId: string): Promise<CheckSubject & { id: number }> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
   const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
-  return { id: row.id, identityId: row.id, userRef: user.id, userId: user.user_id, svc, usrSvcId, profilePageUrl: `${t.config.baseUrl}/u/${user.user_id}`, proofUrl: null };
+  return {
+    id: row.id,
+    identityId: row.id,
+    userRef: user.id,
+    userId: user.user_id,
+    svc,
+    usrSvcId,
+    profilePageUrl: `${t.config.baseUrl}/u/${user.user_id}`,
+    proofUrl: null,
+  };
 }
 
 const entry = (id: number) => t.ctx.db.kysely.selectFrom('central_identities').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-describe('dns: a TXT record on the person\'s own domain', () => {
+describe("dns: a TXT record on the person's own domain", () => {
   test('the profile URL at _idsvc.<domain> verifies, through the configured DNS server', async () => {
     const user = await newUser();
     const domain = `${user.user_id.replace('_', '-')}.test`;
@@ -106,7 +119,7 @@ describe('dns: a TXT record on the person\'s own domain', () => {
     assert.equal(outcome.evidenceUrl, `dns:TXT:${domain}`);
   });
 
-  test('another account\'s proof, a longer userId, or no record at all is a definite negative', async () => {
+  test("another account's proof, a longer userId, or no record at all is a definite negative", async () => {
     const user = await newUser();
     const other = `other-${user.user_id.replace('_', '-')}.test`;
     dns.txt.set(`_idsvc.${other}`, [`${t.config.baseUrl}/u/${user.user_id}x`, `${t.config.baseUrl}/u/someone_else`]);
@@ -168,7 +181,10 @@ describe('atproto: a Bluesky handle, its DID document, and the account', () => {
     assert.equal(result?.method, 'atproto');
     const row = await entry(s.id);
     assert.equal(row.verified_by, 'atproto');
-    assert.equal(row.evidence_url, `${remote.origin}/xrpc/com.atproto.repo.getRecord?repo=${encodeURIComponent(DID_A)}&collection=app.bsky.actor.profile&rkey=self`);
+    assert.equal(
+      row.evidence_url,
+      `${remote.origin}/xrpc/com.atproto.repo.getRecord?repo=${encodeURIComponent(DID_A)}&collection=app.bsky.actor.profile&rkey=self`,
+    );
   });
 
   test('a name without a dot is a bsky.social handle', async () => {

@@ -40,7 +40,10 @@ after(async () => {
   await t.close();
 });
 beforeEach(async () => {
-  await t.ctx.db.kysely.updateTable('central_identities').set({ next_check_at: t.clock.now() + 365 * DAY }).execute();
+  await t.ctx.db.kysely
+    .updateTable('central_identities')
+    .set({ next_check_at: t.clock.now() + 365 * DAY })
+    .execute();
   // Past every host's budget minute and Retry-After of the test before.
   t.clock.advance(DAY);
 });
@@ -96,7 +99,15 @@ describe('a transient failure never unverifies', () => {
     assert.equal(row.verified, 1);
     assert.equal(row.verified_at, first.verified_at, 'first verified: unchanged');
     assert.equal(row.last_checked_at, t.clock.now());
-    assert.deepEqual((await attemptsOf(id)).map((a) => [a.outcome, a.status]), [['verified', 200], ['transient', 503], ['transient', null], ['verified', 200]]);
+    assert.deepEqual(
+      (await attemptsOf(id)).map((a) => [a.outcome, a.status]),
+      [
+        ['verified', 200],
+        ['transient', 503],
+        ['transient', null],
+        ['verified', 200],
+      ],
+    );
   });
 });
 
@@ -120,7 +131,11 @@ describe('politeness', () => {
       assert.match(attempt.detail, /not asked now/);
       assert.ok(r.next_check_at! > t.clock.now());
     }
-    assert.match(agents.at(-1)!, new RegExp(`^idsvc/[^ ]+ \\(identity verification; \\+${t.config.baseUrl.replace(/[.]/g, '\\.')}\\)$`), 'the user agent names the service and its URL');
+    assert.match(
+      agents.at(-1)!,
+      new RegExp(`^idsvc/[^ ]+ \\(identity verification; \\+${t.config.baseUrl.replace(/[.]/g, '\\.')}\\)$`),
+      'the user agent names the service and its URL',
+    );
 
     // Not a minute yet: still nothing for this host.
     for (const r of waiting) await verifyIdentity(t.ctx, r.id);

@@ -14,7 +14,13 @@ test('a name that resolves to any forbidden address is refused, naming the name,
     [[{ address: '::ffff:a9fe:a9fe', family: 6 }], /which is the IPv4-mapped IPv6 form of a link-local address/],
     [[{ address: '64:ff9b::7f00:1', family: 6 }], /which is the NAT64 IPv6 form of a loopback address/],
     // One bad answer among good ones is enough: the socket could pick it.
-    [[{ address: '93.184.215.14', family: 4 }, { address: '127.0.0.1', family: 4 }], /resolves to 127\.0\.0\.1, which is a loopback address/],
+    [
+      [
+        { address: '93.184.215.14', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ],
+      /resolves to 127\.0\.0\.1, which is a loopback address/,
+    ],
   ];
   for (const [resolved, why] of cases) {
     const v = await checkOutboundUrl('https://hooks.example/idsvc', { allowPrivate: false, resolveHost: answers(resolved) });
@@ -27,7 +33,10 @@ test('a name that resolves to any forbidden address is refused, naming the name,
 });
 
 test('public answers pass; FETCH_ALLOW_PRIVATE lifts the address and port rules, not the scheme', async () => {
-  assert.deepEqual(await checkOutboundUrl('https://hooks.example/x', { allowPrivate: false, resolveHost: answers([{ address: '93.184.215.14', family: 4 }]) }), { ok: true });
+  assert.deepEqual(
+    await checkOutboundUrl('https://hooks.example/x', { allowPrivate: false, resolveHost: answers([{ address: '93.184.215.14', family: 4 }]) }),
+    { ok: true },
+  );
   assert.deepEqual(await checkOutboundUrl('http://10.0.0.1:8080/x', { allowPrivate: true }), { ok: true });
   const port = await checkOutboundUrl('https://93.184.215.14:8443/x', { allowPrivate: false });
   assert.equal(port.ok ? '' : port.reason, 'port_not_allowed');

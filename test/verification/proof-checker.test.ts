@@ -67,7 +67,10 @@ function handler(origin: string): http.RequestListener {
     const reply = answers.get(origin)!.get(req.url ?? '') ?? { status: 404, json: { message: 'Not Found' } };
     if (reply.hang) return;
     const body = reply.body ?? JSON.stringify(reply.json);
-    res.writeHead(reply.status ?? 200, { 'content-type': reply.type ?? (reply.body === undefined ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8'), ...reply.headers });
+    res.writeHead(reply.status ?? 200, {
+      'content-type': reply.type ?? (reply.body === undefined ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8'),
+      ...reply.headers,
+    });
     res.end(body);
   };
 }
@@ -151,32 +154,98 @@ interface ProviderCase {
 
 const GH = 'https://api.github.com';
 const PROVIDERS: ProviderCase[] = [
-  { svcId: 'github', usrSvcId: 'octocat', origin: GH, path: '/users/octocat', accept: /application\/vnd\.github\+json/, right: (x) => ({ json: { login: 'octocat', id: 1, bio: `Cats. ${x}`, blog: '' } }), wrongField: (x) => ({ json: { login: 'octocat', name: x, bio: '', blog: '' } }), renamed: (x) => ({ json: { login: 'octocat-new', bio: x } }) },
+  {
+    svcId: 'github',
+    usrSvcId: 'octocat',
+    origin: GH,
+    path: '/users/octocat',
+    accept: /application\/vnd\.github\+json/,
+    right: (x) => ({ json: { login: 'octocat', id: 1, bio: `Cats. ${x}`, blog: '' } }),
+    wrongField: (x) => ({ json: { login: 'octocat', name: x, bio: '', blog: '' } }),
+    renamed: (x) => ({ json: { login: 'octocat-new', bio: x } }),
+  },
   {
     svcId: 'gitlab',
     usrSvcId: 'jane',
     origin: 'https://gitlab.com',
     path: '/api/v4/users/42',
-    extra: [['https://gitlab.com', '/api/v4/users?username=jane', { json: [{ id: 42, username: 'jane', name: 'Jane', state: 'active', avatar_url: '', web_url: 'https://gitlab.com/jane' }] }]],
+    extra: [
+      [
+        'https://gitlab.com',
+        '/api/v4/users?username=jane',
+        { json: [{ id: 42, username: 'jane', name: 'Jane', state: 'active', avatar_url: '', web_url: 'https://gitlab.com/jane' }] },
+      ],
+    ],
     right: (x) => ({ json: { id: 42, username: 'jane', name: 'Jane', bio: x, website_url: '', public_email: '' } }),
     wrongField: (x) => ({ json: { id: 42, username: 'jane', name: x, bio: '', website_url: '' } }),
     renamed: (x) => ({ json: { id: 42, username: 'jane2', bio: x } }),
   },
-  { svcId: 'codeberg', usrSvcId: 'alice', origin: 'https://codeberg.org', path: '/api/v1/users/alice', right: (x) => ({ json: { id: 7, login: 'alice', full_name: 'Alice', description: x, website: '' } }), wrongField: (x) => ({ json: { id: 7, login: 'alice', full_name: x, description: '' } }), renamed: (x) => ({ json: { id: 7, login: 'bob', description: x } }) },
-  { svcId: 'gitee', usrSvcId: 'alice', origin: 'https://gitee.com', path: '/api/v5/users/alice', right: (x) => ({ json: { id: 1, login: 'alice', name: 'A', bio: x, blog: '' } }), wrongField: (x) => ({ json: { id: 1, login: 'alice', name: x, bio: '' } }) },
+  {
+    svcId: 'codeberg',
+    usrSvcId: 'alice',
+    origin: 'https://codeberg.org',
+    path: '/api/v1/users/alice',
+    right: (x) => ({ json: { id: 7, login: 'alice', full_name: 'Alice', description: x, website: '' } }),
+    wrongField: (x) => ({ json: { id: 7, login: 'alice', full_name: x, description: '' } }),
+    renamed: (x) => ({ json: { id: 7, login: 'bob', description: x } }),
+  },
+  {
+    svcId: 'gitee',
+    usrSvcId: 'alice',
+    origin: 'https://gitee.com',
+    path: '/api/v5/users/alice',
+    right: (x) => ({ json: { id: 1, login: 'alice', name: 'A', bio: x, blog: '' } }),
+    wrongField: (x) => ({ json: { id: 1, login: 'alice', name: x, bio: '' } }),
+  },
   {
     svcId: 'mastodon',
     usrSvcId: 'alice@mastodon.social',
     origin: 'https://mastodon.social',
     path: '/users/alice',
     accept: /application\/activity\+json/,
-    right: (x) => ({ type: 'application/activity+json; charset=utf-8', json: { type: 'Person', preferredUsername: 'alice', name: 'Alice', summary: '<p>Hi</p>', attachment: [{ type: 'PropertyValue', name: 'idsvc', value: `<a href="${x}" rel="me nofollow noopener" target="_blank"><span class="invisible">https://</span><span class="">${x.replace('https://', '')}</span><span class="invisible"></span></a>` }] } }),
+    right: (x) => ({
+      type: 'application/activity+json; charset=utf-8',
+      json: {
+        type: 'Person',
+        preferredUsername: 'alice',
+        name: 'Alice',
+        summary: '<p>Hi</p>',
+        attachment: [
+          {
+            type: 'PropertyValue',
+            name: 'idsvc',
+            value: `<a href="${x}" rel="me nofollow noopener" target="_blank"><span class="invisible">https://</span><span class="">${x.replace('https://', '')}</span><span class="invisible"></span></a>`,
+          },
+        ],
+      },
+    }),
     wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x, summary: '<p>Hi</p>', attachment: [] } }),
     renamed: (x) => ({ json: { type: 'Person', preferredUsername: 'alice_moved', summary: x } }),
   },
-  { svcId: 'fosstodon', usrSvcId: 'alice', origin: 'https://fosstodon.org', path: '/users/alice', right: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', summary: `<p>${x.replace(/:/g, '&#58;')}</p>` } }), wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x, summary: '' } }) },
-  { svcId: 'pixelfedsocial', usrSvcId: 'alice', origin: 'https://pixelfed.social', path: '/users/alice', right: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', summary: x } }), wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x, summary: '' } }) },
-  { svcId: 'lemmyworld', usrSvcId: 'alice', origin: 'https://lemmy.world', path: '/u/alice', right: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', summary: `<p>${x}</p>`, source: { content: x, mediaType: 'text/markdown' } } }), wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x } }) },
+  {
+    svcId: 'fosstodon',
+    usrSvcId: 'alice',
+    origin: 'https://fosstodon.org',
+    path: '/users/alice',
+    right: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', summary: `<p>${x.replace(/:/g, '&#58;')}</p>` } }),
+    wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x, summary: '' } }),
+  },
+  {
+    svcId: 'pixelfedsocial',
+    usrSvcId: 'alice',
+    origin: 'https://pixelfed.social',
+    path: '/users/alice',
+    right: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', summary: x } }),
+    wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x, summary: '' } }),
+  },
+  {
+    svcId: 'lemmyworld',
+    usrSvcId: 'alice',
+    origin: 'https://lemmy.world',
+    path: '/u/alice',
+    right: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', summary: `<p>${x}</p>`, source: { content: x, mediaType: 'text/markdown' } } }),
+    wrongField: (x) => ({ json: { type: 'Person', preferredUsername: 'alice', name: x } }),
+  },
   {
     svcId: 'bluesky',
     usrSvcId: 'alice',
@@ -195,23 +264,44 @@ const PROVIDERS: ProviderCase[] = [
     right: (x) => ({ json: { about: `Bug fixer.<p>${x.replace(/\//g, '&#x2F;')}`, created: 1160418092, id: 'pg', karma: 155111 } }),
     wrongField: (x) => ({ json: { about: '', id: 'pg', karma: 1, submitted: [x] } }),
   },
-  { svcId: 'lobsters', usrSvcId: 'alice', origin: 'https://lobste.rs', path: '/~alice.json', right: (x) => ({ json: { username: 'alice', created_at: '2020-01-01T00:00:00.000-06:00', about: `<p><a href="${x}" rel="ugc">${x}</a></p>`, karma: 3 } }), wrongField: (x) => ({ json: { username: 'alice', about: '', github_username: x } }) },
+  {
+    svcId: 'lobsters',
+    usrSvcId: 'alice',
+    origin: 'https://lobste.rs',
+    path: '/~alice.json',
+    right: (x) => ({ json: { username: 'alice', created_at: '2020-01-01T00:00:00.000-06:00', about: `<p><a href="${x}" rel="ugc">${x}</a></p>`, karma: 3 } }),
+    wrongField: (x) => ({ json: { username: 'alice', about: '', github_username: x } }),
+  },
   {
     svcId: 'reddit',
     usrSvcId: 'spez',
     origin: 'https://www.reddit.com',
     path: '/user/spez/about.json',
-    right: (x) => ({ json: { kind: 't2', data: { name: 'spez', is_suspended: false, subreddit: { display_name: 'u_spez', public_description: x, title: 'spez' } } } }),
+    right: (x) => ({
+      json: { kind: 't2', data: { name: 'spez', is_suspended: false, subreddit: { display_name: 'u_spez', public_description: x, title: 'spez' } } },
+    }),
     wrongField: (x) => ({ json: { kind: 't2', data: { name: 'spez', subreddit: { public_description: '', title: x } } } }),
     renamed: (x) => ({ json: { kind: 't2', data: { name: 'spez2', subreddit: { public_description: x } } } }),
   },
-  { svcId: 'devcommunity', usrSvcId: 'ben', origin: 'https://dev.to', path: '/api/users/by_username?url=ben', right: (x) => ({ json: { type_of: 'user', id: 1, username: 'ben', name: 'Ben', summary: x, website_url: null } }), wrongField: (x) => ({ json: { type_of: 'user', id: 1, username: 'ben', name: x, summary: '' } }) },
+  {
+    svcId: 'devcommunity',
+    usrSvcId: 'ben',
+    origin: 'https://dev.to',
+    path: '/api/users/by_username?url=ben',
+    right: (x) => ({ json: { type_of: 'user', id: 1, username: 'ben', name: 'Ben', summary: x, website_url: null } }),
+    wrongField: (x) => ({ json: { type_of: 'user', id: 1, username: 'ben', name: x, summary: '' } }),
+  },
   {
     svcId: 'rcloneforum',
     usrSvcId: 'alice',
     origin: 'https://forum.rclone.org',
     path: '/u/alice.json',
-    right: (x) => ({ json: { user_badges: [], user: { id: 5, username: 'alice', name: 'Alice', bio_cooked: `<p><a href="${x}" rel="noopener nofollow ugc">${x}</a></p>`, website: null } } }),
+    right: (x) => ({
+      json: {
+        user_badges: [],
+        user: { id: 5, username: 'alice', name: 'Alice', bio_cooked: `<p><a href="${x}" rel="noopener nofollow ugc">${x}</a></p>`, website: null },
+      },
+    }),
     wrongField: (x) => ({ json: { user_badges: [], user: { id: 5, username: 'alice', name: x, bio_cooked: '' } } }),
   },
   {
@@ -219,7 +309,14 @@ const PROVIDERS: ProviderCase[] = [
     usrSvcId: '22656',
     origin: 'https://api.stackexchange.com',
     path: '/2.3/users/22656?site=stackoverflow',
-    right: (x) => ({ json: { items: [{ user_id: 22656, display_name: 'Jon Skeet', website_url: x, link: 'https://stackoverflow.com/users/22656/jon-skeet' }], has_more: false, quota_max: 300, quota_remaining: 299 } }),
+    right: (x) => ({
+      json: {
+        items: [{ user_id: 22656, display_name: 'Jon Skeet', website_url: x, link: 'https://stackoverflow.com/users/22656/jon-skeet' }],
+        has_more: false,
+        quota_max: 300,
+        quota_remaining: 299,
+      },
+    }),
     wrongField: (x) => ({ json: { items: [{ user_id: 22656, display_name: x, website_url: '' }], has_more: false } }),
   },
   {
@@ -227,8 +324,17 @@ const PROVIDERS: ProviderCase[] = [
     usrSvcId: '0000-0002-1825-0097',
     origin: 'https://pub.orcid.org',
     path: '/v3.0/0000-0002-1825-0097/person',
-    right: (x) => ({ json: { name: { path: '0000-0002-1825-0097' }, biography: null, 'researcher-urls': { 'researcher-url': [{ 'url-name': 'idsvc', url: { value: x } }] }, path: '/0000-0002-1825-0097/person' } }),
-    wrongField: (x) => ({ json: { name: { 'given-names': { value: x } }, biography: null, 'researcher-urls': { 'researcher-url': [] }, path: '/0000-0002-1825-0097/person' } }),
+    right: (x) => ({
+      json: {
+        name: { path: '0000-0002-1825-0097' },
+        biography: null,
+        'researcher-urls': { 'researcher-url': [{ 'url-name': 'idsvc', url: { value: x } }] },
+        path: '/0000-0002-1825-0097/person',
+      },
+    }),
+    wrongField: (x) => ({
+      json: { name: { 'given-names': { value: x } }, biography: null, 'researcher-urls': { 'researcher-url': [] }, path: '/0000-0002-1825-0097/person' },
+    }),
   },
   {
     svcId: 'keybase',
@@ -238,41 +344,79 @@ const PROVIDERS: ProviderCase[] = [
     right: (x) => ({ json: { status: { code: 0, name: 'OK' }, them: [{ id: 'x', basics: { username: 'chris' }, profile: { full_name: 'Chris', bio: x } }] } }),
     wrongField: (x) => ({ json: { status: { code: 0, name: 'OK' }, them: [{ id: 'x', basics: { username: 'chris' }, profile: { full_name: x, bio: '' } }] } }),
   },
-  { svcId: 'lichess', usrSvcId: 'thibault', origin: 'https://lichess.org', path: '/api/user/thibault', right: (x) => ({ json: { id: 'thibault', username: 'thibault', profile: { bio: x } } }), wrongField: (x) => ({ json: { id: 'thibault', username: 'thibault', profile: { firstName: x } } }) },
-  { svcId: 'launchpad', usrSvcId: 'alice', origin: 'https://api.launchpad.net', path: '/devel/~alice', right: (x) => ({ json: { name: 'alice', display_name: 'Alice', description: x } }), wrongField: (x) => ({ json: { name: 'alice', display_name: x, description: '' } }) },
+  {
+    svcId: 'lichess',
+    usrSvcId: 'thibault',
+    origin: 'https://lichess.org',
+    path: '/api/user/thibault',
+    right: (x) => ({ json: { id: 'thibault', username: 'thibault', profile: { bio: x } } }),
+    wrongField: (x) => ({ json: { id: 'thibault', username: 'thibault', profile: { firstName: x } } }),
+  },
+  {
+    svcId: 'launchpad',
+    usrSvcId: 'alice',
+    origin: 'https://api.launchpad.net',
+    path: '/devel/~alice',
+    right: (x) => ({ json: { name: 'alice', display_name: 'Alice', description: x } }),
+    wrongField: (x) => ({ json: { name: 'alice', display_name: x, description: '' } }),
+  },
   {
     svcId: 'telegram',
     usrSvcId: 'durov',
     origin: 'https://t.me',
     path: '/durov',
-    right: (x) => ({ body: `<!DOCTYPE html><html><head><title>Telegram: Contact @durov</title></head><body><div class="tgme_page"><div class="tgme_page_title"><span dir="auto">Pavel</span></div><div class="tgme_page_extra">@durov</div><div class="tgme_page_description">${x.replace(/:/g, '&#58;')}</div></div></body></html>` }),
-    wrongField: (x) => ({ body: `<html><head><meta property="og:description" content="${x}"></head><body><div class="tgme_page_description">Hi</div></body></html>` }),
+    right: (x) => ({
+      body: `<!DOCTYPE html><html><head><title>Telegram: Contact @durov</title></head><body><div class="tgme_page"><div class="tgme_page_title"><span dir="auto">Pavel</span></div><div class="tgme_page_extra">@durov</div><div class="tgme_page_description">${x.replace(/:/g, '&#58;')}</div></div></body></html>`,
+    }),
+    wrongField: (x) => ({
+      body: `<html><head><meta property="og:description" content="${x}"></head><body><div class="tgme_page_description">Hi</div></body></html>`,
+    }),
   },
   {
     svcId: 'steamcommunityuser',
     usrSvcId: 'gabelogannewell',
     origin: 'https://steamcommunity.com',
     path: '/id/gabelogannewell/?xml=1',
-    right: (x) => ({ type: 'text/xml; charset=utf-8', body: `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><profile><steamID64>76561197960287930</steamID64><steamID><![CDATA[Rabscuttle]]></steamID><customURL><![CDATA[gabelogannewell]]></customURL><summary><![CDATA[Hi<br><a class="bb_link" href="https://steamcommunity.com/linkfilter/?u=${encodeURIComponent(x)}" rel="noreferrer">${x}</a>]]></summary></profile>` }),
-    wrongField: (x) => ({ type: 'text/xml; charset=utf-8', body: `<?xml version="1.0"?><profile><steamID><![CDATA[${x}]]></steamID><customURL><![CDATA[gabelogannewell]]></customURL><summary><![CDATA[Hi]]></summary></profile>` }),
-    renamed: (x) => ({ type: 'text/xml; charset=utf-8', body: `<?xml version="1.0"?><profile><customURL><![CDATA[someoneelse]]></customURL><summary><![CDATA[${x}]]></summary></profile>` }),
+    right: (x) => ({
+      type: 'text/xml; charset=utf-8',
+      body: `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><profile><steamID64>76561197960287930</steamID64><steamID><![CDATA[Rabscuttle]]></steamID><customURL><![CDATA[gabelogannewell]]></customURL><summary><![CDATA[Hi<br><a class="bb_link" href="https://steamcommunity.com/linkfilter/?u=${encodeURIComponent(x)}" rel="noreferrer">${x}</a>]]></summary></profile>`,
+    }),
+    wrongField: (x) => ({
+      type: 'text/xml; charset=utf-8',
+      body: `<?xml version="1.0"?><profile><steamID><![CDATA[${x}]]></steamID><customURL><![CDATA[gabelogannewell]]></customURL><summary><![CDATA[Hi]]></summary></profile>`,
+    }),
+    renamed: (x) => ({
+      type: 'text/xml; charset=utf-8',
+      body: `<?xml version="1.0"?><profile><customURL><![CDATA[someoneelse]]></customURL><summary><![CDATA[${x}]]></summary></profile>`,
+    }),
   },
   {
     svcId: 'gravatar',
     usrSvcId: 'beau',
     origin: 'https://en.gravatar.com',
     path: '/beau.json',
-    right: (x) => ({ json: { entry: [{ id: '1', hash: '22bd03ace6f176bfe0c593650bcf45d8', preferredUsername: 'beau', displayName: 'Beau', aboutMe: x, urls: [] }] } }),
+    right: (x) => ({
+      json: { entry: [{ id: '1', hash: '22bd03ace6f176bfe0c593650bcf45d8', preferredUsername: 'beau', displayName: 'Beau', aboutMe: x, urls: [] }] },
+    }),
     wrongField: (x) => ({ json: { entry: [{ id: '1', preferredUsername: 'beau', displayName: x, aboutMe: '', urls: [] }] } }),
     renamed: (x) => ({ json: { entry: [{ id: '1', preferredUsername: 'beau2', aboutMe: x }] } }),
   },
-  { svcId: 'wordpress', usrSvcId: 'alice', origin: 'https://public-api.wordpress.com', path: '/rest/v1.1/sites/alice.wordpress.com', right: (x) => ({ json: { ID: 1, name: 'Alice', description: x, URL: 'https://alice.wordpress.com' } }), wrongField: (x) => ({ json: { ID: 1, name: x, description: '', URL: 'https://alice.wordpress.com' } }) },
+  {
+    svcId: 'wordpress',
+    usrSvcId: 'alice',
+    origin: 'https://public-api.wordpress.com',
+    path: '/rest/v1.1/sites/alice.wordpress.com',
+    right: (x) => ({ json: { ID: 1, name: 'Alice', description: x, URL: 'https://alice.wordpress.com' } }),
+    wrongField: (x) => ({ json: { ID: 1, name: x, description: '', URL: 'https://alice.wordpress.com' } }),
+  },
   {
     svcId: 'youtube',
     usrSvcId: 'alice',
     origin: 'https://www.youtube.com',
     path: '/@alice',
-    right: (x) => ({ body: `<!DOCTYPE html><html><head><title>Alice - YouTube</title><meta name="description" content="Videos. ${x.replace(/:/g, '&#58;')}"></head><body></body></html>` }),
+    right: (x) => ({
+      body: `<!DOCTYPE html><html><head><title>Alice - YouTube</title><meta name="description" content="Videos. ${x.replace(/:/g, '&#58;')}"></head><body></body></html>`,
+    }),
     wrongField: (x) => ({ body: `<html><head><title>${x}</title><meta name="description" content="Videos."></head><body></body></html>` }),
   },
   {
@@ -313,10 +457,18 @@ describe('each provider, against a server answering in its shape', () => {
 
       const prefixed = await newUser();
       // proof_1 must not be proven by proof_10's text: the userId may not run on.
-      assert.equal((await check({ ...base, replies: reply(pc.right(`${url(prefixed)}0`)) }, prefixed)).outcome.result, 'absent', 'a longer userId is another account');
+      assert.equal(
+        (await check({ ...base, replies: reply(pc.right(`${url(prefixed)}0`)) }, prefixed)).outcome.result,
+        'absent',
+        'a longer userId is another account',
+      );
 
       const wrong = await newUser();
-      assert.equal((await check({ ...base, replies: reply(pc.wrongField(url(wrong))) }, wrong)).outcome.result, 'absent', 'the proof in a field that is not read');
+      assert.equal(
+        (await check({ ...base, replies: reply(pc.wrongField(url(wrong))) }, wrong)).outcome.result,
+        'absent',
+        'the proof in a field that is not read',
+      );
 
       if (pc.renamed) {
         const renamed = await newUser();
@@ -395,12 +547,26 @@ describe('a service that cannot be read', () => {
   });
 
   test('Bluesky’s documented 400 for a missing profile is a definite no', async () => {
-    const { outcome } = await check({ svcId: 'bluesky', usrSvcId: 'nobody', replies: [['https://public.api.bsky.app', '/xrpc/app.bsky.actor.getProfile?actor=nobody.bsky.social', { status: 400, json: { error: 'InvalidRequest', message: 'Profile not found' } }]] });
+    const { outcome } = await check({
+      svcId: 'bluesky',
+      usrSvcId: 'nobody',
+      replies: [
+        [
+          'https://public.api.bsky.app',
+          '/xrpc/app.bsky.actor.getProfile?actor=nobody.bsky.social',
+          { status: 400, json: { error: 'InvalidRequest', message: 'Profile not found' } },
+        ],
+      ],
+    });
     assert.equal(outcome.result, 'absent');
   });
 
   test('Hacker News answers null for a user who does not exist', async () => {
-    const { outcome } = await check({ svcId: 'hackernews', usrSvcId: 'nobody', replies: [['https://hacker-news.firebaseio.com', '/v0/user/nobody.json', { body: 'null', type: 'application/json' }]] });
+    const { outcome } = await check({
+      svcId: 'hackernews',
+      usrSvcId: 'nobody',
+      replies: [['https://hacker-news.firebaseio.com', '/v0/user/nobody.json', { body: 'null', type: 'application/json' }]],
+    });
     assert.equal(outcome.result, 'absent');
     assert.match(outcome.detail, /names no account/);
   });
@@ -408,7 +574,9 @@ describe('a service that cannot be read', () => {
 
 describe('a proof at an address the person gives (a GitHub gist)', () => {
   const GIST = 'aa5a315d61ae9438b18d';
-  const gist = (owner: string, content: string): Reply => ({ json: { id: GIST, description: '', owner: { login: owner }, files: { 'idsvc.md': { filename: 'idsvc.md', content } } } });
+  const gist = (owner: string, content: string): Reply => ({
+    json: { id: GIST, description: '', owner: { login: owner }, files: { 'idsvc.md': { filename: 'idsvc.md', content } } },
+  });
 
   test('a gist of the identity’s account with the proof verifies, even when the bio does not', async () => {
     const person = await newUser();
@@ -449,7 +617,15 @@ describe('a proof at an address the person gives (a GitHub gist)', () => {
     const person = await newUser();
     const target = servers.get('https://lobste.rs')!;
     const before = target.requests.length;
-    const { outcome } = await check({ svcId: 'github', usrSvcId: 'gister3', proofUrl: `${target.origin}/gister3/${GIST}`, replies: [[GH, '/users/gister3', { json: { login: 'gister3', bio: '' } }]] }, person);
+    const { outcome } = await check(
+      {
+        svcId: 'github',
+        usrSvcId: 'gister3',
+        proofUrl: `${target.origin}/gister3/${GIST}`,
+        replies: [[GH, '/users/gister3', { json: { login: 'gister3', bio: '' } }]],
+      },
+      person,
+    );
     assert.equal(outcome.result, 'absent');
     assert.equal(target.requests.length, before, 'nothing was asked of the address given');
   });
@@ -479,7 +655,11 @@ describe('through verify.ts, as "Verify now" and the daily re-check run it', () 
     const result = await verifyIdentity(t.ctx, row.id);
     assert.equal(result?.verified, true, JSON.stringify(result?.outcomes));
     assert.equal(result?.method, 'proof');
-    const stored = await t.ctx.db.kysely.selectFrom('central_identities').select(['verified', 'verified_by', 'evidence_url']).where('id', '=', row.id).executeTakeFirstOrThrow();
+    const stored = await t.ctx.db.kysely
+      .selectFrom('central_identities')
+      .select(['verified', 'verified_by', 'evidence_url'])
+      .where('id', '=', row.id)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.verified, 1);
     assert.equal(stored.verified_by, 'proof');
     assert.equal(stored.evidence_url, `${servers.get(GH)!.origin}/users/throughbio`);
@@ -487,7 +667,9 @@ describe('through verify.ts, as "Verify now" and the daily re-check run it', () 
     const gister = await newUser();
     const GIST = 'bb5a315d61ae9438b18d';
     answers.get(GH)!.set('/users/throughgist', { json: { login: 'throughgist', bio: '' } });
-    answers.get(GH)!.set(`/gists/${GIST}`, { json: { id: GIST, owner: { login: 'throughgist' }, description: '', files: { 'a.md': { content: url(gister) } } } });
+    answers
+      .get(GH)!
+      .set(`/gists/${GIST}`, { json: { id: GIST, owner: { login: 'throughgist' }, description: '', files: { 'a.md': { content: url(gister) } } } });
     const added = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, gister, svc, 'throughgist', { partnerId: null }, t.clock.now()));
     const before = await verifyIdentity(t.ctx, added.row.id);
     assert.equal(before?.verified, false, 'no address given yet, and the bio is empty');

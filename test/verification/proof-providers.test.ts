@@ -8,7 +8,15 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { loadCatalogueFile } from '../../src/catalogue/catalogue-file.js';
 import { buildProfileUrl } from '../../src/catalogue/profile-url.js';
-import { fillUrl, identityVariables, loadProofProviders, parseProofProviders, proofUrlVariables, readAnswer, type ProofProvider } from '../../src/verification/proof-providers.js';
+import {
+  fillUrl,
+  identityVariables,
+  loadProofProviders,
+  parseProofProviders,
+  proofUrlVariables,
+  readAnswer,
+  type ProofProvider,
+} from '../../src/verification/proof-providers.js';
 import { findProof, proofForms } from '../../src/verification/proof-text.js';
 
 const FORMS = proofForms('https://idsvc.example', 'alice_42');
@@ -48,7 +56,10 @@ describe('the shipped definitions', () => {
   });
 
   test('every service a definition names is in the catalogue', () => {
-    assert.deepEqual(providers.flatMap((p) => p.services.filter((s) => !catalogue.has(s))), []);
+    assert.deepEqual(
+      providers.flatMap((p) => p.services.filter((s) => !catalogue.has(s))),
+      [],
+    );
   });
 
   test('every catalogue service a definition names gives it an identity to read', () => {
@@ -63,10 +74,26 @@ describe('the shipped definitions', () => {
   });
 
   test('at least 15 catalogue services are proven by a definition, the ones the issue names among them', () => {
-    const proven = [...catalogue.values()].filter((svc) => providers.some((p) => identityVariables(p, svc.svcId, 'alice', buildProfileUrl(svc, svc.urlBuilder ? 'alice@mastodon.social' : 'alice')) !== null));
+    const proven = [...catalogue.values()].filter((svc) =>
+      providers.some((p) => identityVariables(p, svc.svcId, 'alice', buildProfileUrl(svc, svc.urlBuilder ? 'alice@mastodon.social' : 'alice')) !== null),
+    );
     const ids = proven.map((s) => s.svcId);
     assert.ok(ids.length >= 15, `${ids.length} services`);
-    for (const id of ['github', 'gitlab', 'codeberg', 'gitea', 'mastodon', 'mastodonsocial', 'bluesky', 'hackernews', 'lobsters', 'reddit', 'devcommunity', 'bitwardenforum']) assert.ok(ids.includes(id), id);
+    for (const id of [
+      'github',
+      'gitlab',
+      'codeberg',
+      'gitea',
+      'mastodon',
+      'mastodonsocial',
+      'bluesky',
+      'hackernews',
+      'lobsters',
+      'reddit',
+      'devcommunity',
+      'bitwardenforum',
+    ])
+      assert.ok(ids.includes(id), id);
   });
 });
 
@@ -90,7 +117,13 @@ describe('the proof text', () => {
 });
 
 describe('the schema', () => {
-  const good = () => JSON.parse(JSON.stringify({ format: 'idsvc-proofs/1', providers: [providers.find((p) => p.id === 'github')!].map(({ profileUrlPattern: _a, proofUrlPattern: _b, ...rest }) => rest) })) as { format: string; providers: Record<string, unknown>[] };
+  const good = () =>
+    JSON.parse(
+      JSON.stringify({
+        format: 'idsvc-proofs/1',
+        providers: [providers.find((p) => p.id === 'github')!].map(({ profileUrlPattern: _a, proofUrlPattern: _b, ...rest }) => rest),
+      }),
+    ) as { format: string; providers: Record<string, unknown>[] };
 
   test('accepts a definition as shipped', () => {
     assert.equal(parseProofProviders(good()).length, 1);
@@ -99,16 +132,28 @@ describe('the schema', () => {
   const refusals: [string, (d: Record<string, unknown>) => void, RegExp][] = [
     ['an unknown field', (d) => (d.colour = 'red'), /providers\[0\] \("github"\): .*colour|additional/i],
     ['a format that is not json, html, xml or text', (d) => (d.format = 'yaml'), /providers\[0\] \("github"\): \/format/],
-    ['a template naming a variable it does not have', (d) => ((d.fetch as { url: string }).url = 'https://api.github.com/users/{who}'), /providers\[0\] \("github"\): fetch.url names \{who\}/],
+    [
+      'a template naming a variable it does not have',
+      (d) => ((d.fetch as { url: string }).url = 'https://api.github.com/users/{who}'),
+      /providers\[0\] \("github"\): fetch.url names \{who\}/,
+    ],
     ['a fetch URL that is not http(s)', (d) => ((d.fetch as { url: string }).url = 'file:///etc/{user}'), /fetch.url must be an http\(s\) URL template/],
     ['a pattern that does not compile', (d) => (d.profileUrl = '^https://(?<user>[a-z$'), /profileUrl is not a valid regular expression/],
     ['an unanchored pattern', (d) => (d.profileUrl = 'https://github.com/(?<user>[a-z]+)'), /profileUrl must be anchored/],
-    ['a proof address pattern that does not name the user', (d) => (d.proofUrl = { pattern: '^https://gist\\.github\\.com/(?<gist>[0-9a-f]{20})$', example: '' }), /must have a named group "user"/],
+    [
+      'a proof address pattern that does not name the user',
+      (d) => (d.proofUrl = { pattern: '^https://gist\\.github\\.com/(?<gist>[0-9a-f]{20})$', example: '' }),
+      /must have a named group "user"/,
+    ],
     ['examples without a negative one', (d) => (d.examples = [(d.examples as unknown[])[0]]), /examples/],
-    ['an HTML place that is not a selector', (d) => {
+    [
+      'an HTML place that is not a selector',
+      (d) => {
         d.format = 'html';
         d.proof = { in: [{ at: 'div > p' }], relation: 'contains' };
-      }, /is not a selector/],
+      },
+      /is not a selector/,
+    ],
   ];
   for (const [what, change, message] of refusals) {
     test(`refuses ${what}, in one line naming the entry`, () => {
@@ -135,10 +180,14 @@ describe('the schema', () => {
     fs.writeFileSync(file, JSON.stringify(bad));
     assert.throws(
       () => loadConfig({ PROOF_PROVIDERS: file }),
-      (err: Error) => err instanceof ConfigError && err.variable === 'PROOF_PROVIDERS' && /providers\[0\] \("github"\)/.test(err.message) && !err.message.includes('\n'),
+      (err: Error) =>
+        err instanceof ConfigError && err.variable === 'PROOF_PROVIDERS' && /providers\[0\] \("github"\)/.test(err.message) && !err.message.includes('\n'),
     );
     fs.writeFileSync(file, '{ not json');
-    assert.throws(() => loadConfig({ PROOF_PROVIDERS: file }), (err: Error) => err instanceof ConfigError && !err.message.includes('\n'));
+    assert.throws(
+      () => loadConfig({ PROOF_PROVIDERS: file }),
+      (err: Error) => err instanceof ConfigError && !err.message.includes('\n'),
+    );
     fs.rmSync(dir, { recursive: true });
   });
 
@@ -149,16 +198,25 @@ describe('the schema', () => {
     mine.providers[0]!.id = 'my-forge';
     mine.providers[0]!.services = ['gitea'];
     fs.writeFileSync(file, JSON.stringify(mine));
-    assert.deepEqual(loadConfig({ PROOF_PROVIDERS: file }).proofProviders.map((p) => p.id), ['my-forge']);
+    assert.deepEqual(
+      loadConfig({ PROOF_PROVIDERS: file }).proofProviders.map((p) => p.id),
+      ['my-forge'],
+    );
     fs.rmSync(dir, { recursive: true });
   });
 });
 
 describe('where proofs are read from', () => {
   test('test origins are refused in production, and must be origin pairs', () => {
-    assert.throws(() => loadConfig({ NODE_ENV: 'production', IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1' }), /IDSVC_TEST_PROOF_ORIGINS is for tests and development only/);
+    assert.throws(
+      () => loadConfig({ NODE_ENV: 'production', IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1' }),
+      /IDSVC_TEST_PROOF_ORIGINS is for tests and development only/,
+    );
     assert.throws(() => loadConfig({ IDSVC_TEST_PROOF_ORIGINS: 'nonsense' }), /IDSVC_TEST_PROOF_ORIGINS must be origin=origin pairs/);
-    assert.equal(loadConfig({ IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1' }).proofOrigins.get('https://api.github.com'), 'http://127.0.0.1:1');
+    assert.equal(
+      loadConfig({ IDSVC_TEST_PROOF_ORIGINS: 'https://api.github.com=http://127.0.0.1:1' }).proofOrigins.get('https://api.github.com'),
+      'http://127.0.0.1:1',
+    );
     assert.equal(loadConfig({}).proofOrigins.size, 0);
   });
 
@@ -173,8 +231,12 @@ describe('where proofs are read from', () => {
   test('a proof address must match the pattern and name the identity’s own account', () => {
     const gist = providers.find((p) => p.id === 'github-gist')!;
     const vars = { id: 'octocat', user: 'octocat' };
-    assert.deepEqual(proofUrlVariables(gist, vars, 'https://gist.github.com/OctoCat/aa5a315d61ae9438b18d'), { vars: { ...vars, gist: 'aa5a315d61ae9438b18d' } });
-    assert.deepEqual(proofUrlVariables(gist, vars, 'https://gist.github.com/mallory/aa5a315d61ae9438b18d'), { refused: 'the proof address belongs to mallory, not to octocat' });
+    assert.deepEqual(proofUrlVariables(gist, vars, 'https://gist.github.com/OctoCat/aa5a315d61ae9438b18d'), {
+      vars: { ...vars, gist: 'aa5a315d61ae9438b18d' },
+    });
+    assert.deepEqual(proofUrlVariables(gist, vars, 'https://gist.github.com/mallory/aa5a315d61ae9438b18d'), {
+      refused: 'the proof address belongs to mallory, not to octocat',
+    });
     assert.equal(proofUrlVariables(gist, vars, 'http://127.0.0.1/octocat/aa5a315d61ae9438b18d'), null);
     assert.equal(proofUrlVariables(gist, vars, 'https://gist.github.com.evil.example/octocat/aa5a315d61ae9438b18d'), null);
   });
@@ -200,6 +262,9 @@ describe('bounded reading', () => {
 
   test('a cut answer without the proof in the part read is not a negative', () => {
     const telegram = providers.find((p) => p.id === 'telegram')!;
-    assert.equal(readAnswer(telegram, { id: 'durov', user: 'durov' }, { status: 200, body: '<div class="tgme_page_description">Hi</div>', truncated: true }, FORMS).result, 'transient');
+    assert.equal(
+      readAnswer(telegram, { id: 'durov', user: 'durov' }, { status: 200, body: '<div class="tgme_page_description">Hi</div>', truncated: true }, FORMS).result,
+      'transient',
+    );
   });
 });

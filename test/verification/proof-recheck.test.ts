@@ -63,16 +63,24 @@ test('a proof taken out of the GitHub bio is confirmed missing and the mark goes
   t.clock.advance(60_000);
   const negative = await verifyIdentity(t.ctx, row.id);
   assert.equal(negative?.verified, true, 'a first negative only warns');
-  assert.deepEqual(negative?.outcomes.map((o) => `${o.method} ${o.result}`), ['rel-me absent', 'proof absent']);
+  assert.deepEqual(
+    negative?.outcomes.map((o) => `${o.method} ${o.result}`),
+    ['rel-me absent', 'proof absent'],
+  );
 
   t.clock.advance(t.ctx.config.verifyConfirmAfterMs);
   assert.equal((await verifyIdentity(t.ctx, row.id))?.verified, false, 'confirmed after the delay: the mark goes');
 
-  const unverified = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.unverified').map((e) => JSON.parse(e.payload).data as { reason: Record<string, unknown> });
+  const unverified = (await listOutbox(t.ctx.db.kysely, partner.id))
+    .filter((e) => e.event_type === 'identity.unverified')
+    .map((e) => JSON.parse(e.payload).data as { reason: Record<string, unknown> });
   assert.equal(unverified.length, 1);
   const reason = unverified[0]!.reason;
   assert.equal(reason.method, 'proof');
   assert.equal(reason.evidenceUrl, `${api.origin}/users/octo-rc`);
   assert.equal(reason.status, 200);
-  assert.match(String(reason.detail), /^Looked for https:\/\/idsvc\.example\/u\/rc_alice or idsvc:idsvc\.example:rc_alice in "bio" or "blog" of GitHub's answer/);
+  assert.match(
+    String(reason.detail),
+    /^Looked for https:\/\/idsvc\.example\/u\/rc_alice or idsvc:idsvc\.example:rc_alice in "bio" or "blog" of GitHub's answer/,
+  );
 });

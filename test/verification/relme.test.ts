@@ -15,12 +15,7 @@ describe('findRelMeLinks', () => {
     const html = `<html><head><link rel="me authn" href="https://one.example/"></head>
       <body><a rel="me" href="https://two.example/">2</a><A REL="ME" HREF="https://three.example/">3</A>
       <a rel="nofollow  me\tnoopener" href="https://four.example/">4</a></body></html>`;
-    assert.deepEqual(findRelMeLinks(html, base), [
-      'https://one.example/',
-      'https://two.example/',
-      'https://three.example/',
-      'https://four.example/',
-    ]);
+    assert.deepEqual(findRelMeLinks(html, base), ['https://one.example/', 'https://two.example/', 'https://three.example/', 'https://four.example/']);
   });
 
   test('ignores other rels, other elements and links without href', () => {
@@ -31,19 +26,14 @@ describe('findRelMeLinks', () => {
 
   test('resolves relative URLs against the page URL', () => {
     assert.deepEqual(findRelMeLinks('<a rel=me href="/u/bob">', base), ['https://social.example/u/bob']);
-    assert.deepEqual(findRelMeLinks('<a rel=me href="../x?y=1&amp;z=2">', 'https://h.example/a/b/c'), [
-      'https://h.example/a/x?y=1&z=2',
-    ]);
+    assert.deepEqual(findRelMeLinks('<a rel=me href="../x?y=1&amp;z=2">', 'https://h.example/a/b/c'), ['https://h.example/a/x?y=1&z=2']);
     assert.deepEqual(findRelMeLinks('<a rel=me href="//cdn.example/p">', base), ['https://cdn.example/p']);
   });
 
   test('the first <base href> applies, even to links before it', () => {
     const html = `<a rel="me" href="early">e</a><base href="https://elsewhere.example/dir/"><base href="https://ignored.example/">
       <a rel="me" href="u/bob">b</a>`;
-    assert.deepEqual(findRelMeLinks(html, base), [
-      'https://elsewhere.example/dir/early',
-      'https://elsewhere.example/dir/u/bob',
-    ]);
+    assert.deepEqual(findRelMeLinks(html, base), ['https://elsewhere.example/dir/early', 'https://elsewhere.example/dir/u/bob']);
   });
 
   test('a relative <base href> is resolved against the page URL', () => {
@@ -51,14 +41,13 @@ describe('findRelMeLinks', () => {
   });
 
   test('Link header entries with rel containing me, resolved against the page URL', () => {
-    const header = '<https://a.example/>; rel="me", </relative>; rel="ME authn", <https://c.example/>; rel="author", <https://d.example/>; rel=me; anchor="https://other.example/"';
+    const header =
+      '<https://a.example/>; rel="me", </relative>; rel="ME authn", <https://c.example/>; rel="author", <https://d.example/>; rel=me; anchor="https://other.example/"';
     assert.deepEqual(findRelMeLinks('', base, header), ['https://a.example/', 'https://social.example/relative']);
   });
 
   test('a malformed Link header is ignored, HTML links still count', () => {
-    assert.deepEqual(findRelMeLinks('<a rel=me href="https://x.example/">', base, 'garbage without brackets'), [
-      'https://x.example/',
-    ]);
+    assert.deepEqual(findRelMeLinks('<a rel=me href="https://x.example/">', base, 'garbage without brackets'), ['https://x.example/']);
   });
 
   test('survives broken markup and removes duplicates', () => {

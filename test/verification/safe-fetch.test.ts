@@ -231,9 +231,7 @@ describe('against a live local server', () => {
 
   test('a redirect to a refused address is not followed', async () => {
     const before = other.connections;
-    const r = failure(
-      await safeFetch(`${srv.origin}/to-other`, { allowPrivate: true, isAllowed: (ip) => ip === '127.0.0.1' }),
-    );
+    const r = failure(await safeFetch(`${srv.origin}/to-other`, { allowPrivate: true, isAllowed: (ip) => ip === '127.0.0.1' }));
     assert.equal(r.reason, 'address_not_allowed');
     assert.equal(other.connections, before);
   });

@@ -14,10 +14,7 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export async function startServer(
-  handler: http.RequestListener,
-  host = '127.0.0.1',
-): Promise<LocalServer> {
+export async function startServer(handler: http.RequestListener, host = '127.0.0.1'): Promise<LocalServer> {
   const server = http.createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -63,7 +63,10 @@ describe('nothing about a user who is not visible', () => {
     assert.deepEqual(await written(A.id), [], 'not even written');
     assert.deepEqual(await written(B.id), []);
     // The answers agree: each sees only its own pushes.
-    assert.deepEqual((await B.client.returnServices(me.userId)).map((s) => s.svcId), ['gitlab']);
+    assert.deepEqual(
+      (await B.client.returnServices(me.userId)).map((s) => s.svcId),
+      ['gitlab'],
+    );
   });
 
   test('a hidden user changes everything on the site: no partner hears of it', async () => {
@@ -81,7 +84,12 @@ describe('nothing about a user who is not visible', () => {
     assert.equal((await me.site.submit('/account/identities', { svc_id: 'pages', usr_svc_id: 'first-try' })).res.status, 303);
     assert.equal((await me.site.submit('/account/identities', { svc_id: 'pages', usr_svc_id: `${me.userId}-pages`, replace: '1' })).res.status, 303);
     assert.equal((await me.site.submit('/account/identities/verify', { svc_id: 'pages' })).res.status, 303);
-    const proven = await t.ctx.db.kysely.selectFrom('central_identities').select('verified').where('svc_id', '=', 'pages').where('usr_svc_id', '=', `${me.userId}-pages`).executeTakeFirst();
+    const proven = await t.ctx.db.kysely
+      .selectFrom('central_identities')
+      .select('verified')
+      .where('svc_id', '=', 'pages')
+      .where('usr_svc_id', '=', `${me.userId}-pages`)
+      .executeTakeFirst();
     assert.equal(proven?.verified, 1, 'the check ran and flipped the flag');
     assert.equal((await me.site.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'hidden-me' })).res.status, 303);
     assert.equal((await me.site.submit('/account/identities/remove', { svc_id: 'github' })).res.status, 303);
@@ -102,7 +110,10 @@ describe('nothing about a user who is not visible', () => {
     await deliverAll(t);
     assert.deepEqual(await typesOf(A), ['link.created', 'user.hidden', 'user.visible']);
     assert.deepEqual(await typesOf(B), ['user.hidden']);
-    assert.deepEqual((await A.client.returnServices(me.email)).map((s) => s.svcId), ['gitlab', 'pages']);
+    assert.deepEqual(
+      (await A.client.returnServices(me.email)).map((s) => s.svcId),
+      ['gitlab', 'pages'],
+    );
   });
 });
 
@@ -140,7 +151,13 @@ describe('delivery checks again', () => {
     assert.deepEqual(await typesOf(B), ['user.hidden', 'user.visible', 'user.deleted']);
     assert.deepEqual(await typesOf(A), ['link.created', 'user.hidden', 'user.visible', 'user.deleted']);
     const statuses = (await listOutbox(t.ctx.db.kysely, B.id)).map((r) => `${r.event_type}:${r.status}`);
-    assert.deepEqual(statuses, ['identity.updated:suppressed', 'user.hidden:delivered', 'user.visible:delivered', 'identity.updated:suppressed', 'user.deleted:delivered']);
+    assert.deepEqual(statuses, [
+      'identity.updated:suppressed',
+      'user.hidden:delivered',
+      'user.visible:delivered',
+      'identity.updated:suppressed',
+      'user.deleted:delivered',
+    ]);
   });
 });
 
@@ -157,7 +174,10 @@ describe('user.visible', () => {
     }
     await deliverAll(t);
     const events = await A.events();
-    assert.deepEqual(events.map((e) => e.type), ['user.visible', 'user.hidden', 'user.visible']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['user.visible', 'user.hidden', 'user.visible'],
+    );
     assert.deepEqual(events[0]?.data, { user_identifier: me.userId, userId: me.userId }, 'names the user as the partner linked them, nothing more');
   });
 });
@@ -172,7 +192,10 @@ describe('profile.updated', () => {
     await me.site.submit('/account/profile', { nickname: 'Mia', public_nickname: '1', city: 'Oslo' });
     await deliverAll(t);
     let events = await A.events();
-    assert.deepEqual(events.map((e) => e.type), ['profile.updated']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['profile.updated'],
+    );
     const first = events[0]!.data;
     assert.deepEqual(first.profile, await A.client.returnProfile(me.email), 'the private view of return_profile, exactly');
     assert.deepEqual(first.profile, { userId: me.userId, url: `${t.config.baseUrl}/u/${me.userId}`, nickname: 'Mia', city: 'Oslo' });
@@ -188,15 +211,27 @@ describe('profile.updated', () => {
     assert.equal(r.code, 0, r.stderr);
     await deliverAll(t);
     events = await A.events();
-    assert.deepEqual(events.map((e) => e.type), ['profile.updated', 'profile.updated', 'profile.updated']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['profile.updated', 'profile.updated', 'profile.updated'],
+    );
     assert.deepEqual(events[1]?.data.publicFields, ['nickname', 'city'], 'in answer order');
-    assert.deepEqual(events[2]?.data.profile, { userId: me.userId, url: `${t.config.baseUrl}/u/${me.userId}`, nickname: 'Mia', city: 'Oslo', bio: 'Hello there' });
+    assert.deepEqual(events[2]?.data.profile, {
+      userId: me.userId,
+      url: `${t.config.baseUrl}/u/${me.userId}`,
+      nickname: 'Mia',
+      city: 'Oslo',
+      bio: 'Hello there',
+    });
 
     // Hidden, a profile change is nobody's news.
     await me.site.submit('/account/opt-in', { opt_in: '0' });
     await me.site.submit('/account/profile', { nickname: 'Someone else' });
     await deliverAll(t);
-    assert.deepEqual((await A.events()).map((e) => e.type), ['profile.updated', 'profile.updated', 'profile.updated', 'user.hidden']);
+    assert.deepEqual(
+      (await A.events()).map((e) => e.type),
+      ['profile.updated', 'profile.updated', 'profile.updated', 'user.hidden'],
+    );
     assert.deepEqual(await typesOf(stranger), [], 'a partner that is not linked hears nothing');
   });
 });

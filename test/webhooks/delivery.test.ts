@@ -61,7 +61,10 @@ test('events are delivered signed; the signature verifies with the client helper
   await deliverDueWebhooks(t.ctx);
   assert.equal(received.length, 2);
   const events = await Promise.all(received.map((r) => verifyWebhook(secret, r.headers as Record<string, string>, r.body, { now: t.clock.now() })));
-  assert.deepEqual(events.map((e) => e.type), ['link.created', 'identity.updated']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['link.created', 'identity.updated'],
+  );
   assert.equal(events[1]?.data.svcId, 'github');
   assert.equal(received[0]?.headers['content-type'], 'application/json');
   assert.match(String(received[0]?.headers['webhook-id']), /^msg_[0-9a-f]{32}$/);
@@ -119,5 +122,8 @@ test('410 Gone disables the endpoint', async () => {
   await deliverDueWebhooks(t.ctx);
   assert.equal(received.length, 1);
   const rows = await outboxOf(B.id);
-  assert.deepEqual(rows.map((r) => r.status), ['dead', 'skipped']);
+  assert.deepEqual(
+    rows.map((r) => r.status),
+    ['dead', 'skipped'],
+  );
 });

@@ -76,4 +76,5 @@ export async function deliverAll(t: TestApp): Promise<void> {
 
 /** The `idsvc` command as an operator runs it: against the test's database, with the server's BASE_URL. */
 /** The CLI with the server's BASE_URL, as docs/operations.md asks: events it writes carry profile URLs. */
-export const cli = (t: TestApp, args: string[], stdin = '', env: Record<string, string> = {}) => runCli(t, args, { stdin, env: { BASE_URL: t.config.baseUrl, ...env } });
+export const cli = (t: TestApp, args: string[], stdin = '', env: Record<string, string> = {}) =>
+  runCli(t, args, { stdin, env: { BASE_URL: t.config.baseUrl, ...env } });

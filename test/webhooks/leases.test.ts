@@ -94,7 +94,11 @@ test('a pass of slow attempts on one instance and a pass on another never send o
   assert.ok(secondRan, 'the second pass ran during the first');
   assert.deepEqual(concurrent, [], 'no event was in flight twice at once');
   assert.equal(seen.size, events.length, 'every event was delivered');
-  assert.deepEqual([...seen.values()].filter((n) => n > 1), [], 'and each once');
+  assert.deepEqual(
+    [...seen.values()].filter((n) => n > 1),
+    [],
+    'and each once',
+  );
   const left = await one.ctx.db.kysely.selectFrom('outbox').select('status').where('partner_id', '=', B.id).where('status', '!=', 'delivered').execute();
   assert.deepEqual(left, []);
 });

@@ -12,10 +12,26 @@ import { cli, deliverAll, startReceiver, verifiedEvents, type Receiver } from '.
 // ajv-formats is CommonJS: under ESM its plugin is the `default` property of the default import.
 const addFormats = addFormatsModule.default;
 
-const EVENTS = ['identity.updated', 'identity.verified', 'identity.unverified', 'identity.removed', 'link.created', 'link.removed', 'user.hidden', 'user.visible', 'user.deleted', 'profile.updated', 'ping'];
+const EVENTS = [
+  'identity.updated',
+  'identity.verified',
+  'identity.unverified',
+  'identity.removed',
+  'link.created',
+  'link.removed',
+  'user.hidden',
+  'user.visible',
+  'user.deleted',
+  'profile.updated',
+  'ping',
+];
 
 interface WebhookDoc {
-  post: { operationId: string; parameters: { name: string; in: string }[]; requestBody: { content: { 'application/json': { schema: Record<string, unknown> } } } };
+  post: {
+    operationId: string;
+    parameters: { name: string; in: string }[];
+    requestBody: { content: { 'application/json': { schema: Record<string, unknown> } } };
+  };
 }
 
 let t: TestApp;
@@ -42,7 +58,11 @@ test('the served document declares every event under webhooks and validates as O
   assert.deepEqual(Object.keys(doc.webhooks).sort(), [...EVENTS].sort());
   for (const type of EVENTS) {
     const op = doc.webhooks[type]!.post;
-    assert.deepEqual(op.parameters.map((p) => `${p.in}:${p.name}`), ['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature'], type);
+    assert.deepEqual(
+      op.parameters.map((p) => `${p.in}:${p.name}`),
+      ['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature'],
+      type,
+    );
     const schema = op.requestBody.content['application/json'].schema as { properties: { type: { const: string } } };
     assert.equal(schema.properties.type.const, type);
   }
@@ -91,5 +111,12 @@ test('every event idsvc really sends matches the schema the document declares fo
   // And the schemas are not so loose that anything passes.
   const updated = doc.webhooks['identity.updated']!.post.requestBody.content['application/json'].schema;
   assert.equal(ajv.validate(updated, { type: 'identity.updated', timestamp: new Date().toISOString(), data: { userId: 'x', user_identifier: 'y' } }), false);
-  assert.equal(ajv.validate(updated, { type: 'identity.removed', timestamp: new Date().toISOString(), data: { userId: 'x', user_identifier: 'y', svcId: 'github', url: '', verified: false } }), false);
+  assert.equal(
+    ajv.validate(updated, {
+      type: 'identity.removed',
+      timestamp: new Date().toISOString(),
+      data: { userId: 'x', user_identifier: 'y', svcId: 'github', url: '', verified: false },
+    }),
+    false,
+  );
 });

@@ -111,7 +111,10 @@ test('not opted in → opted in → hidden → visible → deleted: what each li
   expectB.push({ type: 'user.visible', data: toB });
   await check('visible again');
   const read = await B.client.returnServices('alice_walk');
-  assert.deepEqual(read.map((s) => s.svcId), ['github', 'gitlab', 'keybase', 'reddit', 'twitch', 'twitter', 'youtube']);
+  assert.deepEqual(
+    read.map((s) => s.svcId),
+    ['github', 'gitlab', 'keybase', 'reddit', 'twitch', 'twitter', 'youtube'],
+  );
   assert.equal((await B.client.returnProfile('alice_walk')).city, 'Oslo');
 
   // 5. She deletes the account on the site: both are told.

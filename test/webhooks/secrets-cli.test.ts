@@ -164,7 +164,11 @@ test('rotate-webhook-secret: both secrets sign during the grace period, only the
   assert.equal(signatures(received[0]!).length, 1);
   assert.ok(verifies(rotated.webhook_secret, received[0]!));
   assert.ok(!verifies(p.secret, received[0]!), 'the old secret signs no more');
-  assert.equal((JSON.parse((await cli(['--json', 'partner', 'show', p.apiKey])).stdout) as { previous_webhook_secret_signs_until: null }).previous_webhook_secret_signs_until, null);
+  assert.equal(
+    (JSON.parse((await cli(['--json', 'partner', 'show', p.apiKey])).stdout) as { previous_webhook_secret_signs_until: null })
+      .previous_webhook_secret_signs_until,
+    null,
+  );
 });
 
 test('the grace period defaults to WEBHOOK_SECRET_GRACE_SECONDS; --grace 0 drops the old secret at once; a partner without an endpoint has nothing to rotate', async () => {

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
-import {
-  renderWidgetBootScript,
-  renderWidgetErrorScript,
-  type WidgetBootConfig,
-} from '../../src/widget/boot-script.js';
+import { renderWidgetBootScript, renderWidgetErrorScript, type WidgetBootConfig } from '../../src/widget/boot-script.js';
 
 const NASTY = [
   '</script><script>alert(1)</script>',

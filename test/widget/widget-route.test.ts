@@ -113,7 +113,16 @@ describe('the per-user boot script', () => {
       lang: 'de',
       view: 'public',
       warning: null,
-      services: [{ svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/wanda-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' }],
+      services: [
+        {
+          svcId: 'gitlab',
+          svcName: 'GitLab',
+          usrSvcId: null,
+          url: 'https://gitlab.com/wanda-gl',
+          verified: false,
+          svcFavicon: 'https://gitlab.com/favicon.ico',
+        },
+      ],
       siteName: 'idsvc', // what the widget names in its line about the service and on its sync form
       signUpUrl: 'https://id.example.org/signup',
       catalogueUrl: 'https://id.example.org/widget/catalogue.json',
@@ -122,7 +131,12 @@ describe('the per-user boot script', () => {
   });
 
   test('display_sync is TRUE or FALSE in any case; anything else is an error script', async () => {
-    for (const [v, expected] of [['TRUE', true], ['true', true], ['False', false], ['FALSE', false]] as const) {
+    for (const [v, expected] of [
+      ['TRUE', true],
+      ['true', true],
+      ['False', false],
+      ['FALSE', false],
+    ] as const) {
       assert.equal((await widgetFor(widgetPath(P.apiKey, 'wanda', v))).displaySync, expected, v);
     }
     assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda', 'yes'), 400), 'idsvc widget: invalid_request: display_sync must be TRUE or FALSE');
@@ -139,10 +153,17 @@ describe('the per-user boot script', () => {
     assert.equal(await widgetError(widgetPath('z'.repeat(32), 'wanda'), 401), 'idsvc widget: invalid_api_key: Invalid API key');
     assert.equal(await widgetError(widgetPath('short', 'wanda'), 401), 'idsvc widget: invalid_api_key: Invalid API key');
     assert.match(await widgetError(widgetPath(P.apiKey, 'not an identifier!'), 400), /^idsvc widget: invalid_request: user_identifier/);
-    assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?callback=x'), 400), 'idsvc widget: invalid_request: unknown querystring field "callback"');
+    assert.equal(
+      await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?callback=x'), 400),
+      'idsvc widget: invalid_request: unknown querystring field "callback"',
+    );
     // The signature is checked before the query's schema; a field given twice is a 400 there, not a crash.
     for (const query of ['?exp=1&exp=2&sig=ab', '?exp=1&sig=ab&sig=cd']) {
-      assert.match(await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', query), 400), /^idsvc widget: invalid_request: querystring field "(exp|sig)" must be string$/, query);
+      assert.match(
+        await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', query), 400),
+        /^idsvc widget: invalid_request: querystring field "(exp|sig)" must be string$/,
+        query,
+      );
     }
     const leaked = await widgetError(widgetPath(P.apiKey, 'wanda', 'TRUE', '?api_token=s3cr3tvalue'), 400);
     assert.match(leaked, /^idsvc widget: credentials_in_query: /);
@@ -163,10 +184,13 @@ describe('the per-user boot script', () => {
     }
   });
 
-  test('unsigned, even a trusted partner\'s widget shows no usrSvcId: the key alone is no proof', async () => {
+  test("unsigned, even a trusted partner's widget shows no usrSvcId: the key alone is no proof", async () => {
     const T = await t.partner({ trusted: true });
     const c = await widgetFor(widgetPath(T.apiKey, 'wanda'));
-    assert.deepEqual(c.services.map((s) => s.usrSvcId), [null]);
+    assert.deepEqual(
+      c.services.map((s) => s.usrSvcId),
+      [null],
+    );
     const posted = await fetch(`${t.baseUrl}${widgetPath(T.apiKey, 'wanda')}`, { method: 'POST', body: new URLSearchParams({ api_token: T.apiToken }) });
     assert.deepEqual(bootConfig(await posted.text()).view, 'private');
   });
@@ -195,15 +219,26 @@ describe('signed widget URLs', () => {
     await P.client.updateService('sigrid', 'github', 'sigrid-gh');
   });
 
-  const publicView = [{ svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/sigrid-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' }];
-  const privateView = [{ svcId: 'github', svcName: 'GitHub', usrSvcId: 'sigrid-gh', url: 'https://www.github.com/sigrid-gh', verified: false, svcFavicon: 'https://www.github.com/favicon.ico' }];
+  const publicView = [
+    { svcId: 'gitlab', svcName: 'GitLab', usrSvcId: null, url: 'https://gitlab.com/sigrid-gl', verified: false, svcFavicon: 'https://gitlab.com/favicon.ico' },
+  ];
+  const privateView = [
+    {
+      svcId: 'github',
+      svcName: 'GitHub',
+      usrSvcId: 'sigrid-gh',
+      url: 'https://www.github.com/sigrid-gh',
+      verified: false,
+      svcFavicon: 'https://www.github.com/favicon.ico',
+    },
+  ];
 
   test('unsigned: the public view, without a warning', async () => {
     const c = await widgetFor(widgetPath(P.apiKey, 'sigrid'));
     assert.deepEqual([c.view, c.services, c.warning], ['public', publicView, null]);
   });
 
-  test('signed by the client library: the partner\'s private view', async () => {
+  test("signed by the client library: the partner's private view", async () => {
     const url = await P.client.widgetUrl('sigrid', { now: t.clock.now(), lang: 'es' });
     const c = await widgetFor(url.slice(t.baseUrl.length));
     assert.deepEqual([c.view, c.services, c.warning, c.lang], ['private', privateView, null, 'es']);
@@ -231,8 +266,8 @@ describe('signed widget URLs', () => {
       ['exp moved', `?exp=${exp + 1}&sig=${good}`, /invalid signature/],
       ['another person', signedQuery(P.apiKey, 'someone_else', P.apiToken), /invalid signature/],
       ['another spelling of the person', signedQuery(P.apiKey, 'sigrid@example.com', P.apiToken), /invalid signature/],
-      ['another partner\'s key and token', signedQuery(Q.apiKey, 'sigrid', Q.apiToken), /invalid signature/],
-      ['this key, another partner\'s token', signedQuery(P.apiKey, 'sigrid', Q.apiToken), /invalid signature/],
+      ["another partner's key and token", signedQuery(Q.apiKey, 'sigrid', Q.apiToken), /invalid signature/],
+      ["this key, another partner's token", signedQuery(P.apiKey, 'sigrid', Q.apiToken), /invalid signature/],
       ['sig only', `?sig=${good}`, /needs both exp and sig/],
       ['exp only', `?exp=${exp}`, /needs both exp and sig/],
       ['malformed sig', `?exp=${exp}&sig=${good.slice(1)}`, /malformed/],
@@ -259,7 +294,11 @@ describe('signed widget URLs', () => {
       await assert.rejects(P.client.widgetUrl('sigrid', { now: t.clock.now(), expiresInSeconds }), RangeError, String(expiresInSeconds));
     }
     await assert.rejects(signWidget(P.apiKey, 'sigrid', nowSeconds() + 86401, P.apiToken, t.clock.now()), RangeError);
-    await assert.rejects(signWidget(P.apiKey, 'sigrid', Math.floor(Date.now() / 1000) + 2 * 86400, P.apiToken), RangeError, 'by default against the current time');
+    await assert.rejects(
+      signWidget(P.apiKey, 'sigrid', Math.floor(Date.now() / 1000) + 2 * 86400, P.apiToken),
+      RangeError,
+      'by default against the current time',
+    );
     assert.match(await signWidget(P.apiKey, 'sigrid', nowSeconds() + 86400, P.apiToken, t.clock.now()), /^[0-9a-f]{64}$/);
   });
 
@@ -307,9 +346,16 @@ describe('allowed origins', () => {
       { referer: 'not a url' },
     ];
     for (const headers of others) {
-      assert.equal(await widgetError(widgetPath(P.apiKey, 'wanda'), 403, headers), 'idsvc widget: forbidden: Origin not allowed for this API key', JSON.stringify(headers));
+      assert.equal(
+        await widgetError(widgetPath(P.apiKey, 'wanda'), 403, headers),
+        'idsvc widget: forbidden: Origin not allowed for this API key',
+        JSON.stringify(headers),
+      );
     }
-    assert.match(await widgetError(widgetPath(P.apiKey, 'wanda'), 403), /^idsvc widget: forbidden: This partner allows its widget only on listed origins, and the request named none/);
+    assert.match(
+      await widgetError(widgetPath(P.apiKey, 'wanda'), 403),
+      /^idsvc widget: forbidden: This partner allows its widget only on listed origins, and the request named none/,
+    );
   });
 
   test('a partner without a list serves any page, and requests without a Referer', async () => {
@@ -354,7 +400,8 @@ describe('the widget bundle', () => {
       return res.headers.get('content-encoding');
     };
     for (const taken of ['gzip', 'br, GZIP', 'deflate, gzip;q=0.5', 'gzip ; q=1.0', 'x, gzip;q=.001']) assert.equal(await encodingFor(taken), 'gzip', taken);
-    for (const refused of ['identity', 'gzip;q=0', 'gzip;q=0.000', 'gzip;level=9', 'x-gzip', 'gzip;q=2']) assert.equal(await encodingFor(refused), null, refused);
+    for (const refused of ['identity', 'gzip;q=0', 'gzip;q=0.000', 'gzip;level=9', 'x-gzip', 'gzip;q=2'])
+      assert.equal(await encodingFor(refused), null, refused);
     // One regex over the header was quadratic in a long q value that did not end the entry.
     const before = process.cpuUsage();
     assert.equal(await encodingFor(`gzip;q=0.${'1'.repeat(15_000)}x`), null);
@@ -377,7 +424,10 @@ describe('the catalogue for the picker', () => {
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
     const entries = (await res.json()) as Record<string, unknown>[];
     const combined = await P.publicClient.serviceDetails({ order: 'combined' });
-    assert.deepEqual(entries.map((e) => e.svcId), combined.map((e) => e.svcId));
+    assert.deepEqual(
+      entries.map((e) => e.svcId),
+      combined.map((e) => e.svcId),
+    );
     assert.ok(!entries.some((e) => e.svcId === '1337x'), 'disabled services are left out');
     const github = entries.find((e) => e.svcId === 'github');
     assert.deepEqual(github, {
@@ -405,7 +455,10 @@ describe('the catalogue for the picker', () => {
 describe('the widget path without display_sync', () => {
   test('POST is still unsync_user (SPEC §4.6), answering XML', async () => {
     const P = await t.partner();
-    const res = await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/wanda`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken }) });
+    const res = await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/wanda`, {
+      method: 'POST',
+      body: new URLSearchParams({ api_token: P.apiToken }),
+    });
     assert.equal(res.status, 404);
     assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
     assert.match(await res.text(), /<code>not_found<\/code>/);

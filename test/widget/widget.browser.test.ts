@@ -12,12 +12,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/chromium.js';
 import { projectRoot } from '../../src/paths.js';
 import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
-import {
-  renderWidgetBootScript,
-  renderWidgetErrorScript,
-  type WidgetBootConfig,
-  type WidgetService,
-} from '../../src/widget/boot-script.js';
+import { renderWidgetBootScript, renderWidgetErrorScript, type WidgetBootConfig, type WidgetService } from '../../src/widget/boot-script.js';
 
 // Callbacks passed to page.evaluate run in the page; these names exist there, not in Node.
 declare const window: any;
@@ -286,9 +281,7 @@ async function openPage(body: string, head = ''): Promise<Opened> {
   open_.push(context);
   context.setDefaultTimeout(10_000);
   // Only the two local origins: favicons of real catalogue entries fail fast instead of leaving.
-  await context.route('**/*', (route) =>
-    route.request().url().startsWith('http://127.0.0.1:') ? route.continue() : route.abort(),
-  );
+  await context.route('**/*', (route) => (route.request().url().startsWith('http://127.0.0.1:') ? route.continue() : route.abort()));
   const page = await context.newPage();
   const messages: Opened['messages'] = [];
   const errors: string[] = [];
@@ -371,14 +364,11 @@ describe('widget in Chromium', () => {
     assert.equal(await items.count(), 3);
     assert.deepEqual(await items.locator('.name').allTextContents(), ['GitHub', 'Mastodon', 'Twitter']);
     const links = w.locator('section > ul').getByRole('link');
-    assert.deepEqual(
-      await links.evaluateAll((as) => as.map((a: any) => [a.getAttribute('href'), a.firstChild.textContent, a.rel])),
-      [
-        ['https://github.com/octo-alice', 'octo-alice', 'noopener noreferrer'],
-        ['https://mastodon.social/@alice', 'alice@mastodon.social', 'noopener noreferrer'],
-        ['https://x.com/alice_t', 'https://x.com/alice_t', 'noopener noreferrer'], // no usrSvcId: the URL
-      ],
-    );
+    assert.deepEqual(await links.evaluateAll((as) => as.map((a: any) => [a.getAttribute('href'), a.firstChild.textContent, a.rel])), [
+      ['https://github.com/octo-alice', 'octo-alice', 'noopener noreferrer'],
+      ['https://mastodon.social/@alice', 'alice@mastodon.social', 'noopener noreferrer'],
+      ['https://x.com/alice_t', 'https://x.com/alice_t', 'noopener noreferrer'], // no usrSvcId: the URL
+    ]);
     // The verified mark, only where verified, and named for screen readers.
     assert.equal(await items.nth(0).locator('.badge').textContent(), '✓ Verified');
     assert.equal(await items.nth(1).locator('.badge').count(), 0);
@@ -387,7 +377,10 @@ describe('widget in Chromium', () => {
     assert.equal(await items.nth(0).locator('img').getAttribute('src'), `${svc}/favicon/github.svg`);
     assert.equal(await page.evaluate(() => document.querySelector('idsvc-widget').shadowRoot !== null), true);
     assert.deepEqual(errors, []);
-    assert.deepEqual(messages.filter((m) => m.type === 'error' || m.type === 'warning'), []);
+    assert.deepEqual(
+      messages.filter((m) => m.type === 'error' || m.type === 'warning'),
+      [],
+    );
     await screenshotIfAsked(page);
   });
 
@@ -395,10 +388,12 @@ describe('widget in Chromium', () => {
     const { page } = await openPage(`<p id="a">before</p>${widgetScript(config())}<p id="b">after</p>`);
     await rendered(page);
     assert.equal(
-      await page.evaluate(() => {
-        const host = document.querySelector('idsvc-widget');
-        return [host.previousElementSibling.tagName, host.nextElementSibling.id];
-      }).then((v: string[]) => v.join()),
+      await page
+        .evaluate(() => {
+          const host = document.querySelector('idsvc-widget');
+          return [host.previousElementSibling.tagName, host.nextElementSibling.id];
+        })
+        .then((v: string[]) => v.join()),
       'SCRIPT,b',
     );
   });
@@ -458,14 +453,17 @@ describe('widget in Chromium', () => {
     const listbox = w.getByRole('listbox');
     assert.equal(await combo.getAttribute('aria-controls'), await listbox.getAttribute('id'));
     const names = await w.getByRole('option').allTextContents();
-    assert.ok(names.every((n) => n.toLowerCase().includes('gitl')), names.join());
+    assert.ok(
+      names.every((n) => n.toLowerCase().includes('gitl')),
+      names.join(),
+    );
 
     await page.keyboard.press('ArrowDown');
     const first = w.getByRole('option').first();
-    await page.waitForFunction(
-      ({ c, o }) => c.getAttribute('aria-activedescendant') === o.id && o.getAttribute('aria-selected') === 'true',
-      { c: await combo.elementHandle(), o: await first.elementHandle() },
-    );
+    await page.waitForFunction(({ c, o }) => c.getAttribute('aria-activedescendant') === o.id && o.getAttribute('aria-selected') === 'true', {
+      c: await combo.elementHandle(),
+      o: await first.elementHandle(),
+    });
     assert.equal(await first.textContent(), 'GitLab');
     await page.keyboard.press('Enter');
 
@@ -513,7 +511,10 @@ describe('widget in Chromium', () => {
     const combo = w.getByRole('combobox', { name: 'Service' });
     await waitFocused(page, combo);
     await page.keyboard.type('mast');
-    await w.getByRole('option', { name: /^Mastodon/ }).first().waitFor();
+    await w
+      .getByRole('option', { name: /^Mastodon/ })
+      .first()
+      .waitFor();
     assert.equal(await w.getByRole('option').first().locator('.hint').textContent(), 'added');
     await page.keyboard.press('Escape');
     await page.waitForFunction((c) => c.getAttribute('aria-expanded') === 'false', await combo.elementHandle());
@@ -581,9 +582,7 @@ describe('widget in Chromium', () => {
     await handle.fill('@alice@Fosstodon.ORG');
     await w.getByText('https://fosstodon.org/@alice', { exact: true }).waitFor();
     await handle.press('Enter');
-    assert.deepEqual(await callsOnce(page), [
-      ['alice', 'mastodon', 'Mastodon', '@alice@Fosstodon.ORG', 'https://fosstodon.org/@alice'],
-    ]);
+    assert.deepEqual(await callsOnce(page), [['alice', 'mastodon', 'Mastodon', '@alice@Fosstodon.ORG', 'https://fosstodon.org/@alice']]);
   });
 
   test('a host-position template refuses what cannot be a host name; no template gives no URL', async () => {
@@ -656,7 +655,10 @@ describe('widget in Chromium', () => {
     await w.getByRole('button', { name: 'Add an identity' }).click();
     const combo = w.getByRole('combobox', { name: 'Service' });
     await combo.fill('GitHub');
-    await w.getByRole('option', { name: /^GitHub/ }).first().click();
+    await w
+      .getByRole('option', { name: /^GitHub/ })
+      .first()
+      .click();
     const ident = w.getByRole('textbox', { name: 'Your username on GitHub' });
     await ident.fill('octo-bob');
     await w.getByRole('button', { name: 'Add', exact: true }).click();
@@ -670,7 +672,11 @@ describe('widget in Chromium', () => {
     await w.getByText('You already have octo-alice on GitHub. Replace it with octo-carol?').waitFor();
     await w.getByRole('button', { name: 'Replace', exact: true }).click();
     assert.deepEqual(await callsOnce(page), [['alice', 'github', 'GitHub', 'octo-carol', 'https://github.com/octo-carol']]);
-    await w.locator('section > ul > li').first().getByRole('link', { name: /octo-carol/ }).waitFor();
+    await w
+      .locator('section > ul > li')
+      .first()
+      .getByRole('link', { name: /octo-carol/ })
+      .waitFor();
     assert.equal(await w.locator('li .name', { hasText: 'GitHub' }).count(), 1, 'replaced, not added twice');
     assert.deepEqual(errors, []);
   });
@@ -763,7 +769,8 @@ describe('widget in Chromium', () => {
     await page.evaluate(() => window.handle_sync_results_idsvc('true'));
     await page.waitForFunction(() =>
       Array.from(document.querySelectorAll('idsvc-widget')).every(
-        (h: any) => !h.shadowRoot.querySelector('form.sync') || h.shadowRoot.querySelector('form.sync [role=status]').textContent === 'Synced with your account.',
+        (h: any) =>
+          !h.shadowRoot.querySelector('form.sync') || h.shadowRoot.querySelector('form.sync [role=status]').textContent === 'Synced with your account.',
       ),
     );
 
@@ -807,7 +814,10 @@ describe('widget in Chromium', () => {
     assert.equal(await page.evaluate(() => document.querySelectorAll('script[src*="/widget/widget."]').length), 1);
 
     // In document order: alice (placeholder), carol (after #mid), bob (after its own script).
-    for (const [i, user] of [[0, 'alice'], [1, 'carol']] as const) {
+    for (const [i, user] of [
+      [0, 'alice'],
+      [1, 'carol'],
+    ] as const) {
       await widget(page, i).getByRole('button', { name: 'Remove GitHub' }).click();
       await page.waitForFunction((n) => window.calls.length === n, i + 1);
       assert.deepEqual((await page.evaluate(() => window.calls)).at(-1), [user, 'github', 'GitHub', '', '']);
@@ -880,7 +890,9 @@ describe('widget in Chromium', () => {
         0,
       );
     }
-    await widget(page, 1).getByRole('button', { name: /^Remove/ }).click();
+    await widget(page, 1)
+      .getByRole('button', { name: /^Remove/ })
+      .click();
     assert.deepEqual(await callsOnce(page), [[nasty, 'github', `GitHub ${nasty}`, '', '']]);
     const sync = widget(page, 0);
     await sync.getByRole('textbox', { name: 'E-mail address' }).fill('a@example.com');
@@ -890,11 +902,7 @@ describe('widget in Chromium', () => {
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
     assert.deepEqual(errors, []);
     const texts = messages.map((m) => `${m.type} ${m.text}`).sort();
-    assert.deepEqual(texts, [
-      `error idsvc widget: forbidden: ${nasty}`,
-      `warning idsvc widget: ${nasty}`,
-      `warning idsvc widget: ${nasty}`,
-    ]);
+    assert.deepEqual(texts, [`error idsvc widget: forbidden: ${nasty}`, `warning idsvc widget: ${nasty}`, `warning idsvc widget: ${nasty}`]);
   });
 
   test('speaks the language asked for, falling back to English', async () => {
@@ -906,10 +914,7 @@ describe('widget in Chromium', () => {
     );
     await rendered(page, 4);
     const title = (i: number) => widget(page, i).locator('h2').first().textContent();
-    assert.deepEqual(
-      await Promise.all([0, 1, 2, 3].map(title)),
-      ['Ihre Identitäten', 'Vos identités', 'Tus identidades', 'Your identities'],
-    );
+    assert.deepEqual(await Promise.all([0, 1, 2, 3].map(title)), ['Ihre Identitäten', 'Vos identités', 'Tus identidades', 'Your identities']);
     const de = widget(page, 0);
     assert.equal(await de.locator('section').getAttribute('lang'), 'de');
     assert.equal(await de.getByRole('button', { name: 'GitHub ändern' }).count(), 1);

@@ -71,13 +71,7 @@ export function AddForm({ idp, t, catalogue, onRetry, added, current, onAdd, onC
   const old = entry ? current.get(entry.svcId) : undefined;
 
   return (
-    <form
-      class="panel"
-      noValidate
-      aria-label={t.add}
-      onSubmit={submit}
-      onKeyDown={(e) => e.key === 'Escape' && onCancel()}
-    >
+    <form class="panel" noValidate aria-label={t.add} onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
       <label for={`${idp}paste`}>{t.pasteUrl}</label>
       <input
         id={`${idp}paste`}
@@ -112,17 +106,7 @@ export function AddForm({ idp, t, catalogue, onRetry, added, current, onAdd, onC
           {t.chooseService}
         </p>
       )}
-      {entry && (
-        <IdentifierField
-          id={`${idp}ident`}
-          entry={entry}
-          value={value}
-          onValue={setValue}
-          showErrors={showErrors}
-          t={t}
-          inputRef={identRef}
-        />
-      )}
+      {entry && <IdentifierField id={`${idp}ident`} entry={entry} value={value} onValue={setValue} showErrors={showErrors} t={t} inputRef={identRef} />}
       {asking && entry && old !== undefined && (
         <p class="warn" role="alert">
           {fmt(t.replaceAsk, { old, name: entry.svcName, new: value.trim() })}

@@ -50,15 +50,7 @@ export function EditForm({ id, service, catalogue, onRetry, t, onSave, onCancel 
     >
       <div class="name">{service.svcName}</div>
       {entry ? (
-        <IdentifierField
-          id={id}
-          entry={entry}
-          value={value}
-          onValue={setTyped}
-          showErrors={showErrors}
-          t={t}
-          inputRef={inputRef}
-        />
+        <IdentifierField id={id} entry={entry} value={value} onValue={setTyped} showErrors={showErrors} t={t} inputRef={inputRef} />
       ) : catalogue.status === 'ready' ? (
         <p class="note">{fmt(t.unavailable, { name: service.svcName })}</p>
       ) : catalogue.status === 'error' ? (

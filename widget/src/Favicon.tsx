@@ -8,16 +8,7 @@ export function Favicon({ src, name }: { src: string; name: string }) {
   return (
     <span class="fav" aria-hidden="true">
       {!broken && isHttpUrl(src) ? (
-        <img
-          src={src}
-          alt=""
-          width={16}
-          height={16}
-          loading="lazy"
-          decoding="async"
-          referrerpolicy="no-referrer"
-          onError={() => setBroken(true)}
-        />
+        <img src={src} alt="" width={16} height={16} loading="lazy" decoding="async" referrerpolicy="no-referrer" onError={() => setBroken(true)} />
       ) : (
         initial
       )}

@@ -138,14 +138,7 @@ export function Picker({ id, t, catalogue, onRetry, added, selected, onPick, inp
       >
         {shown &&
           matches.map((entry, i) => (
-            <li
-              key={entry.svcId}
-              id={optionId(i)}
-              role="option"
-              aria-selected={i === active ? 'true' : 'false'}
-              class="opt"
-              onClick={() => choose(entry)}
-            >
+            <li key={entry.svcId} id={optionId(i)} role="option" aria-selected={i === active ? 'true' : 'false'} class="opt" onClick={() => choose(entry)}>
               <Favicon src={entry.svcFavicon} name={entry.svcName} />
               <span>{entry.svcName}</span>
               {added.has(entry.svcId) && <span class="hint">{t.alreadyAdded}</span>}

@@ -21,13 +21,7 @@ function report(config: WidgetBootConfig, svcId: string, svcName: string, usrSvc
   }
 }
 
-function Row({ service, index, t, onEdit, onRemove }: {
-  service: WidgetService;
-  index: number;
-  t: Strings;
-  onEdit(): void;
-  onRemove(): void;
-}) {
+function Row({ service, index, t, onEdit, onRemove }: { service: WidgetService; index: number; t: Strings; onEdit(): void; onRemove(): void }) {
   const label = service.usrSvcId || service.url;
   const name = { name: service.svcName };
   return (

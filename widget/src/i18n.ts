@@ -225,7 +225,10 @@ const catalogues: Record<string, Strings> = { en, de, fr, es };
 
 /** `lang` is a BCP 47 tag such as "de" or "fr-CA"; unknown languages get English. */
 export function languageOf(lang: string): string {
-  const primary = String(lang || '').toLowerCase().split(/[-_]/)[0] ?? '';
+  const primary =
+    String(lang || '')
+      .toLowerCase()
+      .split(/[-_]/)[0] ?? '';
   return Object.prototype.hasOwnProperty.call(catalogues, primary) ? primary : 'en';
 }
 
@@ -235,7 +238,5 @@ export function stringsFor(lang: string): Strings {
 
 /** Fills `{name}`-style holes in one pass, so a value can never introduce another hole. */
 export function fmt(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(\w+)\}/g, (hole, key: string) =>
-    Object.prototype.hasOwnProperty.call(values, key) ? (values[key] as string) : hole,
-  );
+  return template.replace(/\{(\w+)\}/g, (hole, key: string) => (Object.prototype.hasOwnProperty.call(values, key) ? (values[key] as string) : hole));
 }

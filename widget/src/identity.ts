@@ -113,7 +113,10 @@ export function loadCatalogue(url: string): Promise<CatalogueEntry[]> {
 }
 
 function fold(s: string): string {
-  return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  return s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
 }
 
 /** Names that start with the query first, then names that contain it; each in catalogue order. */

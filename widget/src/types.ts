@@ -15,13 +15,7 @@ export interface CatalogueEntry {
 declare global {
   interface Window {
     /** Defined by the page; called on every add, change and removal (blank usrSvcId: removal). */
-    service_change_callback_idsvc?: (
-      userIdentifier: string,
-      svcId: string,
-      svcDisplay: string,
-      usrSvcId: string,
-      svcUrl: string,
-    ) => void;
+    service_change_callback_idsvc?: (userIdentifier: string, svcId: string, svcDisplay: string, usrSvcId: string, svcUrl: string) => void;
     /** Defined by the page; called when the user submits the sync form. */
     init_sync_user_idsvc?: (userIdentifier: string, email: string, password: string) => void;
     /** Defined by the widget; the page hands it the sync_user answer. */

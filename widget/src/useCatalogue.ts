@@ -2,9 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { loadCatalogue } from './identity.js';
 import type { CatalogueEntry } from './types.js';
 
-export type CatalogueState =
-  | { status: 'idle' | 'loading' | 'error' }
-  | { status: 'ready'; entries: CatalogueEntry[] };
+export type CatalogueState = { status: 'idle' | 'loading' | 'error' } | { status: 'ready'; entries: CatalogueEntry[] };
 
 /** The catalogue is fetched only when the user is about to need it (hover, focus, add, change). */
 export function useCatalogue(url: string): [CatalogueState, () => void] {

@@ -173,7 +173,13 @@ export class IdsvcClient {
     if (!res.ok || 'error' in json) {
       const err = (json.error ?? {}) as Json;
       const retry = res.headers.get('retry-after');
-      throw new IdsvcError(errorCodeOf(err.code), String(err.message ?? `HTTP ${res.status}`), res.status, res.headers.get('x-request-id'), retry ? Number(retry) : null);
+      throw new IdsvcError(
+        errorCodeOf(err.code),
+        String(err.message ?? `HTTP ${res.status}`),
+        res.status,
+        res.headers.get('x-request-id'),
+        retry ? Number(retry) : null,
+      );
     }
     return json;
   }
@@ -224,7 +230,10 @@ export class IdsvcClient {
   }
 
   /** The raw XML answer of sync_user, to hand to the widget's handle_sync_results_idsvc. */
-  async syncUserForWidget(userIdentifier: string, creds: { email: string; password: string; endUserIp?: string }): Promise<{ ok: boolean; xml: string; status: number }> {
+  async syncUserForWidget(
+    userIdentifier: string,
+    creds: { email: string; password: string; endUserIp?: string },
+  ): Promise<{ ok: boolean; xml: string; status: number }> {
     const form = new URLSearchParams({ email_address: creds.email, password: creds.password });
     if (this.options.apiToken) form.set('api_token', this.options.apiToken);
     if (creds.endUserIp) form.set('end_user_ip', creds.endUserIp);
@@ -251,7 +260,11 @@ export class IdsvcClient {
   /** reverse_lookup: which opted-in users claim this identity. */
   async reverseLookup(svcId: string, usrSvcId: string): Promise<ReverseLookupUser[]> {
     const json = await this.call(`reverse_lookup/${this.key}/${seg(svcId)}/${seg(usrSvcId)}`);
-    return ((json.users as Json[]) ?? []).map((u) => ({ userId: String(u.userId), url: String(u.url), verified: u.verified === true || u.verified === 'TRUE' }));
+    return ((json.users as Json[]) ?? []).map((u) => ({
+      userId: String(u.userId),
+      url: String(u.url),
+      verified: u.verified === true || u.verified === 'TRUE',
+    }));
   }
 
   /** return_contacts: which of a linked user's contacts are on the service, with their public identities. */

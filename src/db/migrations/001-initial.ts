@@ -5,9 +5,7 @@ type Dialect = 'sqlite' | 'postgres';
 
 // An auto-numbered key needs different DDL on each dialect; everything else is portable.
 function withId<T extends string>(t: CreateTableBuilder<T, never>, dialect: Dialect): CreateTableBuilder<T, 'id'> {
-  return dialect === 'postgres'
-    ? t.addColumn('id', 'bigserial', (c) => c.primaryKey())
-    : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  return dialect === 'postgres' ? t.addColumn('id', 'bigserial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 }
 
 export function initialMigration(dialect: Dialect) {

@@ -16,7 +16,9 @@ export function partnerVersionMigration(dialect: DialectName) {
       await sql`INSERT INTO partner_changes (id, version) VALUES (1, 0)`.execute(db);
       for (const event of TRIGGERS) {
         await sql
-          .raw(`CREATE TRIGGER partners_changed_${event.toLowerCase()} AFTER ${event} ON partners BEGIN UPDATE partner_changes SET version = version + 1 WHERE id = 1; END`)
+          .raw(
+            `CREATE TRIGGER partners_changed_${event.toLowerCase()} AFTER ${event} ON partners BEGIN UPDATE partner_changes SET version = version + 1 WHERE id = 1; END`,
+          )
           .execute(db);
       }
     },

@@ -10,9 +10,7 @@ import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 function withId<T extends string>(t: CreateTableBuilder<T, never>, dialect: DialectName): CreateTableBuilder<T, 'id'> {
-  return dialect === 'postgres'
-    ? t.addColumn('id', 'bigserial', (c) => c.primaryKey())
-    : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  return dialect === 'postgres' ? t.addColumn('id', 'bigserial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 }
 
 export function mailOwnershipMigration(dialect: DialectName) {
@@ -38,7 +36,10 @@ export function mailOwnershipMigration(dialect: DialectName) {
       await db.schema.createIndex('mail_queue_due').on('mail_queue').columns(['status', 'next_attempt_at']).execute();
 
       await db.schema.alterTable('users').addColumn('email_proven_at', ms).execute();
-      await db.schema.alterTable('users').addColumn('consented', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('users')
+        .addColumn('consented', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       // Not an UPDATE OF opted_in: the popularity triggers (migration 005) have nothing to do here.
       await sql`UPDATE users SET email_proven_at = created_at, consented = opted_in`.execute(db);
       await db.schema.createIndex('users_unproven').on('users').columns(['email_proven_at', 'created_at']).execute();

@@ -11,7 +11,10 @@ import { sql, type Kysely } from 'kysely';
 export function visibilityAnnouncedMigration() {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.alterTable('users').addColumn('announced_visible', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .alterTable('users')
+        .addColumn('announced_visible', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
       await sql`UPDATE users SET announced_visible = 0 WHERE opted_in <> 1`.execute(db);
     },
     async down(db: Kysely<unknown>): Promise<void> {

@@ -34,7 +34,9 @@ export const TAG_COLUMNS: Record<string, [prefix: string, column: string][]> = {
 };
 
 /** Tags a row names, as SQL over `R.` (NEW or OLD), per table. */
-const TAGS: Record<string, string[]> = Object.fromEntries(Object.entries(TAG_COLUMNS).map(([table, tags]) => [table, tags.map(([prefix, column]) => `'${prefix}' || R.${column}`)]));
+const TAGS: Record<string, string[]> = Object.fromEntries(
+  Object.entries(TAG_COLUMNS).map(([table, tags]) => [table, tags.map(([prefix, column]) => `'${prefix}' || R.${column}`)]),
+);
 
 export const EVENTS = { insert: ['NEW'], update: ['OLD', 'NEW'], delete: ['OLD'] } as const;
 
@@ -59,7 +61,9 @@ export function answerCacheFeedMigration(dialect: DialectName) {
       }
       // Ids from a sequence do not follow commit order, so each row also records its transaction
       // id: a reader asks for the rows of transactions not yet finished at its last reading.
-      await sql`CREATE TABLE answer_changes (id BIGSERIAL PRIMARY KEY, xid BIGINT NOT NULL DEFAULT pg_current_xact_id()::text::bigint, tag TEXT NOT NULL)`.execute(db);
+      await sql`CREATE TABLE answer_changes (id BIGSERIAL PRIMARY KEY, xid BIGINT NOT NULL DEFAULT pg_current_xact_id()::text::bigint, tag TEXT NOT NULL)`.execute(
+        db,
+      );
       await sql`CREATE INDEX answer_changes_xid ON answer_changes (xid)`.execute(db);
       // The newest transaction id among pruned rows: a reader whose last reading is older empties its cache.
       await sql`CREATE TABLE answer_changes_horizon (id INTEGER PRIMARY KEY CHECK (id = 1), xid BIGINT NOT NULL)`.execute(db);
@@ -97,8 +101,12 @@ export function answerCacheFeedMigration(dialect: DialectName) {
           RETURN NULL;
         END $$`.execute(db);
       for (const table of Object.keys(TAGS)) {
-        await sql.raw(`CREATE TRIGGER ${table}_answer_feed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION idsvc_answer_changed()`).execute(db);
-        await sql.raw(`CREATE TRIGGER ${table}_answer_feed_truncate AFTER TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION idsvc_answer_changed()`).execute(db);
+        await sql
+          .raw(`CREATE TRIGGER ${table}_answer_feed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION idsvc_answer_changed()`)
+          .execute(db);
+        await sql
+          .raw(`CREATE TRIGGER ${table}_answer_feed_truncate AFTER TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION idsvc_answer_changed()`)
+          .execute(db);
       }
     },
     async down(db: Kysely<unknown>): Promise<void> {

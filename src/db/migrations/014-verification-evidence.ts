@@ -20,10 +20,14 @@ export function verificationEvidenceMigration() {
       await db.schema.alterTable('verification_attempts').addColumn('method', 'text').execute();
       await db.schema.alterTable('verification_attempts').addColumn('status', 'integer').execute();
       await sql`UPDATE verification_attempts SET method = 'rel-me'`.execute(db);
-      await sql`UPDATE verification_attempts SET outcome = CASE outcome WHEN 'verified' THEN 'verified' WHEN 'unreachable' THEN 'transient' ELSE 'absent' END`.execute(db);
+      await sql`UPDATE verification_attempts SET outcome = CASE outcome WHEN 'verified' THEN 'verified' WHEN 'unreachable' THEN 'transient' ELSE 'absent' END`.execute(
+        db,
+      );
     },
     async down(db: Kysely<unknown>): Promise<void> {
-      await sql`UPDATE verification_attempts SET outcome = CASE outcome WHEN 'verified' THEN 'verified' WHEN 'transient' THEN 'unreachable' ELSE 'no_link' END`.execute(db);
+      await sql`UPDATE verification_attempts SET outcome = CASE outcome WHEN 'verified' THEN 'verified' WHEN 'transient' THEN 'unreachable' ELSE 'no_link' END`.execute(
+        db,
+      );
       await db.schema.alterTable('verification_attempts').dropColumn('status').execute();
       await db.schema.alterTable('verification_attempts').dropColumn('method').execute();
       await db.schema.dropIndex('central_identities_next_check').execute();

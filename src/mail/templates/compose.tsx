@@ -26,8 +26,10 @@ export interface MailBody {
   outro?: string[];
 }
 
-const wrapStyle = 'font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; font-size: 16px; line-height: 1.5; color: #1f2328; max-width: 560px; margin: 0 auto; padding: 24px;';
-const buttonStyle = 'display: inline-block; background: #1f6feb; color: #ffffff; text-decoration: none; padding: 10px 18px; border-radius: 6px; font-weight: 600;';
+const wrapStyle =
+  'font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; font-size: 16px; line-height: 1.5; color: #1f2328; max-width: 560px; margin: 0 auto; padding: 24px;';
+const buttonStyle =
+  'display: inline-block; background: #1f6feb; color: #ffffff; text-decoration: none; padding: 10px 18px; border-radius: 6px; font-weight: 600;';
 const smallStyle = 'font-size: 13px; color: #57606a;';
 
 function Html({ site, subject, body }: { site: MailSite; subject: string; body: MailBody }) {

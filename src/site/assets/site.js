@@ -84,7 +84,15 @@
     var dataOf = function (svcId) {
       var all = select.querySelectorAll('option[data-left]');
       for (var i = 0; i < all.length; i++) {
-        if (all[i].value === svcId) return { name: all[i].textContent, left: all[i].dataset.left || '', right: all[i].dataset.right || '', builder: all[i].dataset.builder || '', pattern: all[i].dataset.pattern || '', patternHelp: all[i].dataset.patternHelp || '' };
+        if (all[i].value === svcId)
+          return {
+            name: all[i].textContent,
+            left: all[i].dataset.left || '',
+            right: all[i].dataset.right || '',
+            builder: all[i].dataset.builder || '',
+            pattern: all[i].dataset.pattern || '',
+            patternHelp: all[i].dataset.patternHelp || '',
+          };
       }
       return null;
     };
@@ -144,7 +152,14 @@
             select.dispatchEvent(new Event('change'));
             said.textContent = 'That is ' + found.usrSvcId + ' on ' + found.svcName + '. Check the service and name below, then press “Add identity”.';
           } else if (found.kind === 'ambiguous') {
-            said.textContent = 'That address fits several services (' + found.candidates.map(function (c) { return c.svcId; }).join(', ') + '). Choose the service yourself.';
+            said.textContent =
+              'That address fits several services (' +
+              found.candidates
+                .map(function (c) {
+                  return c.svcId;
+                })
+                .join(', ') +
+              '). Choose the service yourself.';
           } else {
             said.textContent = 'We know no service with profile addresses like that. Choose the service and type your name there.';
           }

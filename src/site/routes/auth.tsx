@@ -16,7 +16,25 @@ import { SignUpPage, type SignUpValues } from '../views/SignUp.js';
 import { rememberSignUp } from '../signup-browser.js';
 
 /** Names that would let an account pass for the service itself. */
-const RESERVED_USER_IDS = new Set(['admin', 'administrator', 'root', 'idsvc', 'support', 'security', 'abuse', 'postmaster', 'webmaster', 'hostmaster', 'staff', 'help', 'api', 'www', 'mail', 'system', 'operator']);
+const RESERVED_USER_IDS = new Set([
+  'admin',
+  'administrator',
+  'root',
+  'idsvc',
+  'support',
+  'security',
+  'abuse',
+  'postmaster',
+  'webmaster',
+  'hostmaster',
+  'staff',
+  'help',
+  'api',
+  'www',
+  'mail',
+  'system',
+  'operator',
+]);
 /** Sign-ups per client address per minute: enough for a shared office, too few to farm accounts. */
 const SIGNUPS_PER_ADDRESS_PER_MINUTE = 10;
 
@@ -27,7 +45,12 @@ const LOGIN_NOTICES: Record<string, string> = {
   email_changed: 'Your e-mail address is changed. Log in with it (or your userId) and your password.',
 };
 
-const signUpForm = formSchema({ email: Type.String({ maxLength: 320 }), user_id: Type.String({ maxLength: 64 }), password: Type.String({ maxLength: 4096 }), opt_in: checkbox });
+const signUpForm = formSchema({
+  email: Type.String({ maxLength: 320 }),
+  user_id: Type.String({ maxLength: 64 }),
+  password: Type.String({ maxLength: 4096 }),
+  opt_in: checkbox,
+});
 type SignUpBody = Static<typeof signUpForm.body>;
 
 function minutes(seconds: number): string {
@@ -92,42 +115,50 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
 
   app.get('/signup/sent', { config: SITE, schema: { hide: true } }, async (_request, reply) => sendPage(reply, <CheckInboxPage />));
 
-  app.get('/login', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: Type.Optional(Type.String({ maxLength: 40 })) }) } }, async (request, reply) => {
-    const msg = request.query.msg;
-    if (request.site.user) return seeOther(reply, msg === 'confirmed' ? '/account?msg=confirmed' : '/account');
-    return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} />);
-  });
+  app.get(
+    '/login',
+    { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: Type.Optional(Type.String({ maxLength: 40 })) }) } },
+    async (request, reply) => {
+      const msg = request.query.msg;
+      if (request.site.user) return seeOther(reply, msg === 'confirmed' ? '/account?msg=confirmed' : '/account');
+      return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} />);
+    },
+  );
 
-  app.post('/login', { config: SITE, schema: formSchema({ login: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 4096 }) }) }, async (request, reply) => {
-    const b = request.body;
-    const login = b.login.trim();
-    const page = async (errors: Record<string, string>, status: number) =>
-      sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} />, status);
-    if (!login || !b.password) {
-      return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
-    }
-    const user = login.includes('@') ? await findUserByEmail(ctx.db.kysely, login) : await findUserByUserId(ctx.db.kysely, login.toLowerCase());
-    const attempt = {
-      account: user ? `user:${user.id}` : `unknown:${normaliseEmail(login)}`,
-      address: request.ip,
-      device: await deviceFor(ctx, request, user?.id ?? null),
-    };
-    // Before any hashing: a throttled guess costs us a few reads, not an argon2 run.
-    const wait = await loginBlockedFor(ctx, attempt);
-    if (wait > 0) {
-      reply.header('Retry-After', String(wait));
-      return page({ form: `Too many failed log-in attempts. Try again in ${minutes(wait)}, or from a device you have logged in with before.` }, 429);
-    }
-    const ok = user ? await verifyPassword(user.password_hash, b.password) : await burnPasswordCheck(b.password, ctx.config.argon2Cost);
-    if (!user || !ok) {
-      await recordLoginFailure(ctx, attempt);
-      return page({ form: 'The e-mail address, userId or password is not right.' }, 400);
-    }
-    await recordLoginSuccess(ctx, attempt);
-    await startSession(ctx, request, reply, user);
-    await issueDeviceCookie(ctx, reply, user.id);
-    return seeOther(reply, '/account');
-  });
+  app.post(
+    '/login',
+    { config: SITE, schema: formSchema({ login: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 4096 }) }) },
+    async (request, reply) => {
+      const b = request.body;
+      const login = b.login.trim();
+      const page = async (errors: Record<string, string>, status: number) =>
+        sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} />, status);
+      if (!login || !b.password) {
+        return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
+      }
+      const user = login.includes('@') ? await findUserByEmail(ctx.db.kysely, login) : await findUserByUserId(ctx.db.kysely, login.toLowerCase());
+      const attempt = {
+        account: user ? `user:${user.id}` : `unknown:${normaliseEmail(login)}`,
+        address: request.ip,
+        device: await deviceFor(ctx, request, user?.id ?? null),
+      };
+      // Before any hashing: a throttled guess costs us a few reads, not an argon2 run.
+      const wait = await loginBlockedFor(ctx, attempt);
+      if (wait > 0) {
+        reply.header('Retry-After', String(wait));
+        return page({ form: `Too many failed log-in attempts. Try again in ${minutes(wait)}, or from a device you have logged in with before.` }, 429);
+      }
+      const ok = user ? await verifyPassword(user.password_hash, b.password) : await burnPasswordCheck(b.password, ctx.config.argon2Cost);
+      if (!user || !ok) {
+        await recordLoginFailure(ctx, attempt);
+        return page({ form: 'The e-mail address, userId or password is not right.' }, 400);
+      }
+      await recordLoginSuccess(ctx, attempt);
+      await startSession(ctx, request, reply, user);
+      await issueDeviceCookie(ctx, reply, user.id);
+      return seeOther(reply, '/account');
+    },
+  );
 
   app.post('/logout', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
     await endSession(ctx, request, reply);

@@ -19,20 +19,24 @@ const USED_OR_EXPIRED = {
 };
 
 export function registerConfirmRoutes(app: TypedApp, ctx: AppContext): void {
-  app.get('/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
-    const token = request.query.token ?? '';
-    const preview = await previewLink(ctx, token);
-    if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
-    const csrf = await csrfToken(ctx, request, reply);
-    return sendPage(
-      reply,
-      preview.purpose === 'claim' ? (
-        <ConfirmLinkPage csrf={csrf} token={token} userId={preview.userId} holderUserId={preview.holderUserId} />
-      ) : (
-        <ConfirmLinkPage csrf={csrf} token={token} userId={preview.userId} />
-      ),
-    );
-  });
+  app.get(
+    '/confirm',
+    { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } },
+    async (request, reply) => {
+      const token = request.query.token ?? '';
+      const preview = await previewLink(ctx, token);
+      if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
+      const csrf = await csrfToken(ctx, request, reply);
+      return sendPage(
+        reply,
+        preview.purpose === 'claim' ? (
+          <ConfirmLinkPage csrf={csrf} token={token} userId={preview.userId} holderUserId={preview.holderUserId} />
+        ) : (
+          <ConfirmLinkPage csrf={csrf} token={token} userId={preview.userId} />
+        ),
+      );
+    },
+  );
 
   app.post('/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
     const outcome = await followLink(ctx, request.body.token);
@@ -54,11 +58,21 @@ export function registerConfirmRoutes(app: TypedApp, ctx: AppContext): void {
       case 'address_taken':
         return sendPage(
           reply,
-          <LinkProblemPage title="This address has an account" message="Another sign-up with this address was confirmed first. If that was you, log in; if you forgot the password, set a new one from the log-in page." />,
+          <LinkProblemPage
+            title="This address has an account"
+            message="Another sign-up with this address was confirmed first. If that was you, log in; if you forgot the password, set a new one from the log-in page."
+          />,
           409,
         );
       case 'user_id_taken':
-        return sendPage(reply, <LinkProblemPage title="That userId was taken meanwhile" message={`Someone chose “${outcome.userId}” before you confirmed. Sign up again with another userId.`} />, 409);
+        return sendPage(
+          reply,
+          <LinkProblemPage
+            title="That userId was taken meanwhile"
+            message={`Someone chose “${outcome.userId}” before you confirmed. Sign up again with another userId.`}
+          />,
+          409,
+        );
     }
   });
 }

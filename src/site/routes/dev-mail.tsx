@@ -25,7 +25,8 @@ function fromThisMachine(address: string | undefined): boolean {
 /** Why the inbox is not shown here, or null when it is. */
 function refusal(ctx: AppContext, peer: string | undefined): string | null {
   if (ctx.config.nodeEnv === 'production') return 'Not found.';
-  if (ctx.config.smtpUrl) return 'Mail goes to the SMTP relay in SMTP_URL, so there are no files to show here. The development inbox lists the .eml files written when SMTP_URL is unset.';
+  if (ctx.config.smtpUrl)
+    return 'Mail goes to the SMTP relay in SMTP_URL, so there are no files to show here. The development inbox lists the .eml files written when SMTP_URL is unset.';
   if (!fromThisMachine(peer)) return 'The development inbox opens only in a browser on the machine idsvc runs on.';
   return null;
 }
@@ -51,7 +52,13 @@ async function readInbox(dir: string): Promise<DevMail[]> {
     }
     const parsed = await simpleParser(await fs.readFile(full));
     const to = parsed.to === undefined ? [] : Array.isArray(parsed.to) ? parsed.to : [parsed.to];
-    mails.push({ file, to: to.map((a) => a.text).join(', '), subject: parsed.subject ?? '', date: parsed.date?.getTime() ?? stat.mtimeMs, text: parsed.text ?? '' });
+    mails.push({
+      file,
+      to: to.map((a) => a.text).join(', '),
+      subject: parsed.subject ?? '',
+      date: parsed.date?.getTime() ?? stat.mtimeMs,
+      text: parsed.text ?? '',
+    });
   }
   return mails;
 }

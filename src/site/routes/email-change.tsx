@@ -15,12 +15,19 @@ const USED_OR_EXPIRED = {
 };
 
 export function registerEmailChangeRoutes(app: TypedApp, ctx: AppContext): void {
-  app.get('/email/confirm', { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } }, async (request, reply) => {
-    const token = request.query.token ?? '';
-    const preview = await previewEmailChange(ctx, token);
-    if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
-    return sendPage(reply, <ConfirmEmailChangePage csrf={await csrfToken(ctx, request, reply)} token={token} userId={preview.userId} newEmail={preview.newEmail} />);
-  });
+  app.get(
+    '/email/confirm',
+    { config: SITE, schema: { hide: true, querystring: Type.Object({ token: Type.Optional(mailedTokenField) }) } },
+    async (request, reply) => {
+      const token = request.query.token ?? '';
+      const preview = await previewEmailChange(ctx, token);
+      if (!preview) return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
+      return sendPage(
+        reply,
+        <ConfirmEmailChangePage csrf={await csrfToken(ctx, request, reply)} token={token} userId={preview.userId} newEmail={preview.newEmail} />,
+      );
+    },
+  );
 
   app.post('/email/confirm', { config: SITE, schema: formSchema({ token: mailedTokenField }) }, async (request, reply) => {
     const outcome = await confirmEmailChange(ctx, request.body.token, request.site.sessionId);
@@ -30,7 +37,11 @@ export function registerEmailChangeRoutes(app: TypedApp, ctx: AppContext): void 
       case 'invalid':
         return sendPage(reply, <LinkProblemPage {...USED_OR_EXPIRED} />, 410);
       case 'address_taken':
-        return sendPage(reply, <LinkProblemPage title="This address has an account" message="Another account confirmed this address first, so nothing changed." />, 409);
+        return sendPage(
+          reply,
+          <LinkProblemPage title="This address has an account" message="Another account confirmed this address first, so nothing changed." />,
+          409,
+        );
     }
   });
 }

@@ -24,10 +24,16 @@ export function registerPageRoutes(app: TypedApp, ctx: AppContext): void {
   app.get('/u/:userId', { config: SITE, schema: { hide: true, params: Type.Object({ userId: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
     // Counted before the lookup: a 404 tells a scraper as much as a page does.
     const limit = await countSiteRead(ctx, request, reply);
-    if (!limit.allowed) throw new ApiError('rate_limited', `Too many profile pages requested from your network just now. Try again in ${limit.retryAfter} seconds.`, limit.retryAfter);
+    if (!limit.allowed)
+      throw new ApiError(
+        'rate_limited',
+        `Too many profile pages requested from your network just now. Try again in ${limit.retryAfter} seconds.`,
+        limit.retryAfter,
+      );
     const user = await findVisibleUser(ctx, request.params.userId);
     // One answer for "no such account" and "not opted in", so the page tells nobody which it is.
-    if (!user) throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');
+    if (!user)
+      throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');
     const p = await publicProfileOf(ctx, user);
     const viewer = await viewerOf(ctx, request, reply);
     const photo = await photoStampOf(ctx.db.kysely, user.id);

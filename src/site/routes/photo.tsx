@@ -26,7 +26,14 @@ const UPLOADS_PER_MINUTE = 6;
 /** The preview's size on the photo page (twice its CSS size, for sharp screens). */
 const PREVIEW_SIZE = 160;
 
-async function photoPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: { notice?: string | undefined; error?: string | undefined }, status = 200) {
+async function photoPage(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: User,
+  extra: { notice?: string | undefined; error?: string | undefined },
+  status = 200,
+) {
   const stamp = await photoStampOf(ctx.db.kysely, user.id);
   const name = displayName({ userId: user.user_id, fields: profileFields(user, 'public') });
   return sendPage(

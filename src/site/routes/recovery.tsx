@@ -22,7 +22,9 @@ const DEAD_LINK = {
 };
 
 export function registerRecoveryRoutes(app: TypedApp, ctx: AppContext): void {
-  app.get('/forgot', { config: SITE, schema: { hide: true } }, async (request, reply) => sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} />));
+  app.get('/forgot', { config: SITE, schema: { hide: true } }, async (request, reply) =>
+    sendPage(reply, <ForgotPage csrf={await csrfToken(ctx, request, reply)} />),
+  );
 
   app.post('/forgot', { config: SITE, schema: formSchema({ email: Type.String({ maxLength: 320 }) }) }, async (request, reply) => {
     const email = request.body.email.trim();
@@ -61,7 +63,12 @@ export function registerRecoveryRoutes(app: TypedApp, ctx: AppContext): void {
     const who = await resetLinkUser(ctx, b.token);
     if (!who) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
     const problem = await passwordProblem(b.password, who);
-    if (problem) return sendPage(reply, <ResetPage csrf={await csrfToken(ctx, request, reply)} token={b.token} userId={who.userId} errors={{ password: `The password ${problem}` }} />, 400);
+    if (problem)
+      return sendPage(
+        reply,
+        <ResetPage csrf={await csrfToken(ctx, request, reply)} token={b.token} userId={who.userId} errors={{ password: `The password ${problem}` }} />,
+        400,
+      );
     if (!(await resetPassword(ctx, b.token, b.password))) return sendPage(reply, <LinkProblemPage {...DEAD_LINK} />, 410);
     // Every session ended, this browser's too.
     reply.clearCookie(cookieNames(ctx).session, cookieOptions(ctx));

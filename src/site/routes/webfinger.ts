@@ -14,13 +14,15 @@ export const PROFILE_PAGE_REL = 'http://webfinger.net/rel/profile-page';
 const NAME_PROPERTY = 'http://packetizer.com/ns/name';
 
 function answer(reply: FastifyReply, status: number, body: unknown): FastifyReply {
-  return reply
-    .code(status)
-    .header('Access-Control-Allow-Origin', '*')
-    // Opting out must take effect at once, so answers are revalidated rather than kept.
-    .header('Cache-Control', 'no-cache')
-    .type(status === 200 ? 'application/jrd+json' : 'application/json; charset=utf-8')
-    .send(JSON.stringify(body));
+  return (
+    reply
+      .code(status)
+      .header('Access-Control-Allow-Origin', '*')
+      // Opting out must take effect at once, so answers are revalidated rather than kept.
+      .header('Cache-Control', 'no-cache')
+      .type(status === 200 ? 'application/jrd+json' : 'application/json; charset=utf-8')
+      .send(JSON.stringify(body))
+  );
 }
 
 /** The user a resource names, by acct:, mailto: or profile URL; undefined when it names nobody here. */

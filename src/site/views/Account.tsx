@@ -1,6 +1,15 @@
 import type { AccountData } from '../account-data.js';
 import { IdentitiesSection, AttemptsSection, type IdentityFormState } from './AccountIdentities.js';
-import { ConfirmAddressSection, DataSection, EmailSection, type EmailFormState, LinksSection, PasswordSection, ProfileSection, VisibilitySection } from './AccountSections.js';
+import {
+  ConfirmAddressSection,
+  DataSection,
+  EmailSection,
+  type EmailFormState,
+  LinksSection,
+  PasswordSection,
+  ProfileSection,
+  VisibilitySection,
+} from './AccountSections.js';
 import { DiscoverySection, type DiscoverySectionProps } from './AccountDiscovery.js';
 import { Layout, Notice } from './Layout.js';
 import { ProofTextSection } from './Proofs.js';

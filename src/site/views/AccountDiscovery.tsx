@@ -13,7 +13,10 @@ export interface DiscoverySectionProps {
   url?: string | undefined;
 }
 
-const STOPPED_TEXT = { page_limit: 'It stopped at 25 pages; the pages it did not read are listed unread.', time_limit: 'It stopped after 30 seconds; the pages it did not read are listed unread.' } as const;
+const STOPPED_TEXT = {
+  page_limit: 'It stopped at 25 pages; the pages it did not read are listed unread.',
+  time_limit: 'It stopped after 30 seconds; the pages it did not read are listed unread.',
+} as const;
 
 function Proposal({ page, services, existing }: { page: DiscoveryPage; services: DiscoverySectionProps['services']; existing: ReadonlyMap<string, string> }) {
   const svc = page.svcId ? services.get(page.svcId) : undefined;
@@ -57,8 +60,8 @@ function Results({ view, csrf, services }: { view: DiscoveryView; csrf: string; 
     return (
       <div class="discovery-results" data-discovery-done data-discovery-failed>
         <p class="alert error" role="alert">
-          Nothing could be read: {view.run.startUrl} could not be fetched ({start.detail}). So nothing was found. Check that the address is
-          right and that the page is public, then try again.
+          Nothing could be read: {view.run.startUrl} could not be fetched ({start.detail}). So nothing was found. Check that the address is right and that the
+          page is public, then try again.
         </p>
       </div>
     );
@@ -125,8 +128,8 @@ export function DiscoverySection({ view, csrf, services, error, url }: Discovery
     <section class="card" aria-labelledby="discover-title" id="discover">
       <h2 id="discover-title">Find my identities</h2>
       <p>
-        Give one page you control: your homepage, or a profile on Mastodon or GitHub. We read its <code>rel="me"</code> links and follow
-        them (two steps, at most 25 pages), then show what we found. Profiles that link back to you are added verified.
+        Give one page you control: your homepage, or a profile on Mastodon or GitHub. We read its <code>rel="me"</code> links and follow them (two steps, at
+        most 25 pages), then show what we found. Profiles that link back to you are added verified.
       </p>
       <form method="post" action="/account/discover" class="discover-form">
         <CsrfField token={csrf} />

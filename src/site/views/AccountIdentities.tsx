@@ -81,7 +81,19 @@ function VerifiedBadge({ i }: { i: IdentityView }) {
   return <span class="badge muted">Not verified</span>;
 }
 
-function IdentityItem({ i, csrf, form, justChecked, confirmAfterMs }: { i: IdentityView; csrf: string; form: IdentityFormState; justChecked: boolean; confirmAfterMs: number }) {
+function IdentityItem({
+  i,
+  csrf,
+  form,
+  justChecked,
+  confirmAfterMs,
+}: {
+  i: IdentityView;
+  csrf: string;
+  form: IdentityFormState;
+  justChecked: boolean;
+  confirmAfterMs: number;
+}) {
   const changing = form.changing === i.svcId;
   return (
     <li class="identity" id={`identity-${i.svcId}`}>
@@ -211,7 +223,14 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
         <div class="grid-2">
           <div class="field">
             <label for="svc_id">Service</label>
-            <input type="search" class="service-filter" data-filter-for="svc_id" placeholder="Type to filter services…" aria-label="Filter the list of services" hidden />
+            <input
+              type="search"
+              class="service-filter"
+              data-filter-for="svc_id"
+              placeholder="Type to filter services…"
+              aria-label="Filter the list of services"
+              hidden
+            />
             <select id="svc_id" name="svc_id" required data-preview-select>
               <option value="">Choose a service…</option>
               <optgroup label="Most used">
@@ -249,8 +268,8 @@ export function IdentitiesSection({ data, csrf, form, checked }: { data: Account
       <details class="howto">
         <summary>How do I verify an identity?</summary>
         <p>
-          Put a link to your public page on your profile on that service, marked <code>rel="me"</code>. Many services do this for the
-          “website” field of your profile; on your own site, add:
+          Put a link to your public page on your profile on that service, marked <code>rel="me"</code>. Many services do this for the “website” field of your
+          profile; on your own site, add:
         </p>
         <pre>
           <code data-copy>{`<a rel="me" href="${data.profileUrl}">My identities</a>`}</code>

@@ -24,8 +24,8 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
             {visible ? 'You are opted in.' : on ? 'You will be visible once you confirm your e-mail address.' : 'You are hidden.'}
           </p>
           <p class="hint">
-            Opting in means: {OPT_IN_REACH} Your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online, and WebFinger finds it by
-            your userId (<code>acct:</code>).
+            Opting in means: {OPT_IN_REACH} Your page <a href={`/u/${data.user.user_id}`}>{data.profileUrl}</a> is online, and WebFinger finds it by your userId
+            (<code>acct:</code>).
           </p>
           {on ? <p class="hint cache-delay">{cacheDelay(data.publicCacheSeconds)}</p> : null}
           {on && !visible ? <p class="hint">Until your address is confirmed, {NOT_VISIBLE}.</p> : null}
@@ -45,7 +45,9 @@ export function VisibilitySection({ data, csrf }: { data: AccountData; csrf: str
           <p class="discoverable-state" data-discoverable={discoverable ? 'yes' : 'no'}>
             {discoverable ? (on ? 'You are discoverable.' : 'You are discoverable once you opt in.') : 'You are not discoverable.'}
           </p>
-          <p class="hint">Discoverable adds more ways to find you: {DISCOVERABLE_ADDS} It is off until you turn it on, and applies only while you are opted in.</p>
+          <p class="hint">
+            Discoverable adds more ways to find you: {DISCOVERABLE_ADDS} It is off until you turn it on, and applies only while you are opted in.
+          </p>
         </div>
         <form method="post" action="/account/discoverable" class="inline-form">
           <CsrfField token={csrf} />
@@ -85,12 +87,12 @@ export function ConfirmAddressSection({ data, csrf, expiresAt }: { data: Account
     <section class="card confirm-address" aria-labelledby="confirm-title" id="confirm-address" data-unconfirmed="yes">
       <h2 id="confirm-title">Confirm your e-mail address</h2>
       <p>
-        We sent a link to <strong>{data.user.email}</strong>. Follow it to confirm that the address is yours. Until then partner sites see nothing of
-        this account, cannot connect to it, and nothing they stored about the address is added to it.
+        We sent a link to <strong>{data.user.email}</strong>. Follow it to confirm that the address is yours. Until then partner sites see nothing of this
+        account, cannot connect to it, and nothing they stored about the address is added to it.
       </p>
       <p class="hint">
-        The link works for 24 hours. An account whose address is not confirmed is removed on <Day ms={expiresAt} />, and someone else who proves the
-        address first gets it.
+        The link works for 24 hours. An account whose address is not confirmed is removed on <Day ms={expiresAt} />, and someone else who proves the address
+        first gets it.
       </p>
       <form method="post" action="/account/confirm/resend" class="inline-form">
         <CsrfField token={csrf} />
@@ -115,9 +117,8 @@ export function EmailSection({ data, csrf, form }: { data: AccountData; csrf: st
         Your address is <strong>{data.user.email}</strong>.
       </p>
       <p class="hint">
-        To change it, we mail a link to the new address; nothing changes until it is followed (within 24 hours), and your current address is told.
-        Partner sites then find you by the new address, no longer by the old one; your connected sites and what they stored stay with your account.
-        Your other sessions end.
+        To change it, we mail a link to the new address; nothing changes until it is followed (within 24 hours), and your current address is told. Partner sites
+        then find you by the new address, no longer by the old one; your connected sites and what they stored stay with your account. Your other sessions end.
       </p>
       {form.error ? (
         <p class="field-error" role="alert">
@@ -176,8 +177,8 @@ export function ProfileSection({ data, csrf, error }: { data: AccountData; csrf:
     <section class="card" aria-labelledby="profile-title" id="profile">
       <h2 id="profile-title">Profile</h2>
       <p class="hint">
-        Everything is optional. A field marked <strong>public</strong> appears on your public page and to every partner site while you are visible
-        (names, place and bio also in your Gravatar-compatible profile); the others only to sites you connected.
+        Everything is optional. A field marked <strong>public</strong> appears on your public page and to every partner site while you are visible (names, place
+        and bio also in your Gravatar-compatible profile); the others only to sites you connected.
       </p>
       {error ? (
         <p class="field-error" role="alert">
@@ -216,8 +217,7 @@ export function LinksSection({ data, csrf }: { data: AccountData; csrf: string }
       <h2 id="links-title">Connected sites</h2>
       {data.links.length === 0 ? (
         <p class="empty">
-          No sites are connected. When a site that works with idsvc asks you to connect your account, it appears here and you can end the link at any
-          time.
+          No sites are connected. When a site that works with idsvc asks you to connect your account, it appears here and you can end the link at any time.
         </p>
       ) : (
         <ul class="link-list">
@@ -271,9 +271,7 @@ export function DataSection({ data, csrf, deleteError }: { data: AccountData; cs
       </div>
       <details class="danger-zone" open={Boolean(deleteError)}>
         <summary>Delete your account</summary>
-        <p>
-          This erases your account, your identities and your links for good. Connected sites are told that you left. It cannot be undone.
-        </p>
+        <p>This erases your account, your identities and your links for good. Connected sites are told that you left. It cannot be undone.</p>
         <form method="post" action="/account/delete" novalidate>
           <CsrfField token={csrf} />
           <div class={deleteError ? 'field has-error' : 'field'}>

@@ -30,8 +30,8 @@ export function DevMailPage({ viewer, dir, mails }: { viewer: Viewer | null; dir
     <Layout title="Development inbox" viewer={viewer}>
       <h1>Development inbox</h1>
       <p class="hint">
-        The mail idsvc wrote to <code>{dir}</code>, newest first (development only: with <code>NODE_ENV=production</code> or an{' '}
-        <code>SMTP_URL</code> this page does not exist). The links work here as they would in the recipient's mail.
+        The mail idsvc wrote to <code>{dir}</code>, newest first (development only: with <code>NODE_ENV=production</code> or an <code>SMTP_URL</code> this page
+        does not exist). The links work here as they would in the recipient's mail.
       </p>
       {mails.length === 0 ? <p class="empty">No mail yet.</p> : null}
       {mails.map((m) => (

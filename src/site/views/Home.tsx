@@ -7,8 +7,8 @@ export function HomePage({ viewer, notice }: { viewer: Viewer | null; notice?: s
       <section class="hero" aria-labelledby="hero-title">
         <h1 id="hero-title">All your online identities, in one place</h1>
         <p class="lead">
-          List where you are on the web — GitHub, Mastodon, your blog and hundreds more — prove each one with a <code>rel="me"</code>{' '}
-          link, and let the sites you use fill in your profiles from it. Only when you say so.
+          List where you are on the web — GitHub, Mastodon, your blog and hundreds more — prove each one with a <code>rel="me"</code> link, and let the sites
+          you use fill in your profiles from it. Only when you say so.
         </p>
         <p class="actions">
           {viewer ? (

@@ -27,7 +27,10 @@ export function Layout(p: LayoutProps) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${p.title} · idsvc`}</title>
-        <meta name="description" content={p.description ?? 'Keep all your online identities in one place, prove them with rel="me", and share them only when you choose.'} />
+        <meta
+          name="description"
+          content={p.description ?? 'Keep all your online identities in one place, prove them with rel="me", and share them only when you choose.'}
+        />
         <meta name="color-scheme" content="light dark" />
         <link rel="stylesheet" href={ASSETS.css.url} />
         <link rel="icon" href={ASSETS.icon.url} type="image/svg+xml" />
@@ -85,8 +88,8 @@ export function Layout(p: LayoutProps) {
         <footer class="site-footer">
           <div class="wrap">
             <p>
-              idsvc keeps a person's online identities in one place. Nothing about you is shown to anyone until you opt in, and you can
-              take it all back at any time.
+              idsvc keeps a person's online identities in one place. Nothing about you is shown to anyone until you opt in, and you can take it all back at any
+              time.
             </p>
           </div>
         </footer>
@@ -107,9 +110,7 @@ export function ErrorSummary({ errors }: { errors: Record<string, string> }) {
       <h2 id="error-summary-title">{entries.length === 1 ? 'There is a problem' : 'There are some problems'}</h2>
       <ul>
         {entries.map(([field, message]) => (
-          <li key={field}>
-            {field === 'form' ? message : <a href={`#${field}`}>{message}</a>}
-          </li>
+          <li key={field}>{field === 'form' ? message : <a href={`#${field}`}>{message}</a>}</li>
         ))}
       </ul>
     </div>

@@ -12,7 +12,15 @@ export function LogInPage(p: { csrf: string; login?: string; errors?: Record<str
         <form method="post" action="/login" novalidate>
           <CsrfField token={p.csrf} />
           <TextField name="login" label="E-mail address or userId" autocomplete="username" required value={p.login} error={e.login} spellcheck={false} />
-          <TextField name="password" label="Password" type="password" autocomplete="current-password" required error={e.password} extra={{ 'data-password': '' }} />
+          <TextField
+            name="password"
+            label="Password"
+            type="password"
+            autocomplete="current-password"
+            required
+            error={e.password}
+            extra={{ 'data-password': '' }}
+          />
           <button type="submit" class="button wide">
             Log in
           </button>

@@ -10,8 +10,8 @@ export function CheckInboxPage() {
         <h1>Check your inbox</h1>
         <p>We sent a message to the address you gave. Follow the link in it within 24 hours to confirm that the address is yours.</p>
         <p class="hint">
-          Until then partner sites see nothing of your account. Nothing there? Look in your spam folder, or log in and ask for the link again. If
-          the address already has an account, the message says so instead.
+          Until then partner sites see nothing of your account. Nothing there? Look in your spam folder, or log in and ask for the link again. If the address
+          already has an account, the message says so instead.
         </p>
         <p class="actions">
           <a class="button" href="/login">
@@ -43,8 +43,8 @@ export function ConfirmLinkPage(p: { csrf: string; token: string; userId: string
           </p>
         ) : (
           <p>
-            Confirm that this address belongs to the account <strong class="user-id">{p.userId}</strong>. Partner sites can then find the account
-            (if you chose to be visible), and what they stored about this address becomes part of it.
+            Confirm that this address belongs to the account <strong class="user-id">{p.userId}</strong>. Partner sites can then find the account (if you chose
+            to be visible), and what they stored about this address becomes part of it.
           </p>
         )}
         <form method="post" action="/confirm">
@@ -85,8 +85,8 @@ export function ConfirmEmailChangePage(p: { csrf: string; token: string; userId:
       <div class="card form-card" data-page="confirm-email-change">
         <h1>Confirm your new e-mail address</h1>
         <p>
-          The account <strong class="user-id">{p.userId}</strong> will use <strong>{p.newEmail}</strong> from now on. Partner sites then find it by
-          this address, no longer by the old one, and what they stored about this address becomes part of it. Its other sessions end.
+          The account <strong class="user-id">{p.userId}</strong> will use <strong>{p.newEmail}</strong> from now on. Partner sites then find it by this
+          address, no longer by the old one, and what they stored about this address becomes part of it. Its other sessions end.
         </p>
         <form method="post" action="/email/confirm">
           <CsrfField token={p.csrf} />

@@ -53,8 +53,8 @@ export function PhotoPage(p: PhotoPageProps) {
       <section class="card" aria-labelledby="photo-upload">
         <h2 id="photo-upload">{p.photoDigest ? 'Upload a new photo' : 'Upload a photo'}</h2>
         <p class="hint">
-          A JPEG, PNG or WebP picture of at most {p.maxMegabytes} MB. It is cropped to a square from the centre, and only the picture is kept: no
-          location, camera or other details in the file.
+          A JPEG, PNG or WebP picture of at most {p.maxMegabytes} MB. It is cropped to a square from the centre, and only the picture is kept: no location,
+          camera or other details in the file.
         </p>
         <form method="post" action="/account/photo" enctype="multipart/form-data">
           <CsrfField token={p.viewer.csrf} />

@@ -61,7 +61,9 @@ export function ProofsPage(p: ProofsPageProps) {
         {p.identities.length === 0 ? (
           <p>None of your identities is on a service we can read a proof from. Add one on your account page, or use a rel="me" link.</p>
         ) : (
-          p.identities.map((identity) => <IdentityProof key={identity.svcId} identity={identity} csrf={p.csrf} error={p.error?.svcId === identity.svcId ? p.error : undefined} />)
+          p.identities.map((identity) => (
+            <IdentityProof key={identity.svcId} identity={identity} csrf={p.csrf} error={p.error?.svcId === identity.svcId ? p.error : undefined} />
+          ))
         )}
       </section>
     </Layout>

@@ -20,7 +20,17 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
         <ErrorSummary errors={e} />
         <form method="post" action="/signup" novalidate>
           <CsrfField token={p.csrf} />
-          <TextField name="email" label="E-mail address" type="email" autocomplete="email" required value={v.email} error={e.email} spellcheck={false} hint="We mail a link to it to confirm it is yours. It is for logging in and for our mail, and is never shown on your profile." />
+          <TextField
+            name="email"
+            label="E-mail address"
+            type="email"
+            autocomplete="email"
+            required
+            value={v.email}
+            error={e.email}
+            spellcheck={false}
+            hint="We mail a link to it to confirm it is yours. It is for logging in and for our mail, and is never shown on your profile."
+          />
           <TextField
             name="user_id"
             label="Choose a userId"
@@ -34,8 +44,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
             spellcheck={false}
             hint={
               <>
-                3–30 lower-case letters, digits or _. It becomes your public address, <span class="nowrap">{p.baseUrl}/u/…</span>, and
-                cannot be changed later.
+                3–30 lower-case letters, digits or _. It becomes your public address, <span class="nowrap">{p.baseUrl}/u/…</span>, and cannot be changed later.
               </>
             }
           />

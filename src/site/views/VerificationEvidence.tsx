@@ -47,7 +47,8 @@ export function PendingRemoval({ i, confirmAfterMs }: { i: IdentityView; confirm
   if (!i.verified || i.negativeSince === null) return null;
   return (
     <p class="hint warn" data-pending-removal="true">
-      The last check did not find the proof. It is checked again after <When ms={i.negativeSince + confirmAfterMs} />; the mark is removed only if the proof is still missing then.
+      The last check did not find the proof. It is checked again after <When ms={i.negativeSince + confirmAfterMs} />; the mark is removed only if the proof is
+      still missing then.
     </p>
   );
 }
@@ -62,7 +63,17 @@ export function LastCheck({ attempts, justChecked }: { attempts: readonly Attemp
     <div class="check-list" role={justChecked ? 'status' : undefined}>
       {shown.map((a, n) => (
         <p key={n} class={`check ${a.outcome === 'verified' ? 'ok' : 'bad'}`} data-check-result={a.outcome} data-method={a.method ?? ''}>
-          <span class="check-label">{justChecked ? 'Checked just now' : <>Last check <When ms={a.at} /></>}:</span> <strong>{OUTCOME_TEXT[a.outcome]}</strong>
+          <span class="check-label">
+            {justChecked ? (
+              'Checked just now'
+            ) : (
+              <>
+                Last check <When ms={a.at} />
+              </>
+            )}
+            :
+          </span>{' '}
+          <strong>{OUTCOME_TEXT[a.outcome]}</strong>
           {a.method ? <> ({methodText(a.method)})</> : null}
           {a.outcome !== 'verified' ? (
             <>
@@ -99,8 +110,8 @@ export function OtherMethods({ profileUrl, shortProof }: { profileUrl: string; s
           <em>your domain</em> (or at the domain itself) holding <code>{profileUrl}</code> or <code>{shortProof}</code>.
         </li>
         <li>
-          <strong>Bluesky</strong>: put <code>{profileUrl}</code> in your profile description; we follow your handle to its DID document, which must
-          name the handle back, and read your profile from your own server.
+          <strong>Bluesky</strong>: put <code>{profileUrl}</code> in your profile description; we follow your handle to its DID document, which must name the
+          handle back, and read your profile from your own server.
         </li>
       </ul>
       <p>A check that cannot reach a service never removes a mark; a missing proof removes it only when a second check an hour later still misses it.</p>

@@ -12,7 +12,13 @@ const PASSWORD_CHANGE_FAILURES = { limit: 5, windowSeconds: 15 * 60 };
  * refused (with `Retry-After` set when throttled), or null. The caller resets the throttle once the
  * whole change is accepted.
  */
-export async function currentPasswordRefusal(ctx: AppContext, reply: FastifyReply, user: User, given: string, throttleKey: string): Promise<{ message: string; status: number } | null> {
+export async function currentPasswordRefusal(
+  ctx: AppContext,
+  reply: FastifyReply,
+  user: User,
+  given: string,
+  throttleKey: string,
+): Promise<{ message: string; status: number } | null> {
   const wait = await ctx.throttle.blockedFor(throttleKey, PASSWORD_CHANGE_FAILURES.limit);
   if (wait > 0) {
     reply.header('Retry-After', String(wait));

@@ -53,10 +53,14 @@ export function registerDiscoveryRoutes(app: TypedApp, ctx: AppContext): void {
     },
   );
 
-  app.get('/account/identities/recognise', { config: SITE, schema: { hide: true, querystring: Type.Object({ url: Type.String({ maxLength: 2048 }) }) } }, async (request, reply) => {
-    const found = await recogniseProfileUrl(ctx, request.query.url);
-    reply.header('Cache-Control', 'no-store');
-    if (found.kind === 'match') return { kind: 'match', svcId: found.svc.svcId, svcName: found.svc.svcName, usrSvcId: found.usrSvcId };
-    return found;
-  });
+  app.get(
+    '/account/identities/recognise',
+    { config: SITE, schema: { hide: true, querystring: Type.Object({ url: Type.String({ maxLength: 2048 }) }) } },
+    async (request, reply) => {
+      const found = await recogniseProfileUrl(ctx, request.query.url);
+      reply.header('Cache-Control', 'no-store');
+      if (found.kind === 'match') return { kind: 'match', svcId: found.svc.svcId, svcName: found.svc.svcName, usrSvcId: found.usrSvcId };
+      return found;
+    },
+  );
 }

@@ -19,50 +19,69 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
   const db = ctx.db.kysely;
   app.post(
     '/account/identities',
-    { config: SITE, schema: formSchema({ svc_id: Type.Optional(svcIdField), usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })), profile_url: optionalText(2048), recognise: checkbox, replace: checkbox }) },
+    {
+      config: SITE,
+      schema: formSchema({
+        svc_id: Type.Optional(svcIdField),
+        usr_svc_id: Type.Optional(Type.String({ maxLength: 1024 })),
+        profile_url: optionalText(2048),
+        recognise: checkbox,
+        replace: checkbox,
+      }),
+    },
     async (request, reply) => {
-    const user = request.user;
-    const b = request.body;
-    const profileUrl = (b.profile_url ?? '').trim();
-    // A pasted profile URL only fills the form in: the user checks what was recognised, then adds.
-    if (profileUrl !== '' && (b.recognise === '1' || !b.svc_id)) {
-      const found = await recogniseProfileUrl(ctx, profileUrl);
-      if (found.kind === 'match') {
-        const recognised = `That is ${found.usrSvcId} on ${found.svc.svcName}. Check the service and name below, then press “Add identity”.`;
-        return accountPage(ctx, request, reply, user, { identityForm: { svcId: found.svc.svcId, usrSvcId: found.usrSvcId, profileUrl, recognised } });
+      const user = request.user;
+      const b = request.body;
+      const profileUrl = (b.profile_url ?? '').trim();
+      // A pasted profile URL only fills the form in: the user checks what was recognised, then adds.
+      if (profileUrl !== '' && (b.recognise === '1' || !b.svc_id)) {
+        const found = await recogniseProfileUrl(ctx, profileUrl);
+        if (found.kind === 'match') {
+          const recognised = `That is ${found.usrSvcId} on ${found.svc.svcName}. Check the service and name below, then press “Add identity”.`;
+          return accountPage(ctx, request, reply, user, { identityForm: { svcId: found.svc.svcId, usrSvcId: found.usrSvcId, profileUrl, recognised } });
+        }
+        const error =
+          found.kind === 'ambiguous'
+            ? `That address fits several services (${found.candidates.map((c) => c.svcId).join(', ')}). Choose the service yourself.`
+            : 'We know no service with profile addresses like that. Choose the service and type your name there.';
+        return accountPage(ctx, request, reply, user, { identityForm: { profileUrl, error } }, 400);
       }
-      const error =
-        found.kind === 'ambiguous'
-          ? `That address fits several services (${found.candidates.map((c) => c.svcId).join(', ')}). Choose the service yourself.`
-          : 'We know no service with profile addresses like that. Choose the service and type your name there.';
-      return accountPage(ctx, request, reply, user, { identityForm: { profileUrl, error } }, 400);
-    }
-    const form = { svc_id: b.svc_id ?? '', usr_svc_id: b.usr_svc_id ?? '' };
-    form.svc_id = normaliseSvcId(form.svc_id);
-    const existing = await findCentralIdentity(db, user.id, form.svc_id);
-    const changing = existing !== undefined && b.replace === '1' ? form.svc_id : undefined;
-    const fail = (error: string) => accountPage(ctx, request, reply, user, { identityForm: { svcId: form.svc_id, usrSvcId: form.usr_svc_id, error, ...(changing ? { changing } : {}) } }, 400);
-    const svc = (await ctx.catalogue.get()).byId.get(form.svc_id);
-    if (!svc) return fail(form.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
-    let usrSvcId: string;
-    try {
-      usrSvcId = validateUsrSvcId(form.usr_svc_id);
-    } catch (e) {
-      if (e instanceof InvalidUsrSvcIdError) return fail(`Your name on ${svc.svcName} ${e.rule}.`);
-      throw e;
-    }
-    if (!usrSvcId) return fail(`Type your name on ${svc.svcName}.`);
-    if (svc.svcLeftURL !== '' || svc.urlBuilder !== null) {
-      if (buildProfileUrl(svc, usrSvcId) === '') return fail(`“${usrSvcId}” does not give a valid address on ${svc.svcName}. Check it for typos.`);
-    }
-    if (svc.regexCheck !== null && !matchesPattern(svc.regexCheck, usrSvcId)) {
-      return fail(`“${usrSvcId}” is not a name ${svc.svcName} allows. ${patternAdvice(svc.regexCheck, svc.svcName)}`);
-    }
-    if (existing !== undefined && existing.usr_svc_id !== usrSvcId && b.replace !== '1') {
-      return accountPage(ctx, request, reply, user, { identityForm: { svcId: svc.svcId, usrSvcId, replacing: { svcName: svc.svcName, old: existing.usr_svc_id } } });
-    }
-    await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
-    return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
+      const form = { svc_id: b.svc_id ?? '', usr_svc_id: b.usr_svc_id ?? '' };
+      form.svc_id = normaliseSvcId(form.svc_id);
+      const existing = await findCentralIdentity(db, user.id, form.svc_id);
+      const changing = existing !== undefined && b.replace === '1' ? form.svc_id : undefined;
+      const fail = (error: string) =>
+        accountPage(
+          ctx,
+          request,
+          reply,
+          user,
+          { identityForm: { svcId: form.svc_id, usrSvcId: form.usr_svc_id, error, ...(changing ? { changing } : {}) } },
+          400,
+        );
+      const svc = (await ctx.catalogue.get()).byId.get(form.svc_id);
+      if (!svc) return fail(form.svc_id ? 'That service is not in the list.' : 'Choose a service from the list.');
+      let usrSvcId: string;
+      try {
+        usrSvcId = validateUsrSvcId(form.usr_svc_id);
+      } catch (e) {
+        if (e instanceof InvalidUsrSvcIdError) return fail(`Your name on ${svc.svcName} ${e.rule}.`);
+        throw e;
+      }
+      if (!usrSvcId) return fail(`Type your name on ${svc.svcName}.`);
+      if (svc.svcLeftURL !== '' || svc.urlBuilder !== null) {
+        if (buildProfileUrl(svc, usrSvcId) === '') return fail(`“${usrSvcId}” does not give a valid address on ${svc.svcName}. Check it for typos.`);
+      }
+      if (svc.regexCheck !== null && !matchesPattern(svc.regexCheck, usrSvcId)) {
+        return fail(`“${usrSvcId}” is not a name ${svc.svcName} allows. ${patternAdvice(svc.regexCheck, svc.svcName)}`);
+      }
+      if (existing !== undefined && existing.usr_svc_id !== usrSvcId && b.replace !== '1') {
+        return accountPage(ctx, request, reply, user, {
+          identityForm: { svcId: svc.svcId, usrSvcId, replacing: { svcName: svc.svcName, old: existing.usr_svc_id } },
+        });
+      }
+      await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
+      return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
     },
   );
 }

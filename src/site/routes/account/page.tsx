@@ -26,7 +26,8 @@ const NOTICES: Record<string, string> = {
   confirmed: 'Your e-mail address is confirmed.',
   resent: 'We sent the link again. It works for 24 hours; earlier links no longer do.',
   password_changed: 'Your password is changed. Your other sessions have ended.',
-  email_sent: 'Check the new inbox: we sent a link there. Follow it within 24 hours to switch; until then your address stays as it is. If that address already has an account, the message says so instead.',
+  email_sent:
+    'Check the new inbox: we sent a link there. Follow it within 24 hours to switch; until then your address stays as it is. If that address already has an account, the message says so instead.',
   email_changed: 'Your e-mail address is changed. Your other sessions have ended.',
   discovered: 'The identities you ticked are added.',
   discovery_done: 'The search is done: tick what to add under “Find my identities”.',
@@ -58,20 +59,38 @@ export async function accountPage(ctx: AppContext, request: FastifyRequest, repl
   const page = pageOf(extra);
   // Only the identities page shows the search, so only it reads the search's state.
   const discovery =
-    page === 'identities' ? { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl } : undefined;
+    page === 'identities'
+      ? { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl }
+      : undefined;
   return sendPage(
     reply,
-    <AccountPage page={page} data={data} csrf={await csrfToken(ctx, request, reply)} unprovenUntil={unprovenUntil} {...(discovery ? { discovery } : {})} {...props} />,
+    <AccountPage
+      page={page}
+      data={data}
+      csrf={await csrfToken(ctx, request, reply)}
+      unprovenUntil={unprovenUntil}
+      {...(discovery ? { discovery } : {})}
+      {...props}
+    />,
     status,
   );
 }
 
 export function registerAccountView(app: TypedApp, ctx: AppContext): void {
   for (const { page, path } of ACCOUNT_PAGES) {
-    app.get(path, { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } }, async (request, reply) => {
-      const user = request.user;
-      const q = request.query;
-      return accountPage(ctx, request, reply, user, { page, notice: q.msg ? NOTICES[q.msg] : undefined, warning: q.msg ? WARNINGS[q.msg] : undefined, checked: q.checked });
-    });
+    app.get(
+      path,
+      { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(40), checked: optionalText(64) }) } },
+      async (request, reply) => {
+        const user = request.user;
+        const q = request.query;
+        return accountPage(ctx, request, reply, user, {
+          page,
+          notice: q.msg ? NOTICES[q.msg] : undefined,
+          warning: q.msg ? WARNINGS[q.msg] : undefined,
+          checked: q.checked,
+        });
+      },
+    );
   }
 }

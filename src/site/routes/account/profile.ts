@@ -8,7 +8,12 @@ import { checkbox, formSchema, optionalText, seeOther, SITE } from '../../http.j
 import { accountPage } from './page.js';
 
 export function registerProfile(app: TypedApp, ctx: AppContext): void {
-  const profileProps = Object.fromEntries(PROFILE_FIELDS.flatMap(([f]) => [[f, optionalText(PROFILE_MAX_LENGTH[f])], [`public_${f}`, checkbox]]));
+  const profileProps = Object.fromEntries(
+    PROFILE_FIELDS.flatMap(([f]) => [
+      [f, optionalText(PROFILE_MAX_LENGTH[f])],
+      [`public_${f}`, checkbox],
+    ]),
+  );
   app.post('/account/profile', { config: SITE, schema: formSchema(profileProps) }, async (request, reply) => {
     const user = request.user;
     const b = request.body;
@@ -18,7 +23,14 @@ export function registerProfile(app: TypedApp, ctx: AppContext): void {
       const v = (b[field] ?? '').replace(/\r\n/g, '\n');
       // Line breaks belong in a bio; no other control characters belong anywhere.
       if (/[\u0000-\u0008\u000B-\u001F\u007F\u2028\u2029]/.test(v) || (field !== 'bio' && /[\n\t]/.test(v))) {
-        return accountPage(ctx, request, reply, user, { profileError: 'Profile fields cannot contain control characters or, except “About you”, line breaks.' }, 400);
+        return accountPage(
+          ctx,
+          request,
+          reply,
+          user,
+          { profileError: 'Profile fields cannot contain control characters or, except “About you”, line breaks.' },
+          400,
+        );
       }
       values[field] = v;
       if (b[`public_${field}`] === '1') pub.push(field);

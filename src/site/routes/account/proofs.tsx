@@ -21,7 +21,14 @@ const NOTICES: Record<string, string> = {
   removed: 'The proof address is removed.',
 };
 
-async function proofsPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: Pick<ProofsPageProps, 'notice' | 'error'>, status = 200) {
+async function proofsPage(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: User,
+  extra: Pick<ProofsPageProps, 'notice' | 'error'>,
+  status = 200,
+) {
   const snap = await ctx.catalogue.get();
   const verified = new Map((await listCentralIdentities(ctx.db.kysely, user.id)).map((i) => [i.svcId, i.verified]));
   const identities: ProofIdentityView[] = [];
@@ -35,10 +42,22 @@ async function proofsPage(ctx: AppContext, request: FastifyRequest, reply: Fasti
       svcName: svc.svcName,
       usrSvcId: row.usrSvcId,
       verified: verified.get(svc.svcId) ?? false,
-      methods: providers.map((p) => ({ name: p.name, steps: p.steps, ...(p.proofUrl ? { proofUrl: { example: p.proofUrl.example, current: row.proofUrl } } : {}) })),
+      methods: providers.map((p) => ({
+        name: p.name,
+        steps: p.steps,
+        ...(p.proofUrl ? { proofUrl: { example: p.proofUrl.example, current: row.proofUrl } } : {}),
+      })),
     });
   }
-  const page = <ProofsPage userId={user.user_id} csrf={await csrfToken(ctx, request, reply)} forms={proofForms(ctx.config.baseUrl, user.user_id)} identities={identities} {...extra} />;
+  const page = (
+    <ProofsPage
+      userId={user.user_id}
+      csrf={await csrfToken(ctx, request, reply)}
+      forms={proofForms(ctx.config.baseUrl, user.user_id)}
+      identities={identities}
+      {...extra}
+    />
+  );
   return sendPage(reply, page, status);
 }
 
@@ -51,12 +70,16 @@ export function registerProofRoutes(app: TypedApp, ctx: AppContext): void {
 
   app.post(
     '/account/proofs/:svcId',
-    { config: SITE, schema: { ...formSchema({ proof_url: Type.String({ maxLength: 4096 }) }), params: Type.Object({ svcId: Type.String({ maxLength: 64 }) }) } },
+    {
+      config: SITE,
+      schema: { ...formSchema({ proof_url: Type.String({ maxLength: 4096 }) }), params: Type.Object({ svcId: Type.String({ maxLength: 64 }) }) },
+    },
     async (request, reply) => {
       const user = request.user;
       const svcId = normaliseSvcId(request.params.svcId);
       const given = request.body.proof_url.trim();
-      const refuse = (message: string, status = 400) => proofsPage(ctx, request, reply, user, { error: { svcId, message, value: given.slice(0, 2048) } }, status);
+      const refuse = (message: string, status = 400) =>
+        proofsPage(ctx, request, reply, user, { error: { svcId, message, value: given.slice(0, 2048) } }, status);
       const identity = (await identitiesWithProofUrls(ctx.db.kysely, user.id)).find((i) => i.svcId === svcId);
       const svc = (await ctx.catalogue.get()).byId.get(svcId);
       if (!identity || !svc) return refuse('You have no identity on that service. Add it on your account page first.', 404);
