@@ -6,6 +6,7 @@ import { apiOperation } from '../http/api-route.js';
 import { textAnswer } from '../http/api-schemas.js';
 import { checkCredentials, linkUser } from '../services/links.js';
 import { userIdentifierOf } from './shared.js';
+import { isProvenAccount } from '../domain/visibility.js';
 
 export const credentialFields = {
   email_address: Type.String({ maxLength: 254, description: "E-mail address of the user's account on the service." }),
@@ -38,7 +39,7 @@ export const syncUser = apiOperation({
     const password = call.body.password ?? '';
     const user = await checkCredentials(call.ctx, call.partner, { email, password, clientAddress: clientAddress(call.body.end_user_ip, call.ip) });
     // Only after the password: a wrong one answers as for an unknown address, whatever the account.
-    if (user.email_proven_at === null) throw errors.addressNotConfirmed();
+    if (!isProvenAccount(user)) throw errors.addressNotConfirmed();
     await linkUser(call.ctx, call.partner, id, call.params.user_identifier ?? '', user);
     return { root: 'result', text: 'true' };
   },

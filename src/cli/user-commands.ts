@@ -9,6 +9,7 @@ import { createUnprovenAccount } from '../services/ownership.js';
 import { CliError, print, readStdin, type Out } from './output.js';
 import { withContext } from './run.js';
 import { userVerifyCommand } from './user-verify-command.js';
+import { isProvenAccount } from '../domain/visibility.js';
 
 export function userView(u: User) {
   const profile: Record<string, string | null> = {};
@@ -18,7 +19,7 @@ export function userView(u: User) {
     email: u.email,
     /** The user's consent; `visible` is whether partners see them (consent and a proven address). */
     opted_in: u.consented,
-    email_proven: u.email_proven_at !== null,
+    email_proven: isProvenAccount(u),
     visible: u.opted_in,
     pro: u.pro,
     discoverable: u.discoverable,
@@ -96,10 +97,7 @@ export function userCommands(user: Command, run: () => Out): void {
         all.length === 0
           ? '(no users)'
           : all
-              .map(
-                (u) =>
-                  `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${u.email_proven_at === null ? 'unconfirmed ' : ''}${u.pro ? 'pro' : ''}`,
-              )
+              .map((u) => `${u.user_id.padEnd(30)} ${u.opted_in ? 'opted-in ' : 'hidden   '}${!isProvenAccount(u) ? 'unconfirmed ' : ''}${u.pro ? 'pro' : ''}`)
               .join('\n'),
       );
     }),

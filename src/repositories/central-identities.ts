@@ -7,6 +7,7 @@ import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, type ByAccountIdentifier } from './people.js';
 import type { VerificationMethod } from '../verification/methods.js';
 import { markEvidence, type MarkEvidence } from '../domain/evidence.js';
+import { provenAccountSql } from '../domain/visibility.js';
 
 export type CentralIdentity = Omit<CentralIdentityRow, 'verified'> & { verified: boolean };
 
@@ -74,7 +75,7 @@ type PublicRowAsStored = [
 ];
 const publicSelect =
   'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id, ci.verified_by, ci.verified_at, ci.last_checked_at, ci.evidence_url ' +
-  'FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
+  `FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ${provenAccountSql('u')} AND `;
 // One indexed query for the hottest read: the account by its identifier, joined with its entries.
 // Rows come as arrays and hold only what the answer uses: building objects and reading unused
 // columns would cost about a quarter of the query.

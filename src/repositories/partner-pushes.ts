@@ -13,6 +13,7 @@
 // (JSON.stringify's form; to_json escapes strings as it does).
 import type { Db } from '../db/database.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
+import { provenAccountSql } from '../domain/visibility.js';
 
 /** Identifier kinds this statement handles; an e-mail address (two digests to record) takes the transactional path. */
 type Kind = 'md5' | 'sha256' | 'userId';
@@ -31,7 +32,7 @@ function pushText(kind: Kind): string {
       || CASE WHEN lp.trusted = 1 OR o.pro = 1 THEN ',"usrSvcId":' || ${json('$4::text')} ELSE '' END
       || ',"url":' || ${json('$7::text')} || ',"verified":false}}'`;
   return `WITH acct AS (
-      SELECT id FROM users WHERE email_proven_at IS NOT NULL AND ${USER_COLUMN[kind]} = $1
+      SELECT id FROM users WHERE ${provenAccountSql()} AND ${USER_COLUMN[kind]} = $1
     ), found AS (
       SELECT s.id FROM subjects s JOIN acct a ON s.user_ref = a.id
       UNION ALL

@@ -4,6 +4,7 @@ import { statement, type Exec, type Statement } from '../db/prepared.js';
 import type { Queryable, Tx, UserRow } from '../db/schema.js';
 import { toUser, type AccountRef, type User } from './users.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
+import { provenAccountSql } from '../domain/visibility.js';
 
 // Prepared statements (db/prepared.ts): these lookups serve the hot paths (return_services,
 // update_service) and every other caller alike.
@@ -20,8 +21,7 @@ export interface PersonRef {
 // unknown person), so nothing about the address is attached to whoever typed it in; once proven,
 // earlier pushes fold in (services/orphan-subjects.ts).
 type UserAndSubject = { id: number; opted_in: number; pro: number; subject_id: number | null };
-const userAndSubject =
-  'SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE u.email_proven_at IS NOT NULL AND ';
+const userAndSubject = `SELECT u.id, u.opted_in, u.pro, s.id AS subject_id FROM users u LEFT JOIN subjects s ON s.user_ref = u.id WHERE ${provenAccountSql('u')} AND `;
 const userBy: ByAccountIdentifier<UserAndSubject> = {
   md5: statement<UserAndSubject>(`${userAndSubject}u.email_md5 = ?`),
   sha256: statement<UserAndSubject>(`${userAndSubject}u.email_sha256 = ?`),
@@ -45,9 +45,9 @@ const insertSubject = {
 };
 
 const fullUserBy: ByAccountIdentifier<UserRow> = {
-  md5: statement<UserRow>('SELECT * FROM users WHERE email_proven_at IS NOT NULL AND email_md5 = ?'),
-  sha256: statement<UserRow>('SELECT * FROM users WHERE email_proven_at IS NOT NULL AND email_sha256 = ?'),
-  userId: statement<UserRow>('SELECT * FROM users WHERE email_proven_at IS NOT NULL AND user_id = ?'),
+  md5: statement<UserRow>(`SELECT * FROM users WHERE ${provenAccountSql()} AND email_md5 = ?`),
+  sha256: statement<UserRow>(`SELECT * FROM users WHERE ${provenAccountSql()} AND email_sha256 = ?`),
+  userId: statement<UserRow>(`SELECT * FROM users WHERE ${provenAccountSql()} AND user_id = ?`),
 };
 
 /** One statement per column an account is found by; an e-mail address is looked up by its MD5. */

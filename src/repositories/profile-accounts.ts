@@ -4,6 +4,7 @@ import type { Queryable } from '../db/schema.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { isVisible } from '../domain/visibility.js';
 import { toUser } from './users.js';
+import { whereProvenAccount } from './users.js';
 
 export type AccountLookup = { kind: 'sha256'; sha256: string } | { kind: 'md5'; md5: string } | { kind: 'userId'; userId: string };
 
@@ -23,8 +24,8 @@ export interface ProfileAccount {
 export async function findProfileAccount(db: Queryable, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
   let q = db.selectFrom('users').selectAll();
   // An address names an account only once proven, as in every lookup by address (repositories/people.ts).
-  if (lookup.kind === 'sha256') q = q.where('email_sha256', '=', lookup.sha256).where('email_proven_at', 'is not', null);
-  else if (lookup.kind === 'md5') q = q.where('email_md5', '=', lookup.md5).where('email_proven_at', 'is not', null);
+  if (lookup.kind === 'sha256') q = q.where('email_sha256', '=', lookup.sha256).where(whereProvenAccount);
+  else if (lookup.kind === 'md5') q = q.where('email_md5', '=', lookup.md5).where(whereProvenAccount);
   else q = q.where('user_id', '=', lookup.userId);
   const row = await q.executeTakeFirst();
   if (!row) return undefined;

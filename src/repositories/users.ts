@@ -1,6 +1,7 @@
 // Accounts. Rows leave this module as `User`s, with booleans for the 0/1 columns.
+import type { ExpressionBuilder } from 'kysely';
 import { statement, type Exec } from '../db/prepared.js';
-import type { Queryable, Tx, UserRow } from '../db/schema.js';
+import type { Database, Queryable, Tx, UserRow } from '../db/schema.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
 
@@ -89,7 +90,7 @@ export async function markEmailProven(tx: Tx, userRef: number, now: number): Pro
     .updateTable('users')
     .set((eb) => ({ email_proven_at: now, opted_in: eb.ref('consented'), updated_at: now }))
     .where('id', '=', userRef)
-    .where('email_proven_at', 'is', null)
+    .where(whereUnprovenAccount)
     .returningAll()
     .executeTakeFirst();
   return row && toUser(row);
@@ -112,16 +113,21 @@ export async function setProvenEmail(tx: Tx, userRef: number, email: string, now
   return user;
 }
 
+/** The proven-account rule (src/domain/visibility.ts, `isProvenAccount`) as a Kysely condition. */
+export const whereProvenAccount = (eb: ExpressionBuilder<Database, 'users'>) => eb('email_proven_at', 'is not', null);
+/** Its negation, written so that both databases use the index on unproven accounts. */
+export const whereUnprovenAccount = (eb: ExpressionBuilder<Database, 'users'>) => eb('email_proven_at', 'is', null);
+
 /** Accounts whose address was never proven, created before `before` (they expire). */
 export async function listUnprovenBefore(db: Queryable, before: number, limit: number): Promise<User[]> {
-  return (
-    await db.selectFrom('users').selectAll().where('email_proven_at', 'is', null).where('created_at', '<', before).orderBy('id').limit(limit).execute()
-  ).map(toUser);
+  return (await db.selectFrom('users').selectAll().where(whereUnprovenAccount).where('created_at', '<', before).orderBy('id').limit(limit).execute()).map(
+    toUser,
+  );
 }
 
 /** Whether the account is still unproven, as it stands in this transaction. */
 export async function isUnproven(db: Queryable, userRef: number): Promise<boolean> {
-  return (await db.selectFrom('users').select('id').where('id', '=', userRef).where('email_proven_at', 'is', null).executeTakeFirst()) !== undefined;
+  return (await db.selectFrom('users').select('id').where('id', '=', userRef).where(whereUnprovenAccount).executeTakeFirst()) !== undefined;
 }
 
 export async function findUserByEmail(db: Queryable, email: string): Promise<User | undefined> {
@@ -183,7 +189,7 @@ export async function setUserFlags(
       ...(flags.optedIn !== undefined
         ? {
             consented: flags.optedIn ? 1 : 0,
-            opted_in: flags.optedIn ? eb.case().when('email_proven_at', 'is not', null).then(1).else(0).end() : 0,
+            opted_in: flags.optedIn ? eb.case().when(whereProvenAccount(eb)).then(1).else(0).end() : 0,
           }
         : {}),
       ...(flags.pro !== undefined ? { pro: flags.pro ? 1 : 0 } : {}),

@@ -16,6 +16,7 @@ import { eraseAccount } from './accounts.js';
 import { announceVisibility } from './central.js';
 import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { CONFIRM_LINK_HOURS, mayMailAddress } from './ownership.js';
+import { isProvenAccount } from '../domain/visibility.js';
 
 const HOUR = 3600 * 1000;
 /** Change requests per account an hour: each mails two addresses. */
@@ -42,7 +43,7 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
     // One pending change at a time: an earlier link stops working.
     await endUserTokens(tx, user.id, 'change', now);
     const holder = await findUserByEmail(tx, email);
-    if (send && holder && holder.email_proven_at !== null) {
+    if (send && holder && isProvenAccount(holder)) {
       await queueMail(
         tx,
         { to: email, ...newAddressTakenMail(site, { userId: user.user_id, loginUrl: `${site.baseUrl}/login`, resetUrl: `${site.baseUrl}/forgot` }) },
@@ -54,7 +55,7 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
       const link = `${site.baseUrl}/email/confirm?token=${secret}`;
       await queueMail(tx, { to: email, ...confirmNewAddressMail(site, { userId: user.user_id, link, hours: CONFIRM_LINK_HOURS }) }, now);
     }
-    if (user.email_proven_at !== null) {
+    if (isProvenAccount(user)) {
       await queueMail(
         tx,
         { to: user.email, ...emailChangeRequestedMail(site, { userId: user.user_id, hours: CONFIRM_LINK_HOURS, resetUrl: `${site.baseUrl}/forgot` }) },
@@ -86,7 +87,7 @@ export async function confirmEmailChange(ctx: AppContext, secret: string, sessio
     if (!user || user.email === row.email || !(await useToken(tx, row.id, now))) return { kind: 'invalid' };
     const holder = await findUserByEmail(tx, row.email);
     // Proven by another account since the link was sent: that account keeps it.
-    if (holder && holder.email_proven_at !== null) return { kind: 'address_taken' };
+    if (holder && isProvenAccount(holder)) return { kind: 'address_taken' };
     // An unproven account that typed the address in yields, as it does to a claim (ownership.ts).
     if (holder) await eraseAccount(tx, holder, now);
     const changed = await setProvenEmail(tx, user.id, row.email, now);
@@ -98,7 +99,7 @@ export async function confirmEmailChange(ctx: AppContext, secret: string, sessio
     for (const purpose of ['confirm', 'reset', 'change'] as const) await endUserTokens(tx, user.id, purpose, now);
     // The address is how an account is recovered: a change ends the other sessions, as a password change does.
     await endOtherSessions(tx, user.id, sessionId);
-    if (user.email_proven_at !== null) await queueMail(tx, { to: user.email, ...emailChangedMail(site, { userId: user.user_id }) }, now);
+    if (isProvenAccount(user)) await queueMail(tx, { to: user.email, ...emailChangedMail(site, { userId: user.user_id }) }, now);
     return { kind: 'changed', userRef: user.id };
   });
 }

@@ -31,6 +31,7 @@ import {
 import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { announceVisibility } from './central.js';
 import { eraseAccount } from './accounts.js';
+import { isProvenAccount } from '../domain/visibility.js';
 
 const HOUR = 3600 * 1000;
 export const CONFIRM_LINK_HOURS = 24;
@@ -85,7 +86,7 @@ export async function signUp(ctx: AppContext, input: SignUpInput): Promise<void>
     if (!holder) {
       const user = await insertUser(tx, { email, userId: input.userId, passwordHash, optedIn: input.optedIn, proven: false }, now);
       await mailConfirmation(ctx, tx, user, now, send);
-    } else if (holder.email_proven_at !== null) {
+    } else if (isProvenAccount(holder)) {
       if (!send) return;
       const mail = signUpAttemptMail(site, { userId: holder.user_id, loginUrl: `${site.baseUrl}/login`, resetUrl: `${site.baseUrl}/forgot` });
       await queueMail(tx, { to: holder.email, ...mail }, now);
@@ -117,7 +118,7 @@ export type ResendOutcome = { sent: true } | { sent: false; retryAfterSeconds: n
 
 /** "Send the link again" on the account page: throttled per account and per address. */
 export async function resendConfirmation(ctx: AppContext, user: User): Promise<ResendOutcome> {
-  if (user.email_proven_at !== null) return { sent: true };
+  if (isProvenAccount(user)) return { sent: true };
   const key = `mail:resend:${user.id}`;
   const wait = await ctx.throttle.blockedFor(key, RESENDS_PER_HOUR);
   if (wait > 0) return { sent: false, retryAfterSeconds: wait };
@@ -140,7 +141,7 @@ export async function previewLink(ctx: AppContext, secret: string): Promise<Link
     return user && user.email === row.email ? { purpose: 'confirm', userId: user.user_id } : undefined;
   }
   const holder = await findUserByEmail(db, row.email);
-  return { purpose: 'claim', userId: row.new_user_id ?? '', holderUserId: holder && holder.email_proven_at === null ? holder.user_id : null };
+  return { purpose: 'claim', userId: row.new_user_id ?? '', holderUserId: holder && !isProvenAccount(holder) ? holder.user_id : null };
 }
 
 export type FollowOutcome =
@@ -173,7 +174,7 @@ export async function followLink(ctx: AppContext, secret: string): Promise<Follo
       return { kind: 'confirmed', userRef: user.id };
     }
     const holder = await findUserByEmail(tx, row.email);
-    if (holder && holder.email_proven_at !== null) {
+    if (holder && isProvenAccount(holder)) {
       await useToken(tx, row.id, now);
       return { kind: 'address_taken' };
     }

@@ -13,6 +13,7 @@ import { optionalText, sendPage, SITE } from '../../http.js';
 import { csrfToken } from '../../session.js';
 import { AccountPage, type AccountPageProps } from '../../views/Account.js';
 import { ACCOUNT_PAGES, type AccountPageName } from '../../views/AccountNav.js';
+import { isProvenAccount } from '../../../domain/visibility.js';
 
 const NOTICES: Record<string, string> = {
   opted_in: 'You are now visible to partner sites, and your public page is online.',
@@ -54,7 +55,7 @@ function pageOf(extra: Extra): AccountPageName {
 
 export async function accountPage(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, extra: Extra, status = 200) {
   const data = await loadAccountData(ctx, user);
-  const unprovenUntil = user.email_proven_at === null ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
+  const unprovenUntil = !isProvenAccount(user) ? user.created_at + UNPROVEN_ACCOUNT_DAYS * 24 * 3600 * 1000 : undefined;
   const { discoverError, discoverUrl, page: _page, ...props } = extra;
   const page = pageOf(extra);
   // Only the identities page shows the search, so only it reads the search's state.
