@@ -127,7 +127,8 @@ const CONTROL = /[\u0000-\u001F\u007F]/;
  * scheme (`example.com/~alice`, made https), normalised by the URL parser (host in lower case, a
  * root gets its `/`, the fragment dropped). Only https: a homepage given as http would be checked,
  * and shown to partners, over a connection anyone on the way can change. Refused: other schemes
- * (http included), credentials, ports, IP literals, and hosts that are not dotted names.
+ * (http included), credentials, ports, IP literals, control characters, and hosts that are not
+ * dotted names.
  */
 function websiteUrl(usrSvcId: string): URL | null {
   const text = usrSvcId.trim();
