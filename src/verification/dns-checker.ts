@@ -28,7 +28,7 @@ export const dnsChecker: VerificationChecker = {
   appliesTo: (svc, usrSvcId) => ownDomainOf(svc, usrSvcId) !== null,
   async check(ctx, subject): Promise<CheckOutcome> {
     const domain = ownDomainOf(subject.svc, subject.usrSvcId);
-    if (domain === null) return { method: 'dns', result: 'absent', evidenceUrl: null, detail: `${subject.usrSvcId} is not a domain name` };
+    if (domain === null) return { method: 'dns', result: 'absent', evidenceUrl: null, detail: `${subject.usrSvcId} is not a domain name or a domain's root` };
     const looked: string[] = [];
     let transient: string | null = null;
     for (const name of [`_idsvc.${domain}`, domain]) {
