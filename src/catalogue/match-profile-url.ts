@@ -14,8 +14,10 @@
 // as `neil`, and any `https://{instance}/@{user}` that no more specific template claims is read as
 // the Mastodon handle `user@instance`.
 //
-// A URL that no template and no Fediverse profile explains is offered as the person's own website
-// (the `website` URL builder, when the catalogue has it enabled), unless its host is one of the
+// Asked to (`orWebsite`: the "paste your profile address" of the site and the widget, where a
+// person gives their own address), a URL that no template and no Fediverse profile explains is
+// offered as the person's own website (the `website` URL builder, when the catalogue has it
+// enabled), unless its host is one of the
 // catalogue's own services (`https://github.com/` without a name is a typo, not a homepage). That
 // is the last resort, so a known service always wins; only what the builder accepts (https) is offered.
 //
@@ -164,9 +166,9 @@ function readFediverseHandle(url: URL): string | null {
 
 /**
  * Which catalogue service and identifier a profile URL names. `entries` should be the enabled
- * catalogue; compiled templates are cached per array, so pass the same array while it is current.
+ * catalogue; `orWebsite` offers an unknown https address as the person's website (above). compiled templates are cached per array, so pass the same array while it is current.
  */
-export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input: string): ProfileUrlMatch {
+export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input: string, options: { orWebsite?: boolean } = {}): ProfileUrlMatch {
   const url = parseInput(input);
   if (!url) return { kind: 'none' };
   let best: { specificity: number; candidates: ProfileUrlCandidate[] } = { specificity: -1, candidates: [] };
@@ -184,7 +186,7 @@ export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input:
     const handle = readFediverseHandle(url);
     const builder = handle ? entries.find((e) => e.urlBuilder === 'mastodon') : undefined;
     if (handle && builder && buildProfileUrl(builder, handle) !== '') return { kind: 'match', svcId: builder.svcId, usrSvcId: handle };
-    return asWebsite(entries, compiled.serviceHosts, url);
+    return options.orWebsite ? asWebsite(entries, compiled.serviceHosts, url) : { kind: 'none' };
   }
   if (best.candidates.length === 1) {
     const [only] = best.candidates as [ProfileUrlCandidate];

@@ -104,9 +104,11 @@ test('what names no service says so', () => {
   }
 });
 
-test('with a website service, an address no service explains is offered as a website, and only then', () => {
+test('asked to, with a website service, an address no service explains is offered as a website, and only then', () => {
   const withWebsite = [...small, entry('website', '', '', 'website')];
-  const m = (url: string) => matchProfileUrl(withWebsite, url);
+  const m = (url: string) => matchProfileUrl(withWebsite, url, { orWebsite: true });
+  // Only when asked: a partner's push or a discovery walk does not turn unknown addresses into websites.
+  assert.deepEqual(matchProfileUrl(withWebsite, 'https://nowhere.example/alice'), { kind: 'none' });
   assert.deepEqual(m('https://nowhere.example/alice'), found('website', 'https://nowhere.example/alice'));
   assert.deepEqual(m('alice.github.io/blog/'), found('website', 'https://alice.github.io/blog/'));
   assert.deepEqual(m('https://Example.org/~alice#top'), found('website', 'https://example.org/~alice'));
