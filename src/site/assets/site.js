@@ -71,8 +71,8 @@
 
   // A person's website: https only, no credentials, port or IP literal (profile-url.ts `websiteUrl`).
   function websiteUrl(id) {
-    if (id === '' || id.length > 255) return '';
-    var candidate = /^https:\/\//i.test(id) ? id : /^[a-z][a-z0-9+.-]*:/i.test(id) || /^[\/\\]/.test(id) ? '' : 'https://' + id;
+    if (id === '' || id.length > 255 || /[\u0000-\u001f\u007f]/.test(id)) return '';
+    var candidate = /^https:\/\//i.test(id) ? id : /^[a-z][a-z0-9+.-]*:/i.test(id) || /^[/\\]/.test(id) ? '' : 'https://' + id;
     if (!candidate) return '';
     var u;
     try {
