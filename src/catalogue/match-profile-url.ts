@@ -17,9 +17,10 @@
 // Asked to (`orWebsite`: the "paste your profile address" of the site and the widget, where a
 // person gives their own address), a URL that no template and no Fediverse profile explains is
 // offered as the person's own website (the `website` URL builder, when the catalogue has it
-// enabled), unless its host is one of the
-// catalogue's own services (`https://github.com/` without a name is a typo, not a homepage). That
-// is the last resort, so a known service always wins; only what the builder accepts (https) is offered.
+// enabled), unless its host is one of the catalogue's own services (`https://github.com/` without
+// a name is a mistake, not a homepage). That is the last resort, so a known service always wins;
+// only what the builder accepts (https) is offered. A partner's push or a discovery walk does not
+// ask: for them an address that fits no service is none.
 //
 // When several templates match, the most specific wins: the one with the most literal characters
 // (host and path around the identifier); a builder such as Mastodon's, which matches any host, is
@@ -166,7 +167,8 @@ function readFediverseHandle(url: URL): string | null {
 
 /**
  * Which catalogue service and identifier a profile URL names. `entries` should be the enabled
- * catalogue; `orWebsite` offers an unknown https address as the person's website (above). compiled templates are cached per array, so pass the same array while it is current.
+ * catalogue; compiled templates are cached per array, so pass the same array while it is current.
+ * `orWebsite` offers an address no service explains as the person's website (above).
  */
 export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input: string, options: { orWebsite?: boolean } = {}): ProfileUrlMatch {
   const url = parseInput(input);

@@ -506,6 +506,11 @@ describe('widget in Chromium', () => {
     // Only an https address: an http one is no service's and no website's.
     await pasteAgain.fill('http://nowhere.example/alice');
     await w.getByText('No service we know has addresses like that. Choose the service instead.').waitFor();
+    // Typed as the Website itself, an http address is flagged with what the field takes.
+    await w.getByRole('textbox', { name: 'Your username on Website' }).fill('http://nowhere.example/alice');
+    await w.getByText('Enter the https address of your site, e.g. https://example.com/blog.').waitFor();
+    await w.getByRole('textbox', { name: 'Your username on Website' }).fill('nowhere.example/alice');
+    await w.getByText('https://nowhere.example/alice', { exact: true }).waitFor();
     assert.equal((await page.evaluate(() => window.calls)).length, 1, 'only the GitLab identity was reported');
     assert.deepEqual(errors, []);
   });
