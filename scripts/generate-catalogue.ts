@@ -31,18 +31,19 @@ type CuratedEntry = Pick<CatalogueEntry, 'svcId' | 'svcName' | 'svcURL' | 'svcLe
   Partial<Pick<CatalogueEntry, 'svcMobileURL' | 'svcIphoneURL' | 'svcFavicon' | 'svcIcon' | 'svcIphoneIcon'>>;
 
 export const CURATED: readonly CuratedEntry[] = [
-  // A person's own site, named by its domain (`alice.example` gives https://alice.example). The
-  // template puts the identifier in the host, which is what makes the DNS method apply
-  // (src/verification/dns-checker.ts); rel="me" on the page itself proves it too. No icon: it
-  // would be one site's, not every website's.
+  // A person's own site or blog: any https URL (`https://alice.github.io/blog/`) or a bare
+  // `example.com/path`, built by the `website` URL builder (src/catalogue/profile-url.ts), so an
+  // identity that holds a bare domain (`alice.example`) still gives https://alice.example/. rel="me"
+  // on the page itself proves it, and the DNS method too when the address is a domain's root
+  // (src/verification/dns-checker.ts). No icon: it would be one site's, not every website's.
   {
     svcId: 'website',
     svcName: 'Website',
     svcURL: '',
-    svcLeftURL: 'https://',
+    svcLeftURL: '',
     svcRightURL: '',
     regexCheck: null,
-    urlBuilder: null,
+    urlBuilder: 'website',
     svcFavicon: '',
     svcIcon: '',
     svcIphoneIcon: '',

@@ -14,6 +14,14 @@
 // as `neil`, and any `https://{instance}/@{user}` that no more specific template claims is read as
 // the Mastodon handle `user@instance`.
 //
+// Asked to (`orWebsite`: the "paste your profile address" of the site and the widget, where a
+// person gives their own address), a URL that no template and no Fediverse profile explains is
+// offered as the person's own website (the `website` URL builder, when the catalogue has it
+// enabled), unless its host is one of the catalogue's own services (`https://github.com/` without
+// a name is a mistake, not a homepage). That is the last resort, so a known service always wins;
+// only what the builder accepts (https) is offered. A partner's push or a discovery walk does not
+// ask: for them an address that fits no service is none.
+//
 // When several templates match, the most specific wins: the one with the most literal characters
 // (host and path around the identifier); a builder such as Mastodon's, which matches any host, is
 // the least specific. When the most specific match is shared by two services (two catalogue entries
@@ -52,18 +60,28 @@ interface CompiledTemplate {
   specificity: number;
 }
 
-const compiledLists = new WeakMap<readonly ReverseTemplateEntry[], CompiledTemplate[]>();
+interface CompiledList {
+  templates: CompiledTemplate[];
+  /** The hosts the templates name (without www./m.), which are never a person's own website. */
+  serviceHosts: Set<string>;
+}
 
-function compileAll(entries: readonly ReverseTemplateEntry[]): CompiledTemplate[] {
+const compiledLists = new WeakMap<readonly ReverseTemplateEntry[], CompiledList>();
+
+function compileAll(entries: readonly ReverseTemplateEntry[]): CompiledList {
   const known = compiledLists.get(entries);
   if (known) return known;
-  const compiled: CompiledTemplate[] = [];
+  const templates: CompiledTemplate[] = [];
+  const serviceHosts = new Set<string>();
   for (const entry of entries) {
     const c = compile(entry);
-    if (c) compiled.push(c);
+    if (!c) continue;
+    templates.push(c);
+    serviceHosts.add(c.position === 'host' ? c.host.slice(1) : c.host);
   }
-  compiledLists.set(entries, compiled);
-  return compiled;
+  const list = { templates, serviceHosts };
+  compiledLists.set(entries, list);
+  return list;
 }
 
 function compile(entry: ReverseTemplateEntry): CompiledTemplate | null {
@@ -150,12 +168,14 @@ function readFediverseHandle(url: URL): string | null {
 /**
  * Which catalogue service and identifier a profile URL names. `entries` should be the enabled
  * catalogue; compiled templates are cached per array, so pass the same array while it is current.
+ * `orWebsite` offers an address no service explains as the person's website (above).
  */
-export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input: string): ProfileUrlMatch {
+export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input: string, options: { orWebsite?: boolean } = {}): ProfileUrlMatch {
   const url = parseInput(input);
   if (!url) return { kind: 'none' };
   let best: { specificity: number; candidates: ProfileUrlCandidate[] } = { specificity: -1, candidates: [] };
-  for (const t of compileAll(entries)) {
+  const compiled = compileAll(entries);
+  for (const t of compiled.templates) {
     if (t.specificity < best.specificity) continue;
     const usrSvcId = readIdentifier(t, url);
     // An identifier that does not build an address again is not one the service could have issued.
@@ -168,11 +188,19 @@ export function matchProfileUrl(entries: readonly ReverseTemplateEntry[], input:
     const handle = readFediverseHandle(url);
     const builder = handle ? entries.find((e) => e.urlBuilder === 'mastodon') : undefined;
     if (handle && builder && buildProfileUrl(builder, handle) !== '') return { kind: 'match', svcId: builder.svcId, usrSvcId: handle };
-    return { kind: 'none' };
+    return options.orWebsite ? asWebsite(entries, compiled.serviceHosts, url) : { kind: 'none' };
   }
   if (best.candidates.length === 1) {
     const [only] = best.candidates as [ProfileUrlCandidate];
     return { kind: 'match', svcId: only.svcId, usrSvcId: only.usrSvcId };
   }
   return { kind: 'ambiguous', candidates: best.candidates };
+}
+
+function asWebsite(entries: readonly ReverseTemplateEntry[], serviceHosts: Set<string>, url: URL): ProfileUrlMatch {
+  const website = entries.find((e) => e.urlBuilder === 'website');
+  if (!website || serviceHosts.has(url.host.replace(HOST_VARIANTS, ''))) return { kind: 'none' };
+  // The parsed URL (an `http:` one is refused by the builder), so what is offered is what was pasted.
+  const usrSvcId = buildProfileUrl(website, url.href);
+  return usrSvcId === '' ? { kind: 'none' } : { kind: 'match', svcId: website.svcId, usrSvcId };
 }

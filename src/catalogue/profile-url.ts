@@ -15,8 +15,12 @@
 // - A template that already ends in `@` (`https://medium.com/@{}`) drops one leading `@` from the
 //   identifier, so `@neil` does not become `/@@neil`.
 // The result is always "" or a URL that parses as http(s): callers may render it as a link as is.
+//
+// Builders (`urlBuilder`) stand in for a template where the identifier is not a name on one site:
+// `mastodon` (a handle that names its instance) and `website` (a person's own homepage or blog,
+// given as its https URL or as `example.com/path`).
 
-export const URL_BUILDERS = ['mastodon'] as const;
+export const URL_BUILDERS = ['mastodon', 'website'] as const;
 export type UrlBuilder = (typeof URL_BUILDERS)[number];
 
 export function isUrlBuilder(value: unknown): value is UrlBuilder {
@@ -108,12 +112,66 @@ function asHttpUrl(candidate: string): string {
 // Mastodon handles name their instance, so the URL cannot come from a fixed template.
 const MASTODON_HANDLE = /^@?([A-Za-z0-9_]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})$/;
 
+/** Longest website identifier read: the same cap every usrSvcId has. */
+const WEBSITE_MAX_INPUT = 255;
+const ANY_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+const HTTPS_SCHEME = /^https:\/\//i;
+/** One label of a host name as the URL parser leaves it (lower case, non-ASCII as `xn--`). */
+const HOST_LABEL = /^[a-z0-9-]{1,63}$/;
+const ALL_DIGITS = /^[0-9]+$/;
+/** The URL parser drops tabs and line breaks and escapes the rest: what was typed would not be what is shown. */
+const CONTROL = /[\u0000-\u001F\u007F]/;
+
+/**
+ * A person's website: its https URL (`https://alice.github.io/blog/`) or the same without the
+ * scheme (`example.com/~alice`, made https), normalised by the URL parser (host in lower case, a
+ * root gets its `/`, the fragment dropped). Only https: a homepage given as http would be checked,
+ * and shown to partners, over a connection anyone on the way can change. Refused: other schemes
+ * (http included), credentials, ports, IP literals, control characters, and hosts that are not
+ * dotted names.
+ */
+function websiteUrl(usrSvcId: string): URL | null {
+  const text = usrSvcId.trim();
+  if (text === '' || text.length > WEBSITE_MAX_INPUT || CONTROL.test(text)) return null;
+  let candidate: string;
+  if (HTTPS_SCHEME.test(text)) candidate = text;
+  // Any other scheme, `host:port` and scheme-relative `//host` alike: none is an https address as typed.
+  else if (ANY_SCHEME.test(text) || text.startsWith('/') || text.startsWith('\\')) return null;
+  else candidate = `https://${text}`;
+  let url: URL;
+  try {
+    url = new URL(candidate);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' || url.username !== '' || url.password !== '' || url.port !== '') return null;
+  const labels = url.hostname.split('.');
+  if (url.hostname.length > 253 || labels.length < 2) return null;
+  if (!labels.every((l) => HOST_LABEL.test(l) && !l.startsWith('-') && !l.endsWith('-'))) return null;
+  // The parser writes every IPv4 form (`127.1`, `0x7f.0.0.1`) as dotted digits; no top-level domain is all digits.
+  if (ALL_DIGITS.test(labels[labels.length - 1] ?? '')) return null;
+  url.hash = '';
+  return url;
+}
+
+/**
+ * The host of a website identity whose address is that host's root (`https://example.com/`, no
+ * path or query), or null: only then does the host's DNS speak for the page.
+ */
+export function websiteRootHost(usrSvcId: string): string | null {
+  const url = websiteUrl(usrSvcId);
+  return url && url.pathname === '/' && url.search === '' ? url.hostname : null;
+}
+
 const BUILDERS: Record<UrlBuilder, (usrSvcId: string) => string> = {
   mastodon(usrSvcId) {
     const match = MASTODON_HANDLE.exec(usrSvcId.trim());
     if (!match) return '';
     const [, user = '', instance = ''] = match;
     return asHttpUrl(`https://${instance.toLowerCase()}/@${user}`);
+  },
+  website(usrSvcId) {
+    return websiteUrl(usrSvcId)?.href ?? '';
   },
 };
 

@@ -9,10 +9,15 @@ export type RecognisedUrl =
   | { kind: 'ambiguous'; candidates: ProfileUrlCandidate[] }
   | { kind: 'none' };
 
-/** Which enabled catalogue service the URL is a profile on, against the catalogue as it is now. */
-export async function recogniseProfileUrl(ctx: AppContext, url: string): Promise<RecognisedUrl> {
+/**
+ * Which enabled catalogue service the URL is a profile on, against the catalogue as it is now.
+ * `orWebsite` is for an address the person pastes as their own: one that no service explains is
+ * then their website. A partner's push and a discovery walk never ask it: for them an unknown
+ * address is not a service.
+ */
+export async function recogniseProfileUrl(ctx: AppContext, url: string, options: { orWebsite?: boolean } = {}): Promise<RecognisedUrl> {
   const snap = await ctx.catalogue.get();
-  const m = matchProfileUrl(snap.alphanumeric, url);
+  const m = matchProfileUrl(snap.alphanumeric, url, options);
   if (m.kind !== 'match') return m;
   const svc = snap.byId.get(m.svcId);
   return svc ? { kind: 'match', svc, usrSvcId: m.usrSvcId } : { kind: 'none' };

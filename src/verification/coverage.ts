@@ -15,8 +15,8 @@ export interface Coverage {
 }
 
 // Identifiers of the usual shapes; a service's first that fits its pattern and gives a profile
-// address stands for "an ordinary identity there" (a Mastodon handle names its instance).
-const SAMPLE_IDENTIFIERS = ['alice', 'alice_1', '1234567', 'alice@mastodon.social', '0000-0002-1825-0097'];
+// address stands for "an ordinary identity there" (a Mastodon handle names its instance, a website its domain).
+const SAMPLE_IDENTIFIERS = ['alice', 'alice_1', '1234567', 'alice@mastodon.social', '0000-0002-1825-0097', 'alice.example'];
 
 function sampleIdentifier(svc: CatalogueEntry): string | null {
   for (const id of SAMPLE_IDENTIFIERS) {

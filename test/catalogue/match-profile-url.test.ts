@@ -104,6 +104,29 @@ test('what names no service says so', () => {
   }
 });
 
+test('asked to, with a website service, an address no service explains is offered as a website, and only then', () => {
+  const withWebsite = [...small, entry('website', '', '', 'website')];
+  const m = (url: string) => matchProfileUrl(withWebsite, url, { orWebsite: true });
+  // Only when asked: a partner's push or a discovery walk does not turn unknown addresses into websites.
+  assert.deepEqual(matchProfileUrl(withWebsite, 'https://nowhere.example/alice'), { kind: 'none' });
+  assert.deepEqual(m('https://nowhere.example/alice'), found('website', 'https://nowhere.example/alice'));
+  assert.deepEqual(m('alice.github.io/blog/'), found('website', 'https://alice.github.io/blog/'));
+  assert.deepEqual(m('https://Example.org/~alice#top'), found('website', 'https://example.org/~alice'));
+  assert.deepEqual(m('https://nowhere.example/'), found('website', 'https://nowhere.example/'));
+  // Every known service still wins, the Fediverse convention included.
+  assert.deepEqual(m('https://github.com/alice'), found('github', 'alice'));
+  assert.deepEqual(m('https://alice.tumblr.com/'), found('tumblr', 'alice'));
+  assert.deepEqual(m('https://mastodon.example/@neil'), found('mastodon', 'neil@mastodon.example'));
+  // A known service's own host with no name on it is a mistake, not someone's homepage.
+  for (const url of ['https://github.com/', 'https://www.github.com/alice/repo', 'https://tumblr.com/', 'https://example.com/users/alice/x']) {
+    assert.deepEqual(m(url), { kind: 'none' }, url);
+  }
+  // Only what the website builder accepts: https, a host name, no credentials or port.
+  for (const url of ['http://nowhere.example/alice', 'https://127.0.0.1/', 'https://user@nowhere.example/', 'https://nowhere.example:8443/', 'not a url']) {
+    assert.deepEqual(m(url), { kind: 'none' }, url);
+  }
+});
+
 // Catalogue entries that share one template with another entry: a URL cannot tell them apart.
 const SHARED_TEMPLATES: string[][] = [
   ['chaos', 'chaossocial'],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadCatalogueFile } from '../../src/catalogue/catalogue-file.js';
-import { buildProfileUrl, matchesPattern } from '../../src/catalogue/profile-url.js';
+import { buildProfileUrl, matchesPattern, websiteRootHost } from '../../src/catalogue/profile-url.js';
 
 const template = (svcLeftURL: string, svcRightURL = '', urlBuilder: string | null = null) => ({
   svcLeftURL,
@@ -14,6 +14,7 @@ const arduino = template('https://forum.arduino.cc/u/', '/summary');
 const hackerNews = template('https://news.ycombinator.com/user?id=');
 const tumblr = template('https://', '.tumblr.com/');
 const mastodon = template('', '', 'mastodon');
+const website = template('', '', 'website');
 
 test('path templates keep readable identifiers readable', () => {
   assert.equal(buildProfileUrl(github, 'neilsimon'), 'https://www.github.com/neilsimon');
@@ -66,6 +67,78 @@ test('the mastodon builder turns a handle into the instance profile URL', () => 
   }
 });
 
+test('the website builder takes an https URL or a bare domain and path, normalised', () => {
+  const cases: [string, string][] = [
+    ['example.com', 'https://example.com/'],
+    ['  https://Alice.GitHub.io/blog/  ', 'https://alice.github.io/blog/'],
+    ['https://example.com/~alice', 'https://example.com/~alice'],
+    ['example.com/~alice#about', 'https://example.com/~alice'],
+    ['HTTPS://example.com/a b', 'https://example.com/a%20b'],
+    ['https://example.com/blog?lang=en', 'https://example.com/blog?lang=en'],
+    ['https://bücher.example/', 'https://xn--bcher-kva.example/'],
+    ['https://example.com:443/', 'https://example.com/'],
+    ['https://example.com\\evil.example', 'https://example.com/evil.example'],
+  ];
+  for (const [id, url] of cases) {
+    assert.equal(buildProfileUrl(website, id), url, id);
+    // What it builds builds itself again: an identifier stored as the address stays that address.
+    assert.equal(buildProfileUrl(website, url), url, url);
+  }
+});
+
+test('the website builder refuses what is not an https address of a named host', () => {
+  for (const id of [
+    '',
+    'alice',
+    'http://example.com/',
+    'ftp://example.com/',
+    'javascript:alert(1)',
+    'data:text/html,x',
+    '//example.com/',
+    '\\\\example.com',
+    'https://user:pw@example.com/',
+    'https://user@example.com/',
+    'alice@example.com',
+    'https://example.com:8443/',
+    'example.com:8443',
+    'https://127.0.0.1/',
+    'https://127.1/',
+    'https://0x7f.0.0.1/',
+    'https://[::1]/',
+    'https://localhost/',
+    'https://-bad.example/',
+    'https://a..b/',
+    'https://exa_mple.com/',
+    `https://example.com/${'a'.repeat(240)}`,
+    `${'a'.repeat(64)}.example`,
+    'https://example.com/\u0000',
+    'https://example.com/a\tb',
+    'example.com.',
+  ]) {
+    assert.equal(buildProfileUrl(website, id), '', id);
+  }
+});
+
+test('the website builder answers at once on the worst inputs', () => {
+  for (const id of ['a.'.repeat(127), '.'.repeat(255), `https://${'a-'.repeat(120)}.example`, `https://${'%'.repeat(240)}`, 'a'.repeat(100_000)]) {
+    const started = process.hrtime.bigint();
+    buildProfileUrl(website, id);
+    websiteRootHost(id);
+    // A wide margin: a linear pass over 255 characters takes microseconds even on a busy machine.
+    assert.ok(process.hrtime.bigint() - started < 1_000_000_000n, id.slice(0, 20));
+  }
+});
+
+test('websiteRootHost names the host only when the address is its root', () => {
+  assert.equal(websiteRootHost('example.com'), 'example.com');
+  assert.equal(websiteRootHost('https://Alice.Example/'), 'alice.example');
+  assert.equal(websiteRootHost('https://alice.example/#top'), 'alice.example');
+  assert.equal(websiteRootHost('https://alice.github.io/blog/'), null);
+  assert.equal(websiteRootHost('https://example.com/~alice'), null);
+  assert.equal(websiteRootHost('https://example.com/?u=alice'), null);
+  assert.equal(websiteRootHost('http://example.com/'), null);
+});
+
 test('unknown builders and entries without a template build nothing', () => {
   assert.equal(buildProfileUrl(template('', '', 'bluesky'), 'neil'), '');
   assert.equal(buildProfileUrl(template(''), 'neil'), '');
@@ -74,7 +147,7 @@ test('unknown builders and entries without a template build nothing', () => {
 
 test('every shipped entry builds an http(s) URL for a plain identifier', () => {
   for (const entry of loadCatalogueFile()) {
-    const id = entry.urlBuilder === 'mastodon' ? 'neil@mastodon.social' : 'neil';
+    const id = entry.urlBuilder === 'mastodon' ? 'neil@mastodon.social' : entry.urlBuilder === 'website' ? 'neil.example' : 'neil';
     const url = buildProfileUrl(entry, id);
     assert.match(url, /^https?:\/\//, entry.svcId);
     if (entry.urlBuilder === null) assert.equal(url, `${entry.svcLeftURL}neil${entry.svcRightURL}`);

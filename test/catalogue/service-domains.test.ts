@@ -52,11 +52,16 @@ test('services an operator would not show to partners ship disabled, each with a
   );
 });
 
-test('a website (any domain, DNS and rel="me") and Mastodon on any instance ship enabled', () => {
+test('a website (any https URL, rel="me", DNS at a domain root) and Mastodon on any instance ship enabled', () => {
   const website = byId.get('website');
   assert.ok(website && !website.disabled);
-  assert.equal(buildProfileUrl(website, 'alice.example'), 'https://alice.example');
-  assert.equal(ownDomainOf(website, 'alice.example'), 'alice.example', 'the DNS method applies to it');
+  assert.equal(website.urlBuilder, 'website');
+  // An identity that holds a bare domain, as the earlier host template took, keeps its site.
+  assert.equal(buildProfileUrl(website, 'alice.example'), 'https://alice.example/');
+  assert.equal(ownDomainOf(website, 'alice.example'), 'alice.example', 'the DNS method applies to a domain root');
+  assert.equal(buildProfileUrl(website, 'https://alice.github.io/blog/'), 'https://alice.github.io/blog/');
+  assert.equal(ownDomainOf(website, 'https://alice.github.io/blog/'), null, 'and not to a page below it');
+  assert.equal(ownDomainOf(website, 'example.com/~alice'), null);
   assert.equal(buildProfileUrl(website, 'not a domain'), '');
   const mastodon = byId.get('mastodon');
   assert.ok(mastodon && !mastodon.disabled);

@@ -218,6 +218,37 @@ describe('identities', () => {
     assert.equal((await me.client.submit('/account/identities', { svc_id: 'twitter', usr_svc_id: 'good_name' })).res.status, 303);
   });
 
+  test('a Website is any https address, a page on a shared host included, and a pasted unknown address is offered as one', async () => {
+    const me = await person();
+    const partner = await linkedPartner('Web reader', me);
+    // Pasted: no known service has such addresses, so it is offered as the person's website, not added.
+    const offered = await me.client.submit('/account/identities', { profile_url: 'https://Alice.GitHub.io/blog/#latest', recognise: '1' });
+    assert.equal(offered.res.status, 200);
+    assert.match(offered.body, /That is https:\/\/alice\.github\.io\/blog\/ on Website\./);
+    assert.match((await me.client.get('/account')).body, /No identities yet/);
+    const recognised = await me.client.get(`/account/identities/recognise?url=${encodeURIComponent('example.com/~alice')}`);
+    assert.deepEqual(JSON.parse(recognised.body), { kind: 'match', svcId: 'website', svcName: 'Website', usrSvcId: 'https://example.com/~alice' });
+
+    assert.equal((await me.client.submit('/account/identities', { svc_id: 'website', usr_svc_id: 'https://example.com/~alice' })).res.status, 303);
+    assert.match((await me.client.get('/account')).body, /https:\/\/example\.com\/~alice/);
+    assert.deepEqual(
+      (await partner.client.returnServices(me.email)).map((s) => [s.svcId, s.url]),
+      [['website', 'https://example.com/~alice']],
+    );
+    // A bare domain, as the website service took before, still names its site.
+    await me.client.submit('/account/identities', { svc_id: 'website', usr_svc_id: 'alice.example', replace: '1' });
+    assert.deepEqual(
+      (await partner.client.returnServices(me.email)).map((s) => s.url),
+      ['https://alice.example/'],
+    );
+    // Only https addresses of a named host.
+    for (const refused of ['http://example.com/~alice', 'https://127.0.0.1/', 'https://me:pw@example.com/', 'ftp://example.com/']) {
+      const { res, body } = await me.client.submit('/account/identities', { svc_id: 'website', usr_svc_id: refused, replace: '1' });
+      assert.equal(res.status, 400, refused);
+      assert.match(body, /is not an https address of a site/, refused);
+    }
+  });
+
   test('bad input is explained next to the form, and nothing is saved', async () => {
     const me = await person();
     const cases: [Record<string, string>, RegExp][] = [

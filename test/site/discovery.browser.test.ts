@@ -80,7 +80,13 @@ test("a pasted profile URL fills in the service and the name; adding is the user
   await page.getByText('Identity saved.').waitFor();
   assert.match(await page.locator('#identity-github').innerText(), /github\.com\/Octo-Cat/);
 
+  // No service has such addresses: it is offered as the person's website, with its address previewed.
   await page.getByLabel('Paste the address of your profile').fill('https://nowhere.example/someone');
+  await page.getByText('That is https://nowhere.example/someone on Website.').waitFor();
+  assert.equal(await page.locator('#svc_id').inputValue(), 'website');
+  await page.getByText('Your profile address will be https://nowhere.example/someone').waitFor();
+  // Only https: an http address is no service's and no website's.
+  await page.getByLabel('Paste the address of your profile').fill('http://nowhere.example/someone');
   await page.getByText('We know no service with profile addresses like that.').waitFor();
 });
 

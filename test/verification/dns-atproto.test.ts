@@ -153,6 +153,28 @@ describe("dns: a TXT record on the person's own domain", () => {
     dns.silent.clear();
   });
 
+  test("a website given as its https address verifies by DNS at the domain's root, and not below it", async () => {
+    const user = await newUser();
+    const domain = `root-${user.user_id.replace('_', '-')}.test`;
+    dns.txt.set(`_idsvc.${domain}`, [`${t.config.baseUrl}/u/${user.user_id}`]);
+    const root = await subjectFor(user, 'website', `https://${domain.toUpperCase()}/#about`);
+    assert.ok(dnsChecker.appliesTo(root.svc, root.usrSvcId));
+    const result = await verifyIdentity(t.ctx, root.id);
+    assert.equal(result?.verified, true);
+    assert.equal(result?.method, 'dns');
+    assert.equal((await entry(root.id)).evidence_url, `dns:TXT:_idsvc.${domain}`);
+
+    // The same domain's DNS does not speak for a page below its root (a shared host's user pages).
+    for (const page of [`https://${domain}/~alice`, `${domain}/blog/`, `https://${domain}/?u=alice`]) {
+      const s = await subjectFor(user, 'website', page);
+      assert.equal(dnsChecker.appliesTo(s.svc, s.usrSvcId), false, page);
+      const asked = dns.queries.length;
+      const outcome = await dnsChecker.check(t.ctx, s);
+      assert.equal(outcome.result, 'absent', page);
+      assert.equal(dns.queries.length, asked, `${page}: no DNS query`);
+    }
+  });
+
   test('applies only to own-domain services and to domain names', async () => {
     const snap = await t.ctx.catalogue.get();
     assert.equal(dnsChecker.appliesTo(snap.byId.get('website')!, 'not a domain'), false);

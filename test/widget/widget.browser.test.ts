@@ -497,9 +497,21 @@ describe('widget in Chromium', () => {
     await w.getByRole('button', { name: 'Add', exact: true }).click();
     assert.deepEqual(await callsOnce(page), [['alice', 'gitlab', 'GitLab', 'Alice-GL', 'https://gitlab.com/Alice-GL']]);
 
+    // An address no service has is the person's own site: offered as their Website, still not added.
     await w.getByRole('button', { name: 'Add an identity' }).click();
-    await w.getByRole('textbox', { name: 'Or paste the address of your profile' }).fill('https://nowhere.example/alice');
+    const pasteAgain = w.getByRole('textbox', { name: 'Or paste the address of your profile' });
+    await pasteAgain.fill('https://nowhere.example/alice');
+    await w.getByText('That is https://nowhere.example/alice on Website. Check it, then press Add.').waitFor();
+    assert.equal(await valueOnceSet(page, w.getByRole('combobox', { name: 'Service' }), 'Website'), 'Website');
+    // Only an https address: an http one is no service's and no website's.
+    await pasteAgain.fill('http://nowhere.example/alice');
     await w.getByText('No service we know has addresses like that. Choose the service instead.').waitFor();
+    // Typed as the Website itself, an http address is flagged with what the field takes.
+    await w.getByRole('textbox', { name: 'Your username on Website' }).fill('http://nowhere.example/alice');
+    await w.getByText('Enter the https address of your site, e.g. https://example.com/blog.').waitFor();
+    await w.getByRole('textbox', { name: 'Your username on Website' }).fill('nowhere.example/alice');
+    await w.getByText('https://nowhere.example/alice', { exact: true }).waitFor();
+    assert.equal((await page.evaluate(() => window.calls)).length, 1, 'only the GitLab identity was reported');
     assert.deepEqual(errors, []);
   });
 

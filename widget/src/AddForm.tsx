@@ -40,7 +40,7 @@ export function AddForm({ idp, t, catalogue, onRetry, added, current, onAdd, onC
       if (catalogue.status === 'idle') onRetry();
       return;
     }
-    const found = matchProfileUrl(catalogue.entries, pasted);
+    const found = matchProfileUrl(catalogue.entries, pasted, { orWebsite: true });
     if (found.kind === 'match') {
       const picked = catalogue.entries.find((e) => e.svcId === found.svcId);
       if (!picked) return;

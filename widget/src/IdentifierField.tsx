@@ -21,7 +21,7 @@ export function IdentifierField({ id, entry, value, onValue, showErrors, t, inpu
   // Flagged while typing: an identifier that cannot give a URL, or one that fails the service's
   // pattern (saying what the pattern allows).
   const flag =
-    url === null && (problem === 'mastodonFormat' || problem === 'invalid')
+    url === null && (problem === 'mastodonFormat' || problem === 'websiteFormat' || problem === 'invalid')
       ? t[problem]
       : problem === 'pattern'
         ? `${fmt(t.patternWarning, { name: entry.svcName })} ${patternHelp(entry, t.lang, t.patternExample)}`.trim()

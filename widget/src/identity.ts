@@ -27,6 +27,8 @@ export function identifierFromUrl(entry: CatalogueEntry, url: string): string {
     const m = /^https?:\/\/([^/]+)\/@([^/?#]+)\/?$/.exec(url);
     return m ? `${m[2] as string}@${m[1] as string}` : '';
   }
+  // A website's identifier is its address.
+  if (entry.urlBuilder === 'website') return url;
   const { svcLeftURL: left, svcRightURL: right } = entry;
   if (!left || url.length <= left.length + right.length) return '';
   if (!url.startsWith(left) || !url.endsWith(right)) return '';
@@ -43,7 +45,7 @@ export function matchesPattern(entry: CatalogueEntry, identifier: string): boole
   return fitsPattern(entry.regexCheck, identifier.trim());
 }
 
-export type IdentifierProblem = 'required' | 'tooLong' | 'invalid' | 'mastodonFormat' | 'pattern';
+export type IdentifierProblem = 'required' | 'tooLong' | 'invalid' | 'mastodonFormat' | 'websiteFormat' | 'pattern';
 
 /** What blocks saving (mirrors the server's rules for usrSvcId, SPEC §4.3). */
 export function identifierProblem(entry: CatalogueEntry, identifier: string): IdentifierProblem | null {
@@ -53,7 +55,10 @@ export function identifierProblem(entry: CatalogueEntry, identifier: string): Id
   if (/[\u0000-\u001f\u007f]/.test(id)) return 'invalid';
   // A service without a template (an operator's entry for a site with no public pages) gives no URL.
   const templated = entry.urlBuilder !== null || entry.svcLeftURL !== '';
-  if (templated && profileUrl(entry, id) === null) return entry.urlBuilder === 'mastodon' ? 'mastodonFormat' : 'invalid';
+  if (templated && profileUrl(entry, id) === null) {
+    if (entry.urlBuilder === 'mastodon') return 'mastodonFormat';
+    return entry.urlBuilder === 'website' ? 'websiteFormat' : 'invalid';
+  }
   // The server refuses what the service's pattern refuses, so saving it here would only fail there.
   if (!matchesPattern(entry, id)) return 'pattern';
   return null;

@@ -48,6 +48,7 @@
       var m = MASTODON.exec(id);
       return m ? asHttpUrl('https://' + m[2].toLowerCase() + '/@' + m[1]) : '';
     }
+    if (data.builder === 'website') return websiteUrl(id);
     if (data.builder || !data.left) return '';
     if (data.left.endsWith('@') && id.startsWith('@')) id = id.slice(1);
     if (id === '' || id === '.' || id === '..') return '';
@@ -66,6 +67,28 @@
       if (position === 'path') encoded = encoded.replace(/%2B/g, '+');
     }
     return asHttpUrl(data.left + encoded + data.right);
+  }
+
+  // A person's website: https only, no credentials, port or IP literal (profile-url.ts `websiteUrl`).
+  function websiteUrl(id) {
+    if (id === '' || id.length > 255 || /[\u0000-\u001f\u007f]/.test(id)) return '';
+    var candidate = /^https:\/\//i.test(id) ? id : /^[a-z][a-z0-9+.-]*:/i.test(id) || /^[/\\]/.test(id) ? '' : 'https://' + id;
+    if (!candidate) return '';
+    var u;
+    try {
+      u = new URL(candidate);
+    } catch (e) {
+      return '';
+    }
+    if (u.protocol !== 'https:' || u.username || u.password || u.port) return '';
+    var labels = u.hostname.split('.');
+    if (u.hostname.length > 253 || labels.length < 2) return '';
+    for (var i = 0; i < labels.length; i++) {
+      if (!/^[a-z0-9-]{1,63}$/.test(labels[i]) || labels[i].charAt(0) === '-' || labels[i].slice(-1) === '-') return '';
+    }
+    if (/^[0-9]+$/.test(labels[labels.length - 1])) return '';
+    u.hash = '';
+    return u.href;
   }
 
   function fitsPattern(pattern, id) {

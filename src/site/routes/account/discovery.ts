@@ -57,7 +57,7 @@ export function registerDiscoveryRoutes(app: TypedApp, ctx: AppContext): void {
     '/account/identities/recognise',
     { config: SITE, schema: { hide: true, querystring: Type.Object({ url: Type.String({ maxLength: 2048 }) }) } },
     async (request, reply) => {
-      const found = await recogniseProfileUrl(ctx, request.query.url);
+      const found = await recogniseProfileUrl(ctx, request.query.url, { orWebsite: true });
       reply.header('Cache-Control', 'no-store');
       if (found.kind === 'match') return { kind: 'match', svcId: found.svc.svcId, svcName: found.svc.svcName, usrSvcId: found.usrSvcId };
       return found;

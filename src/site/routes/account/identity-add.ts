@@ -35,7 +35,7 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
       const profileUrl = (b.profile_url ?? '').trim();
       // A pasted profile URL only fills the form in: the user checks what was recognised, then adds.
       if (profileUrl !== '' && (b.recognise === '1' || !b.svc_id)) {
-        const found = await recogniseProfileUrl(ctx, profileUrl);
+        const found = await recogniseProfileUrl(ctx, profileUrl, { orWebsite: true });
         if (found.kind === 'match') {
           const recognised = `That is ${found.usrSvcId} on ${found.svc.svcName}. Check the service and name below, then press “Add identity”.`;
           return accountPage(ctx, request, reply, user, { identityForm: { svcId: found.svc.svcId, usrSvcId: found.usrSvcId, profileUrl, recognised } });
@@ -70,7 +70,10 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
       }
       if (!usrSvcId) return fail(`Type your name on ${svc.svcName}.`);
       if (svc.svcLeftURL !== '' || svc.urlBuilder !== null) {
-        if (buildProfileUrl(svc, usrSvcId) === '') return fail(`“${usrSvcId}” does not give a valid address on ${svc.svcName}. Check it for typos.`);
+        if (buildProfileUrl(svc, usrSvcId) === '') {
+          if (svc.urlBuilder === 'website') return fail(`“${usrSvcId}” is not an https address of a site. Give it as https://example.com/blog.`);
+          return fail(`“${usrSvcId}” does not give a valid address on ${svc.svcName}. Check it for typos.`);
+        }
       }
       if (svc.regexCheck !== null && !matchesPattern(svc.regexCheck, usrSvcId)) {
         return fail(`“${usrSvcId}” is not a name ${svc.svcName} allows. ${patternAdvice(svc.regexCheck, svc.svcName)}`);
