@@ -99,7 +99,7 @@ test('add, change and remove an identity; return_services sees each step', async
   await o.page.reload();
   await rendered(o.page);
   assert.deepEqual(await listed(w), ['GitHub']);
-  assert.equal(await w.getByRole('link').getAttribute('href'), 'https://www.github.com/octo-alice-2');
+  assert.equal(await w.getByRole('link', { name: /octo-alice-2/ }).getAttribute('href'), 'https://www.github.com/octo-alice-2');
 
   await w.getByRole('button', { name: 'Remove GitHub' }).click();
   assert.deepEqual(await activity(o.page, 1), ['Removed GitHub.']);

@@ -235,7 +235,7 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
   test('with the proof in the GitHub bio, "Verify now" marks it verified by the proof text', async () => {
     githubApi.users.get(LOGIN)!.bio = `Cats and code. ${proofText}`;
     const askedBefore = githubApi.asked.length;
-    await page.getByRole('link', { name: 'Back to your account' }).click();
+    await page.getByRole('navigation', { name: 'Your account' }).getByRole('link', { name: 'Identities' }).click();
     await page.waitForURL(/\/account/);
     verifiedAt = t.clock.now();
     await identity().getByRole('button', { name: 'Verify GitHub now' }).click();
@@ -283,7 +283,7 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
   test('the linked partner gets the method and times in its JSON answer, and identity.verified', async () => {
     const evidence = { verifiedBy: 'proof', verifiedAt: iso(verifiedAt), lastCheckedAt: iso(verifiedAt), evidenceUrl: `${githubApi.origin}/users/${LOGIN}` };
     const entry = await partnerGitHubEntry();
-    assert.equal(entry.verified, 'TRUE');
+    assert.equal(entry.verified, true);
     assert.equal(entry.url, PROFILE_URL);
     assert.deepEqual(
       { verifiedBy: entry.verifiedBy, verifiedAt: entry.verifiedAt, lastCheckedAt: entry.lastCheckedAt, evidenceUrl: entry.evidenceUrl },
@@ -319,13 +319,13 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
     assert.equal(await proofResult.getAttribute('data-check-result'), 'absent');
     assert.match(await proofResult.innerText(), new RegExp(`Proof not found .*Looked for ${proofText.replace(/[.]/g, '\\.')} .*"bio".*GitHub's answer`));
 
-    assert.equal((await partnerGitHubEntry()).verified, 'TRUE');
+    assert.equal((await partnerGitHubEntry()).verified, true);
     assert.deepEqual(await delivered('identity.unverified'), [], 'partners hear nothing yet');
 
     // Before the delay has passed the re-check job has nothing to confirm.
     t.clock.advance(t.config.verifyConfirmAfterMs / 2);
     assert.equal(await reverifyDue(t.ctx), 0);
-    assert.equal((await partnerGitHubEntry()).verified, 'TRUE');
+    assert.equal((await partnerGitHubEntry()).verified, true);
   });
 
   test('the re-check after the delay still misses it: the mark goes and the partner hears identity.unverified with the reason', async () => {
@@ -360,7 +360,7 @@ describe('a GitHub identity proven by the proof text in the bio', () => {
     assert.match(reason.detail, new RegExp(`Looked for ${proofText.replace(/[.]/g, '\\.')} .*"bio".*GitHub's answer`));
 
     const entry = await partnerGitHubEntry();
-    assert.equal(entry.verified, 'FALSE');
+    assert.equal(entry.verified, false);
     assert.equal(entry.verifiedBy, undefined);
 
     await page.goto(`${t.baseUrl}/u/${USER_ID}`);

@@ -199,8 +199,8 @@ describe('Gravatar-compatible reads and the public profile page', () => {
     assertPrivate(own.res);
     assert.equal(own.res.headers.get('etag'), null);
     assert.match(own.body, /alice/);
-    // Where she can opt out, the account page says how long caches may still show her.
-    const account = await client.get('/account');
+    // Where she can opt out (the account's Sharing page), it says how long caches may still show her.
+    const account = await client.get('/account/sharing');
     assert.equal(account.res.status, 200);
     assert.match(account.body, /copies that web caches in between \(a CDN, a proxy\) made of your public answers may still be shown for up to 2 minutes\./);
   });

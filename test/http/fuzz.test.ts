@@ -14,6 +14,7 @@ import type { TestApp } from '../helpers/app.js';
 import { rawRequest, type RawAnswer } from '../helpers/raw-http.js';
 import { assertWellFormed } from '../helpers/well-formed.js';
 import { SiteClient, startSiteApp } from '../site/helpers.js';
+import { ACCOUNT_PAGES } from '../../src/site/views/AccountNav.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 4000);
 const SEED = process.env.FUZZ_SEED === undefined ? {} : { seed: Number(process.env.FUZZ_SEED) };
@@ -61,10 +62,11 @@ before(async () => {
   assert.equal((await browser.submit('/account/identities', { svc_id: 'gitlab', usr_svc_id: 'fuzzer' })).res.status, 303);
   sessionCookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   sessionCsrf = await browser.csrf('/account');
-  // With an identity and a link, the account page shows every form it has. Not fuzzed: log-out
+  // With an identity and a link, the account pages show every form they have. Not fuzzed: log-out
   // (it would end the session the other forms use) and "verify now" (it fetches profile pages
   // on the internet).
-  const pages = await Promise.all(['/account', '/login', '/signup'].map(async (p) => (await browser.get(p, p === '/account' ? {} : { cookie: '' })).body));
+  const accountPages = [...ACCOUNT_PAGES.map((p) => p.path), '/account/proofs', '/account/photo'];
+  const pages = await Promise.all([...accountPages, '/login', '/signup'].map(async (p) => (await browser.get(p, p.startsWith('/account') ? {} : { cookie: '' })).body));
   forms = pages.flatMap(formsOf).filter((f) => f.action !== '/logout' && !f.action.endsWith('/verify'));
   assert.ok(forms.length >= 9, `the pages show their forms: ${forms.map((f) => f.action).join(' ')}`);
   const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as {
