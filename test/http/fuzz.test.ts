@@ -66,7 +66,9 @@ before(async () => {
   // (it would end the session the other forms use) and "verify now" (it fetches profile pages
   // on the internet).
   const accountPages = [...ACCOUNT_PAGES.map((p) => p.path), '/account/proofs', '/account/photo'];
-  const pages = await Promise.all([...accountPages, '/login', '/signup'].map(async (p) => (await browser.get(p, p.startsWith('/account') ? {} : { cookie: '' })).body));
+  const pages = await Promise.all(
+    [...accountPages, '/login', '/signup'].map(async (p) => (await browser.get(p, p.startsWith('/account') ? {} : { cookie: '' })).body),
+  );
   forms = pages.flatMap(formsOf).filter((f) => f.action !== '/logout' && !f.action.endsWith('/verify'));
   assert.ok(forms.length >= 9, `the pages show their forms: ${forms.map((f) => f.action).join(' ')}`);
   const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as {
