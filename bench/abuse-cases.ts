@@ -337,8 +337,8 @@ function photoUpload(t: Target, bytes: Uint8Array): AbuseRequest {
   };
 }
 
-/** A PNG whose header declares 42 megapixels of zeros, deflated to a few kilobytes: refused before decoding. */
-function pngBomb(): Uint8Array {
+/** A PNG whose header declares 7000 × 6000 grey pixels (42 megapixels) of zeros, deflated to a few kilobytes: refused before decoding. */
+export function pngBomb(): Buffer {
   const width = 7000;
   const height = 6000;
   const chunk = (type: string, data: Buffer) => {

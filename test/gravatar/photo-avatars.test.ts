@@ -5,13 +5,13 @@
 // are refused with a message that says why, and nothing is stored.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { emailHashes } from '../../src/domain/identifiers.js';
 import { PHOTO_UPLOAD_MAX_BYTES } from '../../src/gravatar/photos.js';
 import { setUserFlags } from '../../src/repositories/users.js';
 import type { TestApp } from '../helpers/app.js';
 import { SiteClient, startSiteApp } from './../site/helpers.js';
+import { pngBomb } from '../../bench/abuse-cases.js';
 
 let t: TestApp;
 let alice: { id: number };
@@ -45,27 +45,6 @@ function stripes(): Promise<Buffer> {
     .jpeg()
     .withExif({ IFD0: { Copyright: 'secret-camera-owner', Make: 'SecretCam' } })
     .toBuffer();
-}
-
-/** A PNG whose header declares 7000 × 6000 grey pixels, all zeros, deflated to a few kilobytes. */
-function pngBomb(): Buffer {
-  const width = 7000;
-  const height = 6000;
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.writeUInt8(8, 8); // bit depth
-  ihdr.writeUInt8(0, 9); // greyscale
-  const idat = zlib.deflateSync(Buffer.alloc(height * (width + 1)), { level: 9 });
-  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
 }
 
 async function pixel(image: Buffer, x: number, y: number): Promise<number[]> {

@@ -3,28 +3,17 @@
 // /api/openapi.json, each operation once, and the curl examples with form bodies.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { DOCS_CSP } from '../../src/http/docs-page.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 let t: TestApp;
 let browser: Browser;
 
 before(async () => {
   t = await startTestApp();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

@@ -4,10 +4,9 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { upsertServices } from '../../src/repositories/catalogue.js';
 import type { TestApp } from '../helpers/app.js';
 import { startServer, type LocalServer } from '../verification/servers.js';
-import { startSiteApp } from './helpers.js';
+import { addSitesOnOneServer, startSiteApp } from './helpers.js';
 
 const USER_ID = 'browser_walker';
 const PASSWORD = 'a fine long password';
@@ -30,25 +29,7 @@ before(async () => {
   pages['/home'] = `<a rel="me" href="${profile}">me</a><a rel="me" href="${o}/alpha/me">alpha</a><a rel="me" href="${o}/beta/me">beta</a>`;
   pages['/alpha/me'] = `<a rel="me" href="${o}/home">home</a>`;
   pages['/beta/me'] = '<p>no link back</p>';
-  await upsertServices(
-    t.ctx.db.kysely,
-    ['alpha', 'beta'].map((name) => ({
-      svcId: name,
-      svcName: `Site ${name}`,
-      svcURL: `${o}/`,
-      svcLeftURL: `${o}/${name}/`,
-      svcRightURL: '',
-      svcMobileURL: '',
-      svcIphoneURL: '',
-      svcFavicon: '',
-      svcIcon: '',
-      svcIphoneIcon: '',
-      regexCheck: null,
-      urlBuilder: null,
-      disabled: false,
-    })),
-    t.clock.now(),
-  );
+  await addSitesOnOneServer(t, o, ['alpha', 'beta']);
   await t.user({ email: 'browser.walker@example.org', userId: USER_ID, password: PASSWORD });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',

@@ -3,12 +3,11 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, test } from 'node:test';
-import { upsertServices } from '../../src/repositories/catalogue.js';
 import { runDueDiscoveries } from '../../src/services/discovery.js';
 import { verifyIdentity } from '../../src/verification/verify.js';
 import type { TestApp } from '../helpers/app.js';
 import { startServer, type LocalServer } from '../verification/servers.js';
-import { SiteClient, startSiteApp } from './helpers.js';
+import { addSitesOnOneServer, SiteClient, startSiteApp } from './helpers.js';
 
 const SERVICES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'big', 'deep', 'wide'];
 let t: TestApp;
@@ -33,25 +32,7 @@ before(async () => {
   });
   // One service per name, with profiles at ${origin}/{name}/{id}; every other page is a homepage.
   const o = web.origin;
-  await upsertServices(
-    t.ctx.db.kysely,
-    SERVICES.map((name) => ({
-      svcId: name,
-      svcName: `Site ${name}`,
-      svcURL: `${o}/`,
-      svcLeftURL: `${o}/${name}/`,
-      svcRightURL: '',
-      svcMobileURL: '',
-      svcIphoneURL: '',
-      svcFavicon: '',
-      svcIcon: '',
-      svcIphoneIcon: '',
-      regexCheck: null,
-      urlBuilder: null,
-      disabled: false,
-    })),
-    t.clock.now(),
-  );
+  await addSitesOnOneServer(t, o, SERVICES);
 });
 after(async () => {
   await web.close();

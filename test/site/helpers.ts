@@ -38,6 +38,32 @@ export async function addLocalService(t: TestApp, svcId: string, svcName: string
   );
 }
 
+/**
+ * One catalogue entry per name, all served by one local server: "Site {name}", with profiles at
+ * `${origin}/{name}/{id}`, so that every other page of that server is nobody's profile.
+ */
+export async function addSitesOnOneServer(t: TestApp, origin: string, names: readonly string[]): Promise<void> {
+  await upsertServices(
+    t.ctx.db.kysely,
+    names.map((name) => ({
+      svcId: name,
+      svcName: `Site ${name}`,
+      svcURL: `${origin}/`,
+      svcLeftURL: `${origin}/${name}/`,
+      svcRightURL: '',
+      svcMobileURL: '',
+      svcIphoneURL: '',
+      svcFavicon: '',
+      svcIcon: '',
+      svcIphoneIcon: '',
+      regexCheck: null,
+      urlBuilder: null,
+      disabled: false,
+    })),
+    t.clock.now(),
+  );
+}
+
 export interface ProfilePages extends LocalServer {
   /** The HTML served at /{name}; change it at any time. */
   pages: Map<string, string>;

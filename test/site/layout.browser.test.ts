@@ -11,7 +11,6 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { signWidget } from '@idsvc/client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { upsertServices } from '../../src/repositories/catalogue.js';
 import { centralIdentityIdOf } from '../../src/repositories/central-identities.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { saveProfile } from '../../src/services/accounts.js';
@@ -23,7 +22,7 @@ import { launchChromium } from '../helpers/chromium.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
 import type { TestApp } from '../helpers/app.js';
 import { startServer, type LocalServer } from '../verification/servers.js';
-import { startSiteApp } from './helpers.js';
+import { addSitesOnOneServer, startSiteApp } from './helpers.js';
 
 const SHOTS = process.env.SITE_SCREENSHOTS_DIR ?? os.tmpdir();
 const WIDTHS = [320, 390, 768, 1280] as const;
@@ -57,25 +56,7 @@ before(async () => {
   );
   partnerPages.set(`/alpha/${LONG_NAME}`, `<a rel="me" href="${o}/home">home</a>`);
   partnerPages.set('/beta/me', '<p>no link back</p>');
-  await upsertServices(
-    t.ctx.db.kysely,
-    ['alpha', 'beta'].map((name) => ({
-      svcId: name,
-      svcName: `Site ${name}`,
-      svcURL: `${o}/`,
-      svcLeftURL: `${o}/${name}/`,
-      svcRightURL: '',
-      svcMobileURL: '',
-      svcIphoneURL: '',
-      svcFavicon: '',
-      svcIcon: '',
-      svcIphoneIcon: '',
-      regexCheck: null,
-      urlBuilder: null,
-      disabled: false,
-    })),
-    t.clock.now(),
-  );
+  await addSitesOnOneServer(t, o, ['alpha', 'beta']);
   await t.user({ email: EMAIL, userId: USER_ID, password: PASSWORD, optedIn: true });
   const user = (await findUserByUserId(t.ctx.db.kysely, USER_ID))!;
   const snap = await t.ctx.catalogue.get();
