@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
+import { etagOf } from '../http/cache-headers.js';
 import { photoByDigest, photoStampOf, type StoredPhoto } from '../repositories/avatar-photos.js';
 
 /** The largest upload read at all; a larger body is refused before it is decoded. */
@@ -91,23 +92,32 @@ export async function preparePhoto(upload: Buffer): Promise<StoredPhoto> {
   return { image, mediaType: 'image/jpeg', digest: createHash('sha256').update(image).digest('base64url'), side };
 }
 
-const rendered = new LRUCache<string, Buffer>({ maxSize: RENDERED_CACHE_BYTES, sizeCalculation: (b) => Math.max(1, b.length) });
-const rendering = new Map<string, Promise<Buffer>>();
+/** A photo at one size, with the ETag of its bytes: hashed once when rendered, not on every request. */
+export interface RenderedPhoto {
+  bytes: Buffer;
+  etag: string;
+}
+
+const rendered = new LRUCache<string, RenderedPhoto>({ maxSize: RENDERED_CACHE_BYTES, sizeCalculation: (r) => Math.max(1, r.bytes.length + r.etag.length) });
+const rendering = new Map<string, Promise<RenderedPhoto>>();
+
+const keep = (key: string, bytes: Buffer): RenderedPhoto => {
+  const photo = { bytes, etag: etagOf(bytes) };
+  rendered.set(key, photo);
+  return photo;
+};
 
 /** The rendered size when this server has it in memory. */
-function renderedPhoto(digest: string, size: number): Buffer | undefined {
+function renderedPhoto(digest: string, size: number): RenderedPhoto | undefined {
   return rendered.get(`${digest}:${size}`);
 }
 
 /** The stored picture at `size` pixels square (resized in the thread pool once, then from memory). */
-export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Buffer> {
+export async function renderPhoto(photo: StoredPhoto, size: number): Promise<RenderedPhoto> {
   const key = `${photo.digest}:${size}`;
   const kept = rendered.get(key);
   if (kept) return kept;
-  if (size === photo.side) {
-    rendered.set(key, photo.image);
-    return photo.image;
-  }
+  if (size === photo.side) return keep(key, photo.image);
   // Requests for the same size at the same time share one resize.
   let pending = rendering.get(key);
   if (!pending) {
@@ -115,10 +125,7 @@ export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Buf
       .resize(size, size, { fit: 'cover' })
       .jpeg({ quality: 85, mozjpeg: true })
       .toBuffer()
-      .then((out) => {
-        rendered.set(key, out);
-        return out;
-      })
+      .then((out) => keep(key, out))
       .finally(() => rendering.delete(key));
     rendering.set(key, pending);
   }
@@ -129,7 +136,7 @@ export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Buf
  * The user's photo at `size` pixels, or undefined when they have none. The digest is read first
  * (one small row); the picture itself only when this size of it is not in memory.
  */
-export async function photoAvatar(ctx: AppContext, userRef: number, size: number): Promise<Buffer | undefined> {
+export async function photoAvatar(ctx: AppContext, userRef: number, size: number): Promise<RenderedPhoto | undefined> {
   // Twice at most: the photo can be replaced between reading its digest and reading it.
   for (let attempt = 0; attempt < 2; attempt++) {
     const stamp = await photoStampOf(ctx.db.kysely, userRef);

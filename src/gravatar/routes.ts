@@ -205,7 +205,7 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
       if (!own && fallback === '404') throw notFound();
       const photo = own && (await photoAvatar(ctx, own.ref, size));
       openToAnyOrigin(reply).header('Cross-Origin-Resource-Policy', 'cross-origin').header('Content-Security-Policy', "default-src 'none'");
-      if (photo) return sendPublic(ctx.config, request, reply, { contentType: 'image/jpeg', body: photo });
+      if (photo) return sendPublic(ctx.config, request, reply, { contentType: 'image/jpeg', body: photo.bytes, etag: photo.etag });
       const svg = own ? letterAvatarSvg(nameOf(own), size) : defaultAvatar(fallback, id, size);
       return sendPublic(ctx.config, request, reply, { contentType: 'image/svg+xml', body: svg });
     },
