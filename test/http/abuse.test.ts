@@ -5,8 +5,9 @@
 // threads included; CPU time, unlike wall time, does not grow on a busy machine.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import type { RouteOptions } from 'fastify';
-import { abuseCases, routeKey, siteCredentials, slashPageHtml, type RouteInfo, type Target } from '../../bench/abuse-cases.js';
+import { abuseCases, routeKey, siteCredentials, slashPageHtml, type AbuseRequest, type RouteInfo, type Target } from '../../bench/abuse-cases.js';
 import { passwordProblem } from '../../src/domain/passwords.js';
 import { runDueDiscoveries } from '../../src/services/discovery.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -14,6 +15,25 @@ import { addLocalService } from '../site/helpers.js';
 import { startServer, type LocalServer } from '../verification/servers.js';
 
 const CPU_LIMIT_MS = 200;
+
+/**
+ * One request through node:http, its body written as it is: the client shares this process, so its
+ * CPU is counted too, and fetch's copying and streaming of a 5 MB body cost as much again as the
+ * server's handling of it.
+ */
+function send(url: string, req: AbuseRequest): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(url, { method: req.method, headers: req.headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+      res.on('error', reject);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(
+      req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
+    );
+  });
+}
 
 let t: TestApp;
 let pages: LocalServer;
@@ -78,13 +98,7 @@ test('no request to any route costs more than 200 ms of CPU, worst cases include
     t.clock.advance(16 * 60 * 1000);
     const req = c.build(target);
     const before = process.cpuUsage();
-    const res = await fetch(target.baseUrl + req.path, {
-      method: req.method,
-      headers: req.headers,
-      redirect: 'manual',
-      ...(req.body !== undefined ? { body: req.body } : {}),
-    });
-    await res.arrayBuffer();
+    const res = await send(target.baseUrl + req.path, req);
     // "Find my identities" fetches in the background job; its run is part of this request's cost.
     if (c.route === 'POST /account/discover') await runDueDiscoveries(t.ctx, 1);
     const used = process.cpuUsage(before);
