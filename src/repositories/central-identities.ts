@@ -126,7 +126,7 @@ export async function insertCentralIdentity(
   return toCentralIdentity(row);
 }
 
-/** A new identifier for an entry: unverified and unchecked again, from its new source. */
+/** A new identifier for an entry: unverified and unchecked again, from its new source, without the old one's proof address. */
 export async function replaceCentralIdentity(
   tx: Tx,
   id: number,
@@ -145,6 +145,8 @@ export async function replaceCentralIdentity(
       evidence_url: null,
       next_check_at: null,
       negative_since: null,
+      // A proof address names the account it was given for, not the new one.
+      proof_url: null,
       source_partner_id: entry.sourcePartnerId,
       updated_at: now,
     })

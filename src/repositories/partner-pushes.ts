@@ -58,7 +58,7 @@ function pushText(kind: Kind): string {
       INSERT INTO central_identities (user_ref, svc_id, usr_svc_id, usr_svc_id_norm, verified, verified_by, verified_at, last_checked_at, source_partner_id, created_at, updated_at)
       SELECT o.id, $3, $4, $6, 0, NULL, NULL, NULL, $2, $5, $5 FROM owner o
       ON CONFLICT (user_ref, svc_id) DO UPDATE SET usr_svc_id = excluded.usr_svc_id, usr_svc_id_norm = excluded.usr_svc_id_norm,
-        verified = 0, verified_by = NULL, verified_at = NULL, last_checked_at = NULL, evidence_url = NULL, next_check_at = NULL, negative_since = NULL, source_partner_id = excluded.source_partner_id, updated_at = excluded.updated_at
+        verified = 0, verified_by = NULL, verified_at = NULL, last_checked_at = NULL, evidence_url = NULL, next_check_at = NULL, negative_since = NULL, proof_url = NULL, source_partner_id = excluded.source_partner_id, updated_at = excluded.updated_at
       -- Unchanged, or proven by the account itself: a partner's push leaves it as it is, and tells nobody.
       WHERE central_identities.verified = 0 AND central_identities.usr_svc_id <> excluded.usr_svc_id
       RETURNING 1

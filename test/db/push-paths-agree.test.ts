@@ -131,9 +131,15 @@ test('the one-statement push and the step-by-step push write the same rows, step
     negative_since: 8,
     last_checked_at: 9,
     next_check_at: 10,
+    proof_url: 'https://gist.github.com/lin-gh2/aa5a315d61ae9438b18d',
   });
   await push('lin', 'github', 'lin-renamed');
-  await agree('a new value for an entry whose mark was lost clears what the checks knew of the old one');
+  await agree('a new value for an entry whose mark was lost clears what the checks knew of the old one, its proof address too');
+  const proofUrls = await fast.t.ctx.db.kysely.selectFrom('central_identities').select('proof_url').where('svc_id', '=', 'github').execute();
+  assert.ok(
+    proofUrls.every((r) => r.proof_url === null),
+    'the old proof address is gone',
+  );
 
   await push('lin', 'gitlab', 'lin-gl');
   await setCentral('lin', 'gitlab', { verified: 1, verified_by: 'operator', verified_at: 11 });

@@ -77,6 +77,15 @@ test('a gist address of the identity’s account is kept with the identity, show
   assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), null);
 });
 
+test('a new name for the identity drops its proof address: the gist names the old account', async () => {
+  await client.submit('/account/proofs/github', { proof_url: GIST });
+  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), GIST);
+  const { res } = await client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'octocat2', replace: '1' });
+  assert.equal(res.status, 303);
+  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), null);
+  await client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'octocat', replace: '1' });
+});
+
 test('an address that is not a gist, or another account’s gist, is refused and not kept', async () => {
   const notGist = await client.submit('/account/proofs/github', { proof_url: 'http://127.0.0.1:1/octocat/aa5a315d61ae9438b18d' });
   assert.equal(notGist.res.status, 400);
