@@ -44,7 +44,7 @@ const query = pg.Client.prototype.query;
 const labelOf = (config: unknown): string => {
   if (typeof config === 'string') return config.slice(0, 60);
   const c = config as { name?: string; text?: string } | null;
-  return c?.name ?? c?.text?.slice(0, 60) ?? '?';
+  return [c?.name, c?.text?.replace(/\s+/g, ' ').slice(0, 60)].filter(Boolean).join(': ') || '?';
 };
 pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
   const started = performance.now();
