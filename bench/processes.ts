@@ -11,6 +11,18 @@ import { DATA_DIR, type Dataset } from './dataset.js';
 import { findNginx, startHostReference } from './host-reference.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
+/**
+ * The first of the four ports a run listens on (the service, the bytes and work ceilings, nginx);
+ * BENCH_PORT moves them, so that two runs on one machine (two checkouts) do not answer each other's requests.
+ */
+export const BENCH_PORT = benchPort(process.env.BENCH_PORT);
+
+function benchPort(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 18080;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1024 || port > 65_000) throw new Error(`BENCH_PORT must be a port from 1024 to 65000, not ${raw}`);
+  return port;
+}
 
 export function log(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
@@ -198,7 +210,7 @@ export async function startHost(samples: Record<string, Sample>, where: Placemen
     log('nginx is not installed: no host reference, so no check of the load generator (apt-get install -y nginx-light)');
     return null;
   }
-  const port = 18083;
+  const port = BENCH_PORT + 3;
   const child = startHostReference(nginx, path.join(DATA_DIR, 'nginx'), port, samples, (cmd, argv) => pinned(where.referenceCpus, cmd, argv));
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/`, child);

@@ -11,7 +11,7 @@ import { parseBenchArgs, type BenchSettings, type Scenario } from './args.js';
 import { DATA_DIR, ensureDataset, workingCopy, type Backend, type Dataset } from './dataset.js';
 import { checkWorkCeiling, closedLoop, HAS_WORK_CEILING, openLoop, samples } from './measure.js';
 import { holdReclaim } from './host-reclaim.js';
-import { compiledEntry, log, placement, rssAnonMb, startCeiling, startHost, startService, stop, type Placement, type Server } from './processes.js';
+import { BENCH_PORT, compiledEntry, log, placement, rssAnonMb, startCeiling, startHost, startService, stop, type Placement, type Server } from './processes.js';
 import { defaultResultFile, plainTable, ratio, report, writeResult, type BenchResult, type OpenLoopRow, type Run } from './report.js';
 import { requestSource, type RequestSource } from './requests.js';
 
@@ -22,12 +22,12 @@ async function benchBackend(backend: Backend, entry: string, settings: BenchSett
   const src = requestSource(ds, Math.floor(Date.now() / 1000) + 6 * 3600);
   const servers: Server[] = [];
   try {
-    const service = await startService(entry, ds, 18080, settings, where);
+    const service = await startService(entry, ds, BENCH_PORT, settings, where);
     servers.push(service);
     const sample = await samples(service.url, src);
-    const bytes = settings.ceilings ? await startCeiling({ mode: 'bytes', port: 18081, samples: sample }, where) : null;
+    const bytes = settings.ceilings ? await startCeiling({ mode: 'bytes', port: BENCH_PORT + 1, samples: sample }, where) : null;
     if (bytes) servers.push(bytes);
-    const work = settings.ceilings ? await startCeiling({ mode: 'work', port: 18082, databaseUrl: ds.databaseUrl, schema: ds.schema }, where) : null;
+    const work = settings.ceilings ? await startCeiling({ mode: 'work', port: BENCH_PORT + 2, databaseUrl: ds.databaseUrl, schema: ds.schema }, where) : null;
     if (work) {
       servers.push(work);
       await checkWorkCeiling(service.url, work.url, src);
