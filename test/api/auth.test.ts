@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IdsvcClient } from '@idsvc/client';
 import { findPartnerByKey, rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
-import { startTestApp, postForm, type TestApp, errorCode as code } from '../helpers/app.js';
+import { startTestApp, type TestApp, errorCode as code } from '../helpers/app.js';
 
 let t: TestApp;
 before(async () => {
@@ -57,18 +57,6 @@ test('secrets in the query string are refused and never logged', async () => {
   assert.ok(!logs.includes(P.apiToken), 'the api_token reached the logs');
   assert.ok(!logs.includes('secret.person'), 'an e-mail address reached the logs');
   assert.ok(logs.includes('[redacted]'));
-});
-
-test('unsync_user checks optional credentials and also answers on the widget path', async () => {
-  const P = await t.partner();
-  const u = await t.user({ email: 'lea@example.org', userId: 'lea' });
-  await t.user({ email: 'max@example.org', userId: 'maxx' });
-  await P.client.syncUser('lea', { email: 'lea@example.org', password: u.password });
-  assert.equal(await code(P.client.unsyncUser('lea', { email: 'max@example.org', password: u.password })), 'invalid_credentials');
-  const res = await postForm(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/lea/`, { api_token: P.apiToken });
-  assert.equal(res.status, 200);
-  assert.equal(await res.text(), '<?xml version="1.0" encoding="UTF-8"?>\n<user_identifier>lea</user_identifier>\n');
-  assert.equal(await code(P.client.unsyncUser('lea')), 'not_found');
 });
 
 test('allowed origins: browser requests from elsewhere are forbidden', async () => {

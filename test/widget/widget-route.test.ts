@@ -452,19 +452,6 @@ describe('the catalogue for the picker', () => {
   });
 });
 
-describe('the widget path without display_sync', () => {
-  test('POST is still unsync_user (SPEC §4.6), answering XML', async () => {
-    const P = await t.partner();
-    const res = await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/wanda`, {
-      method: 'POST',
-      body: new URLSearchParams({ api_token: P.apiToken }),
-    });
-    assert.equal(res.status, 404);
-    assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
-    assert.match(await res.text(), /<code>not_found<\/code>/);
-  });
-});
-
 test('the OpenAPI document lists the widget operation', async () => {
   const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
   const ops = doc.paths['/api/service_collection_widget/{api_key}/{user_identifier}/{display_sync}'];
