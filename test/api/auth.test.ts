@@ -71,45 +71,6 @@ test('allowed origins: browser requests from elsewhere are forbidden', async () 
   assert.equal((await fetch(url, { headers: { referer: 'https://evil.example/' } })).status, 403);
 });
 
-test('return_contacts needs a link and matches opted-in, discoverable users', async () => {
-  const P = await t.partner();
-  const owner = await t.user({ email: 'nia@example.org', userId: 'nia' });
-  await t.user({ email: 'oli@example.org', userId: 'oli', discoverable: true });
-  await t.user({ email: 'pam@example.org', userId: 'pam', optedIn: false, discoverable: true });
-  assert.equal(await code(P.client.returnContacts('nia', ['oli'])), 'forbidden');
-  await P.client.syncUser('nia', { email: 'nia@example.org', password: owner.password });
-  const found = await P.client.returnContacts('nia', ['oli@example.org', 'pam@example.org', 'nobody@example.org', 'not valid!!', 'oli']);
-  assert.deepEqual(
-    found.map((c) => [c.identifier, c.userId]),
-    [['oli@example.org', 'oli']],
-  );
-  assert.equal(
-    await code(
-      P.client.returnContacts(
-        'nia',
-        Array.from({ length: 1001 }, (_, i) => `u${i}@example.org`),
-      ),
-    ),
-    'invalid_request',
-  );
-});
-
-test('return_profile: public fields, or all for a linked partner', async () => {
-  const { updateProfile } = await import('../../src/repositories/users.js');
-  const P = await t.partner();
-  const u = await t.user({ email: 'quinn@example.org', userId: 'quinn' });
-  await updateProfile(t.ctx.db.kysely, u.id, { nickname: 'Q', city: 'Oslo', bio: 'hi' }, ['nickname'], t.clock.now());
-  assert.deepEqual(await P.publicClient.returnProfile('quinn', { profileType: 'public' }), {
-    userId: 'quinn',
-    url: `${t.config.baseUrl}/u/quinn`,
-    nickname: 'Q',
-  });
-  assert.deepEqual(await P.client.returnProfile('quinn'), { userId: 'quinn', url: `${t.config.baseUrl}/u/quinn`, nickname: 'Q' });
-  await P.client.syncUser('quinn', { email: 'quinn@example.org', password: u.password });
-  assert.deepEqual(await P.client.returnProfile('quinn'), { userId: 'quinn', url: `${t.config.baseUrl}/u/quinn`, nickname: 'Q', city: 'Oslo', bio: 'hi' });
-  assert.equal(await code(P.client.returnProfile('nobody_x', { profileType: 'public' })), 'not_found');
-});
-
 test('request rate limits per api_key, with headers and Retry-After', async () => {
   const P = await t.partner();
   await updatePartner(t.ctx.db.kysely, P.id, { rateLimitPerMinute: 3 }, t.clock.now());
