@@ -20,9 +20,10 @@ export async function expectError(res: Response, status: number, code: string, m
   if (message) assert.match(String(err.message), message);
 }
 
-/** An entry the user added on the site (no partner as its source). */
-export async function addCentralIdentity(t: TestApp, userId: string, svcId: string, usrSvcId: string): Promise<void> {
+/** An entry the user added on the site (no partner as its source); its row's id. */
+export async function addCentralIdentity(t: TestApp, userId: string, svcId: string, usrSvcId: string): Promise<number> {
   const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  return row.id;
 }
