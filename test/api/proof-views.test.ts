@@ -5,12 +5,12 @@
 // legacy_open_reads partner's private view keeps it too (the partner chose that view on its key).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import vm from 'node:vm';
 import { buildWidget } from '../../scripts/build-widget.js';
 import { findUserByUserId, setUserFlags } from '../../src/repositories/users.js';
-import { setCentralIdentity } from '../../src/services/central.js';
 import type { WidgetBootConfig } from '../../src/widget/boot-script.js';
 import { postForm, startTestApp, type TestApp } from '../helpers/app.js';
+import { bootConfig } from '../helpers/widget.js';
+import { addCentralIdentity } from './helpers.js';
 
 let t: TestApp;
 type Partner = Awaited<ReturnType<TestApp['partner']>>;
@@ -19,12 +19,7 @@ let source: Partner;
 let other: Partner;
 let legacy: Partner;
 
-/** An entry the user added on the site (no partner as source). */
-async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
-  const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
-}
+const central = (userId: string, svcId: string, usrSvcId: string) => addCentralIdentity(t, userId, svcId, usrSvcId);
 
 before(async () => {
   await buildWidget();
@@ -100,15 +95,6 @@ describe('return_services', () => {
     assert.deepEqual(usrSvcIds(services), { gitlab: null, twitter: 'lou_tw' });
   });
 });
-
-/** Runs a boot script the way a page would and returns what it handed to the bundle. */
-function bootConfig(js: string): WidgetBootConfig {
-  const window: Record<string, unknown> = {};
-  const document = { currentScript: null, createElement: () => ({}), head: { appendChild: () => undefined } };
-  vm.runInNewContext(js, { window, document });
-  const queue = window.__idsvc_widget_queue as { config: WidgetBootConfig }[];
-  return JSON.parse(JSON.stringify(queue[0]!.config)) as WidgetBootConfig;
-}
 
 async function widget(p: Partner, uid: string, init: RequestInit = {}, query = ''): Promise<WidgetBootConfig> {
   const res = await fetch(`${t.baseUrl}/api/service_collection_widget/${p.apiKey}/${uid}/TRUE${query}`, init);

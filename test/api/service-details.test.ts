@@ -1,3 +1,5 @@
+// service_details (SPEC §4.2): the catalogue, whole or one service, in three orders and with a limit;
+// its errors, its ETag and conditional GETs, an operator's change shown without a restart, GET and POST.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';

@@ -5,7 +5,7 @@ import { TEST_DB } from './app.js';
 
 const DATABASES = {
   'redis-limits': [1, 2],
-  'sync-throttle': [3, 4],
+  'sync-user': [3, 4],
   'key-budgets': [5, 6],
   'redis-outage': [7, 8],
   'read-limits': [13, 14],

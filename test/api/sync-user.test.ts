@@ -1,12 +1,68 @@
-// Issue 14.4: credential stuffing through sync_user stays throttled, but strangers elsewhere cannot
-// lock the owner out: failures count per account + partner + end-user address (low), per partner +
-// end-user address (all accounts), and per account over everything (a much higher ceiling).
+// sync_user (SPEC §4.5): a wrong password and an unknown address answer alike, and credential
+// stuffing stays throttled while strangers elsewhere cannot lock the owner out: failures count per
+// account + partner + end-user address (low), per partner + end-user address (all accounts), and
+// per account over everything (a much higher ceiling), in the database or in Redis.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { errorCode as code, startTestApp, type TestApp } from '../helpers/app.js';
+import { errorCode as code, postForm, startTestApp, type TestApp } from '../helpers/app.js';
 import { testRedisUrl } from '../helpers/redis.js';
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp({ RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ADDRESS: '1000000' });
+});
+after(() => t.close());
+
+test('wrong sync password: the sixth try is throttled even when right, and works after the window', async () => {
+  const P = await t.partner();
+  const u = await t.user({ email: 'jack@example.org', userId: 'jack' });
+  for (let i = 0; i < 5; i++) {
+    assert.equal(await code(P.client.syncUser('jack', { email: 'jack@example.org', password: 'wrong password!' })), 'invalid_credentials');
+  }
+  const res = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/jack`, { api_token: P.apiToken, email_address: 'jack@example.org', password: u.password });
+  assert.equal(res.status, 429);
+  assert.match(await res.text(), /rate_limited/);
+  const retry = Number(res.headers.get('retry-after'));
+  assert.ok(retry > 0 && retry <= 900, String(retry));
+  t.clock.advance(retry * 1000);
+  assert.equal(await code(P.client.syncUser('jack', { email: 'jack@example.org', password: u.password })), 'ok');
+});
+
+test('unknown e-mail and wrong password answer byte-identically', async () => {
+  const P = await t.partner();
+  await t.user({ email: 'kim@example.org', userId: 'kim' });
+  const a = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/kim`, {
+    api_token: P.apiToken,
+    email_address: 'kim@example.org',
+    password: 'not the password',
+  });
+  const b = await postForm(`${t.baseUrl}/api/sync_user/${P.apiKey}/kim`, {
+    api_token: P.apiToken,
+    email_address: 'nobody-at-all@example.org',
+    password: 'not the password',
+  });
+  assert.equal(a.status, 401);
+  assert.equal(b.status, a.status);
+  assert.equal(await b.text(), await a.text());
+});
+
+test('per partner + end-user address throttling counts across accounts', async () => {
+  const P = await t.partner();
+  for (let i = 0; i < 20; i++) {
+    assert.equal(
+      await code(P.client.syncUser('anyone', { email: `x${i}@example.org`, password: 'wrong password', endUserIp: '203.0.113.9' })),
+      'invalid_credentials',
+    );
+  }
+  assert.equal(await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: '203.0.113.9' })), 'rate_limited');
+  assert.equal(
+    await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: '203.0.113.10' })),
+    'invalid_credentials',
+  );
+  assert.equal(await code(P.client.syncUser('anyone', { email: 'y@example.org', password: 'wrong password', endUserIp: 'not-an-ip' })), 'invalid_request');
+});
 
 const LIMITS = {
   SYNC_FAILURES_PER_ACCOUNT_ADDRESS: '5',
@@ -102,7 +158,7 @@ describe('counted in the database', () => {
 });
 
 describe('counted in Redis', () => {
-  const REDIS_URL = testRedisUrl('sync-throttle');
+  const REDIS_URL = testRedisUrl('sync-user');
   let t: TestApp;
   before(async () => {
     const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });

@@ -1,8 +1,11 @@
-// Issue 18 part 1: update_service takes a profile URL in the body instead of the svcId path segment,
-// answering as with the svcId; a URL that fits no service, or several, is refused and says why.
+// update_service (SPEC §4.3): the refusals, each with its error, that leave the data as it was; and
+// a profile URL in the body instead of the svcId path segment, answered as with the svcId, while a
+// URL that fits no service, or several, is refused and says why.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { updatePartner } from '../../src/repositories/partners.js';
 import { errorCode, postForm, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectError, md5 } from './helpers.js';
 
 let t: TestApp;
 let P: Awaited<ReturnType<TestApp['partner']>>;
@@ -11,6 +14,69 @@ before(async () => {
   P = await t.partner();
 });
 after(() => t.close());
+
+async function snapshot() {
+  const db = t.ctx.db.kysely;
+  return {
+    partner: await db.selectFrom('partner_identities').selectAll().orderBy('id').execute(),
+    central: await db.selectFrom('central_identities').selectAll().orderBy('id').execute(),
+    links: await db.selectFrom('links').selectAll().orderBy('id').execute(),
+    users: await db.selectFrom('users').select(['id', 'opted_in', 'pro']).orderBy('id').execute(),
+  };
+}
+
+test('bad writes get their error and leave the data as it was', async () => {
+  const P = await t.partner();
+  const who = md5('erin@example.org');
+  await P.client.updateService(who, 'github', 'erin');
+  const before = await snapshot();
+  const url = (svc: string, id = who) => `${t.baseUrl}/api/update_service/${P.apiKey}/${encodeURIComponent(id)}/${svc}`;
+  await expectError(await postForm(url('nosuchsvc'), { api_token: P.apiToken, usrSvcId: 'x' }), 404, 'not_found', /^Service Not Found$/);
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x'.repeat(256) }), 400, 'invalid_request', /255/);
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'bad\u0007id' }), 400, 'invalid_request', /control/);
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'bad\nid' }), 400, 'invalid_request', /control/);
+  await expectError(await postForm(url('github', 'not an identifier!'), { api_token: P.apiToken, usrSvcId: 'x' }), 400, 'invalid_request', /user_identifier/);
+  await expectError(await postForm(url('github', 'ab'), { api_token: P.apiToken, usrSvcId: 'x' }), 400, 'invalid_request', /user_identifier/);
+  await expectError(await postForm(url('github'), { usrSvcId: 'x' }), 401, 'invalid_api_token');
+  await expectError(await postForm(url('github'), { api_token: 'wrong', usrSvcId: 'x' }), 401, 'invalid_api_token');
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x', verified: 'TRUE' }), 400, 'invalid_request', /verified/);
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x', partner_id: '2' }), 400, 'invalid_request', /partner_id/);
+  await expectError(
+    await fetch(`${url('github')}?verified=TRUE`, { method: 'POST', body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'x' }) }),
+    400,
+    'invalid_request',
+    /verified/,
+  );
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x'.repeat(70_000) }), 413, 'payload_too_large');
+  await expectError(
+    await fetch(url('github'), { method: 'POST', body: '{"api_token":', headers: { 'content-type': 'application/json' } }),
+    400,
+    'invalid_request',
+  );
+  await expectError(
+    await fetch(url('github'), {
+      method: 'POST',
+      body: JSON.stringify({ api_token: P.apiToken, usrSvcId: 5 }),
+      headers: { 'content-type': 'application/json' },
+    }),
+    400,
+    'invalid_request',
+    /usrSvcId/,
+  );
+  await expectError(
+    await fetch(`${t.baseUrl}/api/update_service/${P.apiKey}/${'a'.repeat(300)}/github`, {
+      method: 'POST',
+      body: new URLSearchParams({ api_token: P.apiToken, usrSvcId: 'x' }),
+    }),
+    400,
+    'invalid_request',
+    /256/,
+  );
+  await updatePartner(t.ctx.db.kysely, P.id, { suspended: true }, t.clock.now());
+  await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x' }), 403, 'forbidden');
+  await updatePartner(t.ctx.db.kysely, P.id, { suspended: false }, t.clock.now());
+  assert.deepEqual(await snapshot(), before);
+});
 
 const person = 'url.person@example.org';
 const call = (fields: Record<string, string>, path = '') =>

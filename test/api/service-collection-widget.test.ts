@@ -1,20 +1,16 @@
-// The widget's server side over HTTP (SPEC §4.4, §5, §7): the per-user boot script, signed URLs,
-// allowed origins, the static bundle and the picker's catalogue. The browser side is in
+// service_collection_widget (SPEC §4.4, §5, §7) over HTTP: the per-user boot script, signed URLs and
+// allowed origins. The widget's static files are in test/widget/assets.test.ts, its browser side in
 // widget.browser.test.ts and test/e2e/.
 import assert from 'node:assert/strict';
-import { createHash, createHmac } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import vm from 'node:vm';
 import { signWidget, widgetSigningKey } from '@idsvc/client';
-import { buildWidget, WIDGET_GZIP_BUDGET, type WidgetManifest } from '../../scripts/build-widget.js';
+import { buildWidget, type WidgetManifest } from '../../scripts/build-widget.js';
 import { rotatePartnerToken, updatePartner } from '../../src/repositories/partners.js';
-import { setCentralIdentity } from '../../src/services/central.js';
-import { WIDGET_DIR } from '../../src/widget/bundle.js';
 import type { WidgetBootConfig } from '../../src/widget/boot-script.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { findUserByUserId } from '../../src/repositories/users.js';
+import { bootConfig, widgetError as errorScript } from '../helpers/widget.js';
+import { addCentralIdentity, sha256 } from './helpers.js';
 
 let t: TestApp;
 let manifest: WidgetManifest;
@@ -34,57 +30,22 @@ async function get(pathAndQuery: string, headers: Record<string, string> = {}) {
   return { res, body: await res.text() };
 }
 
-/** Runs a boot script the way a page would and returns what it handed to the bundle. */
-function bootConfig(js: string): WidgetBootConfig {
-  const loaded: { src?: string }[] = [];
-  const window: Record<string, unknown> = {};
-  const document = { currentScript: null, createElement: () => ({}), head: { appendChild: (s: { src?: string }) => loaded.push(s) } };
-  vm.runInNewContext(js, { window, document });
-  const queue = window.__idsvc_widget_queue as { config: WidgetBootConfig }[];
-  assert.equal(queue.length, 1);
-  assert.equal(loaded[0]?.src, queue[0]!.config.bundleUrl);
-  return JSON.parse(JSON.stringify(queue[0]!.config)) as WidgetBootConfig; // out of the sandbox's realm
-}
-
-/** Runs an error script and returns what it reported. */
-function reported(js: string): string[] {
-  const lines: string[] = [];
-  vm.runInNewContext(js, { console: { error: (...a: unknown[]) => lines.push(a.join(' ')) } });
-  return lines;
-}
-
 async function widgetFor(pathAndQuery: string, headers: Record<string, string> = {}): Promise<WidgetBootConfig> {
   const { res, body } = await get(pathAndQuery, headers);
   assert.equal(res.status, 200, body);
   return bootConfig(body);
 }
 
-async function widgetError(pathAndQuery: string, status: number, headers: Record<string, string> = {}): Promise<string> {
-  const { res, body } = await get(pathAndQuery, headers);
-  assert.equal(res.status, status, body);
-  assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
-  assert.equal(res.headers.get('cache-control'), 'private, no-store');
-  assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
-  const lines = reported(body);
-  assert.equal(lines.length, 1);
-  return lines[0]!;
-}
-
-async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
-  const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
-}
-
 const nowSeconds = () => Math.floor(t.clock.now() / 1000);
 
 /** A signed query string, built by hand (not by the client), so the scheme itself is pinned. */
-const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
-
-function signedQuery(apiKey: string, uid: string, apiToken: string, exp = nowSeconds() + 600, key = sha256Hex(apiToken)): string {
+function signedQuery(apiKey: string, uid: string, apiToken: string, exp = nowSeconds() + 600, key = sha256(apiToken)): string {
   const sig = createHmac('sha256', key).update(`${apiKey}:${uid}:${exp}`).digest('hex');
   return `?exp=${exp}&sig=${sig}`;
 }
+
+const widgetError = (pathAndQuery: string, status: number, headers: Record<string, string> = {}) => errorScript(t.baseUrl, pathAndQuery, status, headers);
+const central = (userId: string, svcId: string, usrSvcId: string) => addCentralIdentity(t, userId, svcId, usrSvcId);
 
 describe('the per-user boot script', () => {
   let P: Partner;
@@ -245,7 +206,7 @@ describe('signed widget URLs', () => {
   });
 
   test('the key is the hex SHA-256 of the api_token, not the token itself', async () => {
-    assert.equal(await widgetSigningKey(P.apiToken), sha256Hex(P.apiToken), 'the client library derives the same key');
+    assert.equal(await widgetSigningKey(P.apiToken), sha256(P.apiToken), 'the client library derives the same key');
     assert.equal((await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', signedQuery(P.apiKey, 'sigrid', P.apiToken)))).view, 'private');
     const rawKey = await widgetFor(widgetPath(P.apiKey, 'sigrid', 'TRUE', signedQuery(P.apiKey, 'sigrid', P.apiToken, nowSeconds() + 60, P.apiToken)));
     assert.equal(rawKey.view, 'public');
@@ -365,108 +326,18 @@ describe('allowed origins', () => {
   });
 });
 
-describe('the widget bundle', () => {
-  test('is within its size budget', () => {
-    assert.ok(manifest.gzipBytes <= WIDGET_GZIP_BUDGET, `${manifest.gzipBytes} bytes gzip`);
-  });
-
-  test('is served cached for a year, with an ETag, to pages on any origin', async () => {
-    const url = `${t.baseUrl}/widget/${manifest.file}`;
-    const res = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
-    assert.equal(res.status, 200);
-    assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
-    assert.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
-    assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
-    assert.equal(res.headers.get('access-control-allow-origin'), '*');
-    const etag = res.headers.get('etag');
-    assert.match(etag ?? '', /^"[A-Za-z0-9_-]+"$/);
-    assert.deepEqual(Buffer.from(await res.arrayBuffer()), await readFile(path.join(WIDGET_DIR, manifest.file)));
-    const again = await fetch(url, { headers: { 'if-none-match': etag!, 'accept-encoding': 'identity' } });
-    assert.equal(again.status, 304);
-    assert.equal(again.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-    // Gzipped for clients that take it, under its own tag.
-    const gz = await fetch(url); // fetch asks for gzip and unpacks it
-    assert.equal(gz.headers.get('content-encoding'), 'gzip');
-    assert.equal(gz.headers.get('etag'), etag!.replace(/"$/, '-gz"'));
-    assert.equal((await gz.arrayBuffer()).byteLength, manifest.bytes);
-  });
-
-  test('is gzipped only when Accept-Encoding takes gzip with a q above 0, read in linear time', async () => {
-    const url = `${t.baseUrl}/widget/${manifest.file}`;
-    const encodingFor = async (acceptEncoding: string) => {
-      const res = await fetch(url, { headers: { 'accept-encoding': acceptEncoding } });
-      await res.arrayBuffer();
-      return res.headers.get('content-encoding');
-    };
-    for (const taken of ['gzip', 'br, GZIP', 'deflate, gzip;q=0.5', 'gzip ; q=1.0', 'x, gzip;q=.001']) assert.equal(await encodingFor(taken), 'gzip', taken);
-    for (const refused of ['identity', 'gzip;q=0', 'gzip;q=0.000', 'gzip;level=9', 'x-gzip', 'gzip;q=2'])
-      assert.equal(await encodingFor(refused), null, refused);
-    // One regex over the header was quadratic in a long q value that did not end the entry.
-    const before = process.cpuUsage();
-    assert.equal(await encodingFor(`gzip;q=0.${'1'.repeat(15_000)}x`), null);
-    const used = process.cpuUsage(before);
-    assert.ok(used.user + used.system < 200_000, `${(used.user + used.system) / 1000} ms of CPU`);
-  });
-
-  test('only bundle files are served', async () => {
-    for (const name of ['widget.00000000.js', 'manifest.json', '..%2F..%2Fpackage.json', 'widget.c6ac0c96.js.map']) {
-      assert.equal(await widgetError(`/widget/${name}`, 404), 'idsvc widget: not_found: No such widget bundle', name);
-    }
-  });
-});
-
-describe('the catalogue for the picker', () => {
-  test('every enabled service, in combined order, with what the picker needs', async () => {
-    const P = await t.partner();
-    const res = await fetch(`${t.baseUrl}/widget/catalogue.json`);
-    assert.equal(res.status, 200);
-    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
-    const entries = (await res.json()) as Record<string, unknown>[];
-    const combined = await P.publicClient.serviceDetails({ order: 'combined' });
-    assert.deepEqual(
-      entries.map((e) => e.svcId),
-      combined.map((e) => e.svcId),
-    );
-    assert.ok(!entries.some((e) => e.svcId === '1337x'), 'disabled services are left out');
-    const github = entries.find((e) => e.svcId === 'github');
-    assert.deepEqual(github, {
-      svcId: 'github',
-      svcName: 'GitHub',
-      svcLeftURL: 'https://www.github.com/',
-      svcRightURL: '',
-      regexCheck: '^[a-zA-Z0-9](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9])){0,38}$',
-      urlBuilder: null,
-      svcFavicon: 'https://www.github.com/favicon.ico',
-    });
-  });
-
-  test('any page may fetch it; shared caches may keep it for five minutes', async () => {
-    const res = await fetch(`${t.baseUrl}/widget/catalogue.json`, { headers: { origin: 'https://anywhere.example' } });
-    assert.equal(res.headers.get('access-control-allow-origin'), '*');
-    assert.equal(res.headers.get('cache-control'), 'public, max-age=300');
-    const etag = res.headers.get('etag')!;
-    assert.ok(etag);
-    const again = await fetch(`${t.baseUrl}/widget/catalogue.json`, { headers: { 'if-none-match': etag } });
-    assert.equal(again.status, 304);
-  });
-});
-
-describe('the widget path without display_sync', () => {
-  test('POST is still unsync_user (SPEC §4.6), answering XML', async () => {
-    const P = await t.partner();
-    const res = await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/wanda`, {
-      method: 'POST',
-      body: new URLSearchParams({ api_token: P.apiToken }),
-    });
-    assert.equal(res.status, 404);
-    assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
-    assert.match(await res.text(), /<code>not_found<\/code>/);
-  });
-});
-
 test('the OpenAPI document lists the widget operation', async () => {
   const doc = (await (await fetch(`${t.baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
   const ops = doc.paths['/api/service_collection_widget/{api_key}/{user_identifier}/{display_sync}'];
   assert.equal(ops?.get?.operationId, 'service_collection_widget');
+});
+
+test('a widget signature in the URL stays out of the logs', async () => {
+  const P = await t.partner();
+  // A value no other test here sends: some send 64 hex digits as a user_identifier, which is logged.
+  const sig = '5e'.repeat(32);
+  const from = t.logs.length;
+  await fetch(`${t.baseUrl}/api/service_collection_widget/${P.apiKey}/someone/TRUE?exp=1&sig=${sig}`);
+  assert.ok(t.logs.length > from, 'the request is logged');
+  assert.ok(!t.logs.slice(from).join('').includes(sig));
 });
