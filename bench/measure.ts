@@ -7,7 +7,7 @@ import type { BenchSettings, Scenario } from './args.js';
 import type { Sample } from './ceiling-server.js';
 import { DATA_DIR, type Dataset } from './dataset.js';
 import type { OpenLoopJob, OpenLoopResult, OpenLoopSettings } from './open-loop.js';
-import { cpuSeconds, log, pinned, ROOT, request, writeBytes, type Placement, type Server } from './processes.js';
+import { cpuSeconds, heapAllocated, log, pinned, ROOT, request, writeBytes, type Placement, type Server } from './processes.js';
 import { buildPool, operation, writePoolFile, type RequestSource } from './requests.js';
 import { median } from './stats.js';
 
@@ -89,6 +89,8 @@ export interface ClosedLoopFigures {
   non_2xx: number;
   /** Kilobytes written to storage by the server per request (SQLite: WAL and checkpoints). */
   disk_kb_per_req: number;
+  /** Kilobytes the server's JavaScript heap allocated per request (bench/heap-probe.mjs); null when not measured. */
+  heap_kb_per_req: number | null;
 }
 
 /**
@@ -110,16 +112,19 @@ export async function closedLoop(
   const run = async (t: Server, seconds: number) => {
     writePoolFile(poolFile, buildPool(scenario, src, settings.seed * 1_000_003 + draw++, 100_000));
     const pid = t.child.pid ?? 0;
+    const heap0 = await heapAllocated(t);
     const cpu0 = cpuSeconds(pid);
     const written0 = writeBytes(pid);
     const r = await wrk(t.url, poolFile, seconds, connections, where);
     const cpu = cpuSeconds(pid) - cpu0;
     const written = writeBytes(pid) - written0;
+    const heap1 = await heapAllocated(t);
     return {
       rps: Math.round(r.requests / (r.duration_us / 1e6)),
       rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
       non_2xx: r.non_2xx + r.socket_errors,
       disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
+      heap_kb_per_req: heap0 !== null && heap1 !== null && r.requests > 0 ? Math.round(((heap1 - heap0) / 1024 / r.requests) * 10) / 10 : null,
     };
   };
   if (warmupS > 0) for (const t of targets) await run(t, warmupS);
@@ -138,6 +143,7 @@ export async function closedLoop(
     rps_per_cpu: Math.round(median(ms.map((m) => m.rps_per_cpu))),
     non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
     disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
+    heap_kb_per_req: ms.every((m) => m.heap_kb_per_req !== null) ? median(ms.map((m) => m.heap_kb_per_req!)) : null,
   }));
 }
 

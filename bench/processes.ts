@@ -52,6 +52,36 @@ export interface Server {
   label: string;
   child: ChildProcess;
   url: string;
+  /** Where its heap probe writes (bench/heap-probe.mjs); null when its heap is not measured. */
+  heapFile: string | null;
+}
+
+/** Loaded into each measured server with `--import`: counts what its heap allocates. */
+const HEAP_PROBE = path.join(import.meta.dirname, 'heap-probe.mjs');
+
+/** A fresh file for a server's heap probe. */
+function heapFileFor(name: string): string {
+  const file = path.join(DATA_DIR, `heap-${name}.txt`);
+  fs.rmSync(file, { force: true });
+  return file;
+}
+
+/**
+ * Bytes the server's JavaScript heap has allocated since it started (bench/heap-probe.mjs), or
+ * null when it is not measured: asks the probe with SIGUSR2 and waits for its line.
+ */
+export async function heapAllocated(server: Server): Promise<number | null> {
+  const { heapFile, child } = server;
+  if (heapFile === null || child.pid === undefined || child.exitCode !== null) return null;
+  const lines = () => (fs.existsSync(heapFile) ? fs.readFileSync(heapFile, 'utf8').split('\n').filter(Boolean) : []);
+  const before = lines().length;
+  child.kill('SIGUSR2');
+  for (let waited = 0; waited < 5000; waited += 20) {
+    const now = lines();
+    if (now.length > before) return Number(/^allocated=(\d+)$/.exec(now[now.length - 1]!)?.[1] ?? Number.NaN);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return null;
 }
 
 export async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
@@ -177,7 +207,11 @@ export async function startService(entry: string, ds: Dataset, port: number, set
     BACKGROUND_JOBS: '0',
     ...settings.serviceEnv,
   };
+  // The primary of --workers N serves nothing: its heap says nothing about the requests.
+  const heapFile = settings.workers === 1 ? heapFileFor(`service-${port}`) : null;
+  if (heapFile) env.BENCH_HEAP_FILE = heapFile;
   const nodeArgs = [
+    ...(heapFile ? ['--import', HEAP_PROBE] : []),
     ...settings.serviceNodeArgs,
     ...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : []),
     entry,
@@ -189,18 +223,29 @@ export async function startService(entry: string, ds: Dataset, port: number, set
   const child = spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/readyz`, child);
-  return { label: `idsvc/${ds.backend}`, child, url };
+  return { label: `idsvc/${ds.backend}`, child, url, heapFile };
 }
 
 export async function startCeiling(settings: CeilingSettings, where: Placement): Promise<Server> {
-  const [cmd, argv] = pinned(where.referenceCpus, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'ceiling-server.ts')]);
+  const [cmd, argv] = pinned(where.referenceCpus, process.execPath, [
+    '--import',
+    'tsx',
+    '--import',
+    HEAP_PROBE,
+    path.join(import.meta.dirname, 'ceiling-server.ts'),
+  ]);
+  const heapFile = heapFileFor(`ceiling-${settings.mode}`);
   // Settings go through a file: the samples are larger than an environment variable may be.
   const file = path.join(DATA_DIR, `ceiling-${settings.mode}.json`);
   fs.writeFileSync(file, JSON.stringify(settings));
-  const child = spawn(cmd, argv, { cwd: ROOT, env: { ...process.env, BENCH_CEILING_FILE: file }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(cmd, argv, {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_CEILING_FILE: file, BENCH_HEAP_FILE: heapFile },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${settings.port}`;
   await waitForHttp(`${url}/`, child);
-  return { label: `${settings.mode} ceiling`, child, url };
+  return { label: `${settings.mode} ceiling`, child, url, heapFile };
 }
 
 /** The host reference (bench/host-reference.ts), or null when nginx is not installed. */
@@ -214,7 +259,7 @@ export async function startHost(samples: Record<string, Sample>, where: Placemen
   const child = startHostReference(nginx, path.join(DATA_DIR, 'nginx'), port, samples, (cmd, argv) => pinned(where.referenceCpus, cmd, argv));
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/`, child);
-  return { label: 'host (nginx)', child, url };
+  return { label: 'host (nginx)', child, url, heapFile: null };
 }
 
 export function request(url: string, method: 'GET' | 'POST', body?: string): Promise<Sample> {

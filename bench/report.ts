@@ -38,6 +38,13 @@ export interface Run {
   rss_anon_mb: number | null;
   /** SQLite: kilobytes the service wrote to storage per request (on PostgreSQL the server writes). */
   disk_kb_per_req: number | null;
+  /**
+   * Kilobytes the service's JavaScript heap allocated per request in the closed loop (median of the
+   * rounds; bench/heap-probe.mjs), and the work ceiling's; null when not measured (--workers > 1).
+   * Absent from results written before it was measured.
+   */
+  heap_kb_per_req?: number | null;
+  work_ceiling_heap_kb_per_req?: number | null;
   /** Non-2xx answers and socket errors over the whole scenario, both loops. */
   non_2xx: number;
 }
@@ -71,6 +78,8 @@ export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] 
       'ratio per CPU-s (work)',
       'RssAnon MB',
       'disk KB/req',
+      'heap KB/req',
+      'work ceiling heap KB/req',
     ],
     rows: runs.map((r) => [
       r.backend,
@@ -84,6 +93,8 @@ export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] 
       pc(r.ratio_work_cpu),
       num(r.rss_anon_mb, 1),
       num(r.disk_kb_per_req, 2),
+      num(r.heap_kb_per_req, 1),
+      num(r.work_ceiling_heap_kb_per_req, 1),
     ]),
   };
 }

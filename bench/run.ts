@@ -79,6 +79,8 @@ async function benchScenario(
     open_loop: rows,
     rss_anon_mb: rssAnonMb(s.service.child.pid ?? 0),
     disk_kb_per_req: ds.backend === 'sqlite' ? m.disk_kb_per_req : null,
+    heap_kb_per_req: m.heap_kb_per_req,
+    work_ceiling_heap_kb_per_req: w?.heap_kb_per_req ?? null,
     non_2xx: m.non_2xx + rows.reduce((n, r) => n + r.service.non_2xx + r.service.errors + r.service.unfinished, 0),
   };
 }

@@ -4,7 +4,7 @@
 import type { AppContext } from '../context.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { partnerTag, type AnswerTags } from '../services/answer-cache.js';
-import { privateView, publicView, type PrivateAccess, type Reader, type ViewEntry } from '../services/partner-data.js';
+import { privateView, publicView, type Evidence, type PrivateAccess, type Reader, type ViewEntry } from '../services/partner-data.js';
 
 /** Names the person as the lookups do: an address is looked up by both its digests. */
 function identifierKey(id: ParsedIdentifier): string {
@@ -24,9 +24,17 @@ export type View = { view: 'public'; reader: Reader } | { view: 'private'; acces
 
 /**
  * `make` turns the view's entries into what is kept (an answer's body, the widget's data); `what`
- * names that form in the key. Errors (not_found) are answered, never kept.
+ * names that form in the key, and so also whether it shows the evidence of verified marks (JSON
+ * answers do). Errors (not_found) are answered, never kept.
  */
-export async function cachedView<T>(ctx: AppContext, what: string, id: ParsedIdentifier, view: View, make: (entries: ViewEntry[]) => T): Promise<T> {
+export async function cachedView<T>(
+  ctx: AppContext,
+  what: string,
+  id: ParsedIdentifier,
+  view: View,
+  evidence: Evidence,
+  make: (entries: ViewEntry[]) => T,
+): Promise<T> {
   const partner = view.view === 'private' ? view.access.partner : view.reader === 'anyone' ? null : view.reader.partner;
   const key = `${what}|${view.view}|${partner?.id ?? '-'}|${identifierKey(id)}`;
   const catalogue = (await ctx.catalogue.get()).version;
@@ -37,7 +45,8 @@ export async function cachedView<T>(ctx: AppContext, what: string, id: ParsedIde
     catalogue,
     async (tags: AnswerTags) => {
       if (partner) tags.add(partnerTag(partner.id));
-      const entries = view.view === 'private' ? await privateView(ctx, view.access, id, tags) : await publicView(ctx, view.reader, id, tags);
+      const entries =
+        view.view === 'private' ? await privateView(ctx, view.access, id, evidence, tags) : await publicView(ctx, view.reader, id, evidence, tags);
       return make(entries);
     },
     readBefore,

@@ -2,7 +2,7 @@
 import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
-import { etagOf } from '../http/cache-headers.js';
+import { TaggedBody } from '../http/cache-headers.js';
 import { cachedView } from './cached-views.js';
 import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
 
@@ -22,11 +22,16 @@ export const returnServices = apiOperation({
     const view =
       profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };
     const format = formatOf(call.request);
-    // Kept rendered, in the format asked for, with its ETag: the body is what a repeated read costs.
-    const { body, etag } = await cachedView(call.ctx, `return_services.${format}`, id, view, (entries) => {
-      const rendered = render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format);
-      return { body: rendered, etag: etagOf(rendered) };
-    });
-    return { root: 'services', rendered: body, etag };
+    // Kept rendered, in the format asked for, with its ETag once one is sent: the body is what a repeated read costs.
+    const rendered = await cachedView(
+      call.ctx,
+      `return_services.${format}`,
+      id,
+      view,
+      // Only JSON answers show how a mark was earned (docs/spec.md, "Evidence of verification").
+      format === 'json' ? 'with-evidence' : 'without-evidence',
+      (entries) => new TaggedBody(render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format)),
+    );
+    return { root: 'services', rendered };
   },
 });

@@ -41,7 +41,7 @@ function requireNamedOrigin(call: ApiCall): void {
 async function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): Promise<WidgetService[]> {
   const view = access ? { view: 'private' as const, access } : { view: 'public' as const, reader: call.reader };
   try {
-    return await cachedView(call.ctx, 'widget', id, view, (entries) => entries.map(widgetService)); // shared by later reads: never changed
+    return await cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries) => entries.map(widgetService)); // shared by later reads: never changed
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_found') return [];
     throw err;

@@ -284,7 +284,12 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
     const body = render(doc, format);
     if (!shared) return reply.type(CONTENT_TYPE[format]).send(body);
     // The format follows Accept, and the partner's allowed origins decide whether it is answered at all.
-    return sendPublic(ctx.config, request, reply, { contentType: CONTENT_TYPE[format], body, etag: 'etag' in doc ? doc.etag : undefined, vary: API_VARY });
+    return sendPublic(ctx.config, request, reply, {
+      contentType: CONTENT_TYPE[format],
+      body,
+      etag: 'rendered' in doc ? doc.rendered.etag : undefined,
+      vary: API_VARY,
+    });
   };
   // The schemas validate each request and, through the type provider, type what the handler reads.
   const routes = typed(app);

@@ -3,24 +3,56 @@
 // caching proxy) may keep it for PUBLIC_CACHE_MAX_AGE seconds and serve it stale while it revalidates
 // for PUBLIC_CACHE_STALE more: that sum is the longest a person who hides or opts out can still be
 // shown by such a cache. Everything that needs proof, and every error, is never stored.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 
 /** Answers that need proof (an api_token, a signed URL, a session): no cache may keep them. */
 export const PRIVATE_NO_STORE = 'private, no-store';
 
+type CacheSettings = Pick<Config, 'publicCacheMaxAgeSeconds' | 'publicCacheStaleSeconds'>;
+/** Worked out once per (frozen) configuration rather than on every public answer. */
+const cacheControlOf = new WeakMap<CacheSettings, string>();
+
 /** The Cache-Control of a public answer, from the operator's settings. */
-export function publicCacheControl(config: Pick<Config, 'publicCacheMaxAgeSeconds' | 'publicCacheStaleSeconds'>): string {
+export function publicCacheControl(config: CacheSettings): string {
+  let value = cacheControlOf.get(config);
+  if (value === undefined) {
+    value = cacheControlFor(config);
+    cacheControlOf.set(config, value);
+  }
+  return value;
+}
+
+function cacheControlFor(config: CacheSettings): string {
   // 0 lets a cache keep the answer but never serve it without asking first (a 304 is cheap).
   if (config.publicCacheMaxAgeSeconds === 0) return 'public, no-cache';
   const stale = config.publicCacheStaleSeconds > 0 ? `, stale-while-revalidate=${config.publicCacheStaleSeconds}` : '';
   return `public, max-age=${config.publicCacheMaxAgeSeconds}${stale}`;
 }
 
-/** A strong ETag of the exact bytes sent. */
+/**
+ * A strong ETag of the exact bytes sent: it need only differ between bodies. SHA-1 in one call,
+ * which makes no Hash object, so a short answer costs little more than its bytes' reading.
+ */
 export function etagOf(body: string | Buffer): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+  return `"${hash('sha1', body, 'base64url')}"`;
+}
+
+/**
+ * A rendered body and its ETag, worked out the first time it is asked for and then kept with it:
+ * an answer that no shared cache may keep is sent without one, so it never pays for it, and a body
+ * the answer cache keeps is hashed once, not once per request.
+ */
+export class TaggedBody {
+  #etag: string | undefined;
+
+  constructor(readonly body: string) {}
+
+  get etag(): string {
+    this.#etag ??= etagOf(this.body);
+    return this.#etag;
+  }
 }
 
 /** At most this many ETags are compared from one If-None-Match: the header is outside input. */

@@ -1,5 +1,6 @@
 // One answer model, two wire formats (SPEC §8): the operations build a Doc; render() turns it into
 // XML or the JSON twin with the same field names.
+import type { TaggedBody } from './cache-headers.js';
 
 /** A list of elements named `item` (XML) or a JSON array. */
 export interface ListNode {
@@ -16,8 +17,8 @@ export type BuiltDoc =
   | { readonly root: string; readonly fields: Fields }
   | { readonly root: string; readonly list: ListNode };
 
-/** An answer already rendered in the request's format (kept by the answer cache, api/cached-views.ts). */
-export type Doc = BuiltDoc | { readonly root: string; readonly rendered: string /** Its ETag, kept beside it. */; readonly etag?: string };
+/** An answer already rendered in the request's format, with its ETag when asked for (kept by the answer cache, api/cached-views.ts). */
+export type Doc = BuiltDoc | { readonly root: string; readonly rendered: TaggedBody };
 
 export const list = (item: string, items: readonly Fields[]): ListNode => ({ item, items });
 
@@ -47,18 +48,53 @@ const element = (name: string, content: string) => (content === '' ? `<${name}/>
 const MAY_NEED_WORK = /[&<>'"\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 const xmlText = (s: string) => (MAY_NEED_WORK.test(s) ? escapeText(xmlSafe(s)) : s);
 
+/** An element's opening, closing and empty tags, made once per name: every answer repeats the same few names. */
+interface Tags {
+  readonly open: string;
+  readonly close: string;
+  readonly empty: string;
+}
+const tagsByName = new Map<string, Tags>();
+function tagsOf(name: string): Tags {
+  let tags = tagsByName.get(name);
+  if (!tags) {
+    tags = { open: `<${name}>`, close: `</${name}>`, empty: `<${name}/>` };
+    // Names come from the operations' own code, never from input: the map stays as small as the API.
+    tagsByName.set(name, tags);
+  }
+  return tags;
+}
+
+// Each answer is appended to one string, piece by piece: every intermediate string (an element
+// wrapped around its content, then appended) would be one more object for the collector.
 function fieldsXml(fields: Fields): string {
   let out = '';
   for (const k in fields) {
     const v = fields[k]!;
-    out += element(k, typeof v === 'boolean' ? (v ? 'TRUE' : 'FALSE') : isList(v) ? listXml(v) : xmlText(v));
+    const content = typeof v === 'boolean' ? (v ? 'TRUE' : 'FALSE') : isList(v) ? listXml(v) : xmlText(v);
+    const tags = tagsOf(k);
+    if (content === '') out += tags.empty;
+    else {
+      out += tags.open;
+      out += content;
+      out += tags.close;
+    }
   }
   return out;
 }
 
 function listXml(l: ListNode): string {
+  const tags = tagsOf(l.item);
   let out = '';
-  for (const item of l.items) out += element(l.item, fieldsXml(item));
+  for (const item of l.items) {
+    const content = fieldsXml(item);
+    if (content === '') out += tags.empty;
+    else {
+      out += tags.open;
+      out += content;
+      out += tags.close;
+    }
+  }
   return out;
 }
 
@@ -93,6 +129,6 @@ export const CONTENT_TYPE: Record<Format, string> = {
 };
 
 export function render(doc: Doc, format: Format): string {
-  if ('rendered' in doc) return doc.rendered;
+  if ('rendered' in doc) return doc.rendered.body;
   return format === 'json' ? toJson(doc) : toXml(doc);
 }

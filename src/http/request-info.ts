@@ -6,9 +6,9 @@ import type { FastifyRequest } from 'fastify';
  * twice, anything a JSON body holds. Own fields only, so `__proto__` and the like name nothing.
  */
 export function unvalidatedField(value: unknown, name: string): unknown {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const field: unknown = Object.getOwnPropertyDescriptor(value, name)?.value;
-  return field;
+  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, name)) return undefined;
+  // Parsed input holds data properties only, so reading the field runs no code.
+  return (value as Record<string, unknown>)[name];
 }
 
 /** unvalidatedField() when it is a string, else undefined. */

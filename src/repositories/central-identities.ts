@@ -1,7 +1,7 @@
 // The central repository (SPEC §3): one entry per user and service. Rows leave this module with
 // `verified` as a boolean.
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import { statement, type Exec } from '../db/prepared.js';
+import { statement, type Exec, type Statement } from '../db/prepared.js';
 import type { CentralIdentityRow, Database, Queryable, Tx } from '../db/schema.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, type ByAccountIdentifier } from './people.js';
@@ -28,14 +28,29 @@ export interface CentralEntry {
   evidence_url: string | null;
 }
 
+/**
+ * Whether a view reads the evidence of verified marks: only JSON answers show it. Without it the
+ * evidence columns are selected as NULLs, so rows keep one shape and read no more than they show.
+ */
+export type Evidence = 'with-evidence' | 'without-evidence';
+
+/** The evidence columns, or NULLs in their place. */
+const evidenceColumns = (evidence: Evidence, alias: string) =>
+  evidence === 'with-evidence'
+    ? `${alias}verified_by, ${alias}verified_at, ${alias}last_checked_at, ${alias}evidence_url`
+    : 'NULL AS verified_by, NULL AS verified_at, NULL AS last_checked_at, NULL AS evidence_url';
+
 type CentralEntryRow = Omit<CentralEntry, 'verified'> & { verified: number | boolean };
-const entriesOfUser = statement<CentralEntryRow>(
-  'SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at, verified_by, verified_at, last_checked_at, evidence_url FROM central_identities WHERE user_ref = ?',
-);
+const entriesOfUserSql = (evidence: Evidence) =>
+  `SELECT svc_id, usr_svc_id, verified, source_partner_id, updated_at, ${evidenceColumns(evidence, '')} FROM central_identities WHERE user_ref = ?`;
+const entriesOfUser: Record<Evidence, Statement<CentralEntryRow>> = {
+  'with-evidence': statement<CentralEntryRow>(entriesOfUserSql('with-evidence')),
+  'without-evidence': statement<CentralEntryRow>(entriesOfUserSql('without-evidence')),
+};
 
 /** The user's entries, in no particular order. */
-export async function centralEntriesOfUser(q: Exec, userRef: number): Promise<CentralEntry[]> {
-  const rows = await q.all(entriesOfUser, userRef);
+export async function centralEntriesOfUser(q: Exec, userRef: number, evidence: Evidence): Promise<CentralEntry[]> {
+  const rows = await q.all(entriesOfUser[evidence], userRef);
   // In place: the rows are this call's own, and a copy per row would cost more than the query.
   for (const r of rows) r.verified = r.verified === 1;
   return rows as CentralEntry[];
@@ -73,21 +88,25 @@ type PublicRowAsStored = [
   number | null,
   string | null,
 ];
-const publicSelect =
-  'SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id, ci.verified_by, ci.verified_at, ci.last_checked_at, ci.evidence_url ' +
+const publicSelect = (evidence: Evidence) =>
+  `SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id, ${evidenceColumns(evidence, 'ci.')} ` +
   `FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ${provenAccountSql('u')} AND `;
 // One indexed query for the hottest read: the account by its identifier, joined with its entries.
 // Rows come as arrays and hold only what the answer uses: building objects and reading unused
 // columns would cost about a quarter of the query.
-const publicBy: ByAccountIdentifier<PublicRowAsStored> = {
-  md5: statement<PublicRowAsStored>(`${publicSelect}u.email_md5 = ?`, { rowMode: 'array' }),
-  sha256: statement<PublicRowAsStored>(`${publicSelect}u.email_sha256 = ?`, { rowMode: 'array' }),
-  userId: statement<PublicRowAsStored>(`${publicSelect}u.user_id = ?`, { rowMode: 'array' }),
+const publicByOf = (evidence: Evidence): ByAccountIdentifier<PublicRowAsStored> => ({
+  md5: statement<PublicRowAsStored>(`${publicSelect(evidence)}u.email_md5 = ?`, { rowMode: 'array' }),
+  sha256: statement<PublicRowAsStored>(`${publicSelect(evidence)}u.email_sha256 = ?`, { rowMode: 'array' }),
+  userId: statement<PublicRowAsStored>(`${publicSelect(evidence)}u.user_id = ?`, { rowMode: 'array' }),
+});
+const publicBy: Record<Evidence, ByAccountIdentifier<PublicRowAsStored>> = {
+  'with-evidence': publicByOf('with-evidence'),
+  'without-evidence': publicByOf('without-evidence'),
 };
 
 /** The account a partner's identifier names with its entries; no rows when it names nobody (unproven accounts included). */
-export async function publicRowsByIdentifier(q: Exec, id: ParsedIdentifier): Promise<PublicRow[]> {
-  const rows = await allByAccountIdentifier(q, publicBy, id);
+export async function publicRowsByIdentifier(q: Exec, id: ParsedIdentifier, evidence: Evidence): Promise<PublicRow[]> {
+  const rows = await allByAccountIdentifier(q, publicBy[evidence], id);
   for (const r of rows) {
     r[0] = r[0] === 1;
     r[1] = r[1] === 1;

@@ -8,7 +8,7 @@ import { ApiError, errors } from '../domain/errors.js';
 import { markEvidence, type MarkEvidence } from '../domain/evidence.js';
 import { isVisible } from '../domain/visibility.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
-import { centralEntriesOfUser, publicRowsByIdentifier, type CentralEntry } from '../repositories/central-identities.js';
+import { centralEntriesOfUser, publicRowsByIdentifier, type CentralEntry, type Evidence } from '../repositories/central-identities.js';
 import { findLink, findLinkOfSubject } from '../repositories/links.js';
 import { deletePushedEntry, pushedEntries, upsertPushedEntry } from '../repositories/partner-identities.js';
 import type { Partner } from '../repositories/partners.js';
@@ -26,15 +26,27 @@ export interface ViewEntry {
   showUsrSvcId: boolean;
   verified: boolean;
   updatedAt: number;
-  /** How a verified entry was proven and when; null when it is not verified. */
+  /** How a verified entry was proven and when; null when it is not verified, or read `without-evidence`. */
   evidence: MarkEvidence | null;
 }
 
 export { isVisible };
+export type { Evidence };
+
+/** Each service's name as entries are sorted by it, lower-cased once per catalogue entry rather than in every comparison. */
+const sortNames = new WeakMap<CatalogueEntry, string>();
+function sortName(svc: CatalogueEntry): string {
+  let name = sortNames.get(svc);
+  if (name === undefined) {
+    name = svc.svcName.toLowerCase();
+    sortNames.set(svc, name);
+  }
+  return name;
+}
 
 export function bySvcName(a: ViewEntry, b: ViewEntry): number {
-  const x = a.svc.svcName.toLowerCase();
-  const y = b.svc.svcName.toLowerCase();
+  const x = sortName(a.svc);
+  const y = sortName(b.svc);
   return x < y ? -1 : x > y ? 1 : a.svc.svcId < b.svc.svcId ? -1 : 1;
 }
 
@@ -90,16 +102,22 @@ function centralViewEntries(rows: readonly CentralEntry[], snap: CatalogueSnapsh
 }
 
 /** The user's central entries as `reader` sees them (unsorted): usrSvcId only where SPEC §3 rule 5 allows. */
-export async function centralEntries(q: Exec, snap: CatalogueSnapshot, user: AccountRef, reader: Reader | PrivateAccess): Promise<ViewEntry[]> {
-  return centralViewEntries(await centralEntriesOfUser(q, user.id), snap, user, reader);
+export async function centralEntries(
+  q: Exec,
+  snap: CatalogueSnapshot,
+  user: AccountRef,
+  reader: Reader | PrivateAccess,
+  evidence: Evidence = 'with-evidence',
+): Promise<ViewEntry[]> {
+  return centralViewEntries(await centralEntriesOfUser(q, user.id, evidence), snap, user, reader);
 }
 
 /**
  * SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only
  * for a reader with proof. `tags` collects the rows read, for the answer cache.
  */
-export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier, tags?: AnswerTags): Promise<ViewEntry[]> {
-  const rows = await publicRowsByIdentifier(onReader(ctx.db), id);
+export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier, evidence: Evidence, tags?: AnswerTags): Promise<ViewEntry[]> {
+  const rows = await publicRowsByIdentifier(onReader(ctx.db), id, evidence);
   const first = rows[0];
   if (first) tags?.add(userTag(first[7]));
   const user = first && { opted_in: first[0], pro: first[1] };
@@ -120,7 +138,7 @@ export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIden
 }
 
 /** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. `tags` as for publicView. */
-export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier, tags?: AnswerTags): Promise<ViewEntry[]> {
+export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier, evidence: Evidence, tags?: AnswerTags): Promise<ViewEntry[]> {
   const partner = access.partner;
   const q = onReader(ctx.db);
   const person = await lookupPerson(q, id);
@@ -141,7 +159,7 @@ export async function privateView(ctx: AppContext, access: PrivateAccess, id: Pa
   if (own.length === 0 && !isVisible(person.user) && !isVisible(linkedUser)) throw errors.userNotFound();
   if (!isVisible(linkedUser)) return own.sort(bySvcName);
   const merged = new Map(own.map((e) => [e.svc.svcId, e]));
-  for (const c of await centralEntries(q, snap, linkedUser, access)) {
+  for (const c of await centralEntries(q, snap, linkedUser, access, evidence)) {
     const mine = merged.get(c.svc.svcId);
     // On a clash the central entry wins when verified, else the newer one.
     if (!mine || c.verified || c.updatedAt > mine.updatedAt) merged.set(c.svc.svcId, mine && mine.usrSvcId === c.usrSvcId ? { ...c, showUsrSvcId: true } : c);

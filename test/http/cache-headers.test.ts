@@ -11,6 +11,7 @@ import { findUserByUserId } from '../../src/repositories/users.js';
 import { setOptIn } from '../../src/services/accounts.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { cacheDelay } from '../../src/site/views/consent.js';
+import { etagOf, TaggedBody } from '../../src/http/cache-headers.js';
 import { SiteClient } from '../site/helpers.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -118,6 +119,8 @@ describe('return_services', () => {
     const own = await post(`/api/return_services/${P.apiKey}/alice/private`, { api_token: P.apiToken });
     assert.equal(own.res.status, 200);
     assertPrivate(own.res);
+    // No cache may keep these answers, so none is given a validator.
+    for (const res of [proven.res, own.res]) assert.equal(res.headers.get('etag'), null);
     // Even with the ETag of the public answer, a proven call gets its own answer, whole.
     const etag = assertPublic((await get(path())).res, 'Accept, Origin');
     const res = await fetch(`${t.baseUrl}${path()}`, {
@@ -139,6 +142,22 @@ describe('return_services', () => {
       assert.equal(res.headers.get('cache-control'), 'no-store');
       assert.equal(res.headers.get('etag'), null);
     }
+  });
+});
+
+describe('TaggedBody: the ETag of a rendered body, made when first asked for', () => {
+  test('a SHA-1 of the UTF-8 bytes, the same every time it is asked for, another for any other body', () => {
+    const body = '<services><service><svcName>Zoë</svcName></service></services>';
+    const tagged = new TaggedBody(body);
+    assert.equal(tagged.etag, `"${createHash('sha1').update(Buffer.from(body, 'utf8')).digest('base64url')}"`);
+    assert.equal(tagged.etag, etagOf(body));
+    assert.equal(tagged.etag, tagged.etag);
+    assert.match(tagged.etag, ETAG);
+    // Bodies of the same length that differ in one character, and a Buffer of the same bytes.
+    const others = ['<services><service><svcName>Zoe</svcName></service></services>', `${body.slice(0, -1)}X`, ''];
+    const tags = new Set([tagged.etag, ...others.map((o) => new TaggedBody(o).etag)]);
+    assert.equal(tags.size, 1 + others.length);
+    assert.equal(etagOf(Buffer.from(body, 'utf8')), tagged.etag);
   });
 });
 
