@@ -254,6 +254,28 @@ describe('removing a passkey', () => {
   });
 });
 
+describe('the account’s data', () => {
+  test('the export lists each passkey’s name and times, never its key; deleting the account deletes its passkeys and challenges', async () => {
+    const me = await person();
+    const { auth } = await addPasskey(me.client, 'Laptop');
+    const ref = await userRef(me.userId);
+    const exported = await me.client.submit('/account/export');
+    const data = JSON.parse(exported.body) as { passkeys: unknown[] };
+    assert.deepEqual(data.passkeys, [{ name: 'Laptop', addedAt: new Date(t.clock.now()).toISOString(), lastUsedAt: null }]);
+    assert.equal(exported.body.includes(auth.id), false);
+    // A challenge asked for and never answered.
+    const csrf = await me.client.csrf('/account/passkeys');
+    await me.client.postJson('/account/passkeys/options', { _csrf: csrf, name: 'Never finished' });
+    const challenges = () => t.ctx.db.kysely.selectFrom('passkey_challenges').select('binding').where('user_ref', '=', ref).execute();
+    assert.equal((await challenges()).length, 1);
+    const deleted = await me.client.submit('/account/delete', { confirm_user_id: me.userId });
+    assert.equal(deleted.res.status, 303);
+    assert.equal((await passkeysOfUser(t.ctx.db.kysely, ref)).length, 0);
+    assert.equal((await challenges()).length, 0);
+    assert.equal((await logInWith(auth)).answer.res.status, 400);
+  });
+});
+
 describe('CSRF and limits', () => {
   test('every passkey call without the form’s token, or from another origin, is refused', async () => {
     const me = await person();
