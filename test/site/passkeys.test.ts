@@ -3,6 +3,7 @@
 // passkey, replayed or cloned assertion, foreign origin), CSRF on each call, the limits, and removal
 // (one's own only, mailed).
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { mailsTo } from '../helpers/mailbox.js';
@@ -273,6 +274,71 @@ describe('the account’s data', () => {
     assert.equal((await passkeysOfUser(t.ctx.db.kysely, ref)).length, 0);
     assert.equal((await challenges()).length, 0);
     assert.equal((await logInWith(auth)).answer.res.status, 400);
+  });
+});
+
+describe('the largest answers accepted', () => {
+  const b64 = (bytes: Buffer, max: number) => bytes.toString('base64url').slice(0, max);
+  /** CPU of the app (it runs in this process) over one call. */
+  async function cpuMs(call: () => Promise<unknown>): Promise<number> {
+    const start = process.cpuUsage();
+    await call();
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / 1000;
+  }
+
+  test('cost little CPU each, and are refused', async () => {
+    const me = await person();
+    const csrf = await me.client.csrf('/account/passkeys');
+    const challengeJson = async () => {
+      const start = await me.client.postJson('/account/passkeys/options', { _csrf: csrf, name: 'Big' });
+      return Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge: (start.json.options as RegistrationOptions).challenge, origin }));
+    };
+    const nested = Buffer.alloc(12_000, 0x81); // CBOR: an array holding an array holding …
+    const registrations = {
+      random: { clientDataJSON: b64(Buffer.from(JSON.stringify({ type: 'x' })), 4096), attestationObject: b64(randomBytes(12_288), 16_384) },
+      'CBOR nested 12,000 deep': { attestationObject: b64(nested, 16_384) },
+      'CBOR map of 4,000 entries': { attestationObject: b64(Buffer.concat([Buffer.from([0xb9, 0x0f, 0xa0]), Buffer.alloc(8000, 0x00)]), 16_384) },
+    };
+    const costs: Record<string, number> = {};
+    for (const [label, fields] of Object.entries(registrations)) {
+      const clientDataJSON = b64(await challengeJson(), 4096);
+      const response = { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON, ...fields }, clientExtensionResults: {} };
+      let status = 0;
+      costs[`add: ${label}`] = await cpuMs(async () => {
+        status = (await me.client.postJson('/account/passkeys/add', { _csrf: csrf, response })).res.status;
+      });
+      assert.equal(status, 400, label);
+    }
+    const { auth } = await addPasskey(me.client, 'Real');
+    const client = browser();
+    const loginCsrf = await client.csrf('/login');
+    for (const [label, make] of Object.entries({
+      'random at every size': () => ({
+        clientDataJSON: b64(randomBytes(3072), 4096),
+        authenticatorData: b64(randomBytes(6144), 8192),
+        signature: b64(randomBytes(6144), 8192),
+      }),
+      'a known credential, 6 KiB of authenticator data': () => ({
+        clientDataJSON: b64(randomBytes(3072), 4096),
+        authenticatorData: b64(Buffer.concat([createHash('sha256').update('localhost').digest(), Buffer.from([0x85]), randomBytes(6000)]), 8192),
+        signature: b64(randomBytes(6144), 8192),
+      }),
+    })) {
+      await client.postJson('/login/passkey/options', { _csrf: loginCsrf });
+      const response = { id: auth.id, rawId: auth.id, type: 'public-key', response: make(), clientExtensionResults: {} };
+      let status = 0;
+      costs[`log in: ${label}`] = await cpuMs(async () => {
+        status = (await client.postJson('/login/passkey', { _csrf: loginCsrf, response })).res.status;
+      });
+      assert.equal(status, 400, label);
+    }
+    process.stdout.write(
+      `# CPU per call: ${Object.entries(costs)
+        .map(([k, v]) => `${k} ${v.toFixed(1)} ms`)
+        .join('; ')}\n`,
+    );
+    for (const [label, ms] of Object.entries(costs)) assert.ok(ms < 200, `${label}: ${ms} ms`);
   });
 });
 
