@@ -77,6 +77,8 @@ async function logOut(p: Page): Promise<void> {
 
 async function logInWithPasskey(p: Page): Promise<void> {
   await p.goto(`${site}/login`);
+  // The password form stays as it was; the passkey button comes after it.
+  await p.getByLabel('E-mail address or userId').waitFor();
   await p.getByRole('button', { name: 'Log in with a passkey' }).click();
 }
 
@@ -104,6 +106,10 @@ describe('passkeys in Chromium', () => {
     await item.waitFor();
     assert.match(await item.innerText(), /never used yet/);
     await page.screenshot({ path: path.join(SHOTS, 'site-passkeys.png'), fullPage: true });
+    // On a phone's width the list, its buttons and the form stay within the screen.
+    await page.setViewportSize({ width: 320, height: 700 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the passkeys page fits 320 px');
+    await page.setViewportSize({ width: 1000, height: 850 });
 
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     assert.equal(credentials.length, 1);
