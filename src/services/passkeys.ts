@@ -134,8 +134,8 @@ export async function finishAddingPasskey(
   }
   if (!verified.verified) throw new PasskeyRefused('The passkey could not be checked. Try again, or with another device.');
   const { credential } = verified.registrationInfo;
-  if (await findPasskeyByCredentialId(ctx.db.kysely, credential.id)) throw new PasskeyRefused('That passkey is already registered.');
   await ctx.db.kysely.transaction().execute(async (tx) => {
+    if (await findPasskeyByCredentialId(tx, credential.id)) throw new PasskeyRefused('That passkey is already registered.');
     if ((await countPasskeys(tx, user.id)) >= MAX_PASSKEYS_PER_ACCOUNT) {
       throw new PasskeyRefused(`An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
     }

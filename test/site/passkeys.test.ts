@@ -10,6 +10,7 @@ import { mailsTo } from '../helpers/mailbox.js';
 import { SoftAuthenticator, type RegistrationOptions, type RequestOptions } from '../helpers/soft-authenticator.js';
 import { unusedPort } from '../verification/servers.js';
 import { passkeysOfUser } from '../../src/repositories/passkeys.js';
+import { relyingParty } from '../../src/services/passkeys.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
 
@@ -112,6 +113,17 @@ describe('adding a passkey', () => {
     const late = await me.client.postJson('/account/passkeys/add', { _csrf: csrf, response: auth.register(start.json.options as RegistrationOptions) });
     assert.equal(late.res.status, 400);
     assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId))).length, 0);
+  });
+
+  test('a credential already registered, to this account or another, is refused', async () => {
+    const first = await person();
+    const { auth } = await addPasskey(first.client, 'Shared key');
+    const second = await person();
+    const again = await addPasskey(second.client, 'Same key', auth);
+    assert.equal(again.done.res.status, 400);
+    assert.deepEqual(again.done.json, { error: 'That passkey is already registered.' });
+    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(second.userId))).length, 0);
+    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(first.userId)))[0]!.name, 'Shared key');
   });
 
   test('an expired challenge is refused', async () => {
@@ -396,6 +408,17 @@ describe('CSRF and limits', () => {
 });
 
 describe('an installation whose address is not https or localhost', () => {
+  test('has no relying party: browsers offer WebAuthn only to a secure origin named by a domain', () => {
+    const rp = (baseUrl: string) => relyingParty({ baseUrl, siteName: 'IDs' });
+    assert.deepEqual(rp('https://ids.example.org'), { id: 'ids.example.org', origin: 'https://ids.example.org', name: 'IDs' });
+    assert.deepEqual(rp('https://ids.example.org:8443/base'), { id: 'ids.example.org', origin: 'https://ids.example.org:8443', name: 'IDs' });
+    assert.deepEqual(rp('http://localhost:8080'), { id: 'localhost', origin: 'http://localhost:8080', name: 'IDs' });
+    assert.equal(rp('http://ids.localhost:8080')?.id, 'ids.localhost');
+    for (const none of ['http://ids.example.org', 'http://127.0.0.1:8080', 'https://192.0.2.7', 'https://[2001:db8::1]', 'http://[::1]:8080']) {
+      assert.equal(rp(none), null, none);
+    }
+  });
+
   test('offers no passkeys: no button, no calls', async () => {
     const plain = await startSiteApp();
     try {
