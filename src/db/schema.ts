@@ -324,6 +324,7 @@ export interface PasskeyChallengesTable {
   challenge: string;
   user_ref: number | null;
   label: string | null;
+  user_handle: string | null;
   expires_at: Millis;
 }
 

@@ -5,12 +5,15 @@ import type { Queryable } from '../db/schema.js';
 export interface PasskeyChallenge {
   challenge: string;
   userRef: number | null;
+  /** The name of the passkey being added. */
   label: string | null;
+  /** The user handle given to the authenticator for the passkey being added. */
+  userHandle: string | null;
   expiresAt: number;
 }
 
 export async function saveChallenge(db: Queryable, binding: string, c: PasskeyChallenge): Promise<void> {
-  const values = { challenge: c.challenge, user_ref: c.userRef, label: c.label, expires_at: c.expiresAt };
+  const values = { challenge: c.challenge, user_ref: c.userRef, label: c.label, user_handle: c.userHandle, expires_at: c.expiresAt };
   await db
     .insertInto('passkey_challenges')
     .values({ binding, ...values })
@@ -26,10 +29,10 @@ export async function takeChallenge(db: Queryable, binding: string, now: number)
   const row = await db
     .deleteFrom('passkey_challenges')
     .where('binding', '=', binding)
-    .returning(['challenge', 'user_ref', 'label', 'expires_at'])
+    .returning(['challenge', 'user_ref', 'label', 'user_handle', 'expires_at'])
     .executeTakeFirst();
   if (!row || Number(row.expires_at) <= now) return undefined;
-  return { challenge: row.challenge, userRef: row.user_ref, label: row.label, expiresAt: Number(row.expires_at) };
+  return { challenge: row.challenge, userRef: row.user_ref, label: row.label, userHandle: row.user_handle, expiresAt: Number(row.expires_at) };
 }
 
 export async function deleteExpiredChallenges(db: Queryable, now: number): Promise<void> {

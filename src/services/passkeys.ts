@@ -100,7 +100,8 @@ export async function startAddingPasskey(
   await saveChallenge(ctx.db.kysely, addBinding(sessionId), {
     challenge: options.challenge,
     userRef: user.id,
-    label: JSON.stringify({ name, userHandle: options.user.id }),
+    label: name,
+    userHandle: options.user.id,
     expiresAt: ctx.clock.now() + CHALLENGE_TTL_MS,
   });
   return options;
@@ -116,10 +117,11 @@ export async function finishAddingPasskey(
 ): Promise<string> {
   const now = ctx.clock.now();
   const challenge = await takeChallenge(ctx.db.kysely, addBinding(sessionId), now);
-  if (!challenge || challenge.userRef !== user.id || challenge.label === null) {
+  const name = challenge?.label;
+  const userHandle = challenge?.userHandle;
+  if (!challenge || challenge.userRef !== user.id || !name || !userHandle) {
     throw new PasskeyRefused('That took too long, or the page was used twice. Try again.');
   }
-  const { name, userHandle } = JSON.parse(challenge.label) as { name: string; userHandle: string };
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verified = await verifyRegistrationResponse({
@@ -165,6 +167,7 @@ export async function startPasskeyLogin(ctx: AppContext, rp: RelyingParty, attem
     challenge: options.challenge,
     userRef: null,
     label: null,
+    userHandle: null,
     expiresAt: ctx.clock.now() + CHALLENGE_TTL_MS,
   });
   return options;

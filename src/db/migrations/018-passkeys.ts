@@ -32,8 +32,10 @@ export function passkeysMigration(dialect: Dialect) {
         .addColumn('binding', 'text', (c) => c.primaryKey())
         .addColumn('challenge', 'text', (c) => c.notNull())
         .addColumn('user_ref', 'integer', (c) => c.references('users.id').onDelete('cascade'))
-        // The name the person gave the passkey being added (null for a log-in).
+        // The name the person gave the passkey being added, and the user handle its authenticator
+        // was given (both null for a log-in).
         .addColumn('label', 'text')
+        .addColumn('user_handle', 'text')
         .addColumn('expires_at', 'bigint', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('passkey_challenges_expiry').on('passkey_challenges').column('expires_at').execute();
