@@ -253,6 +253,8 @@ export interface Database {
   discovery_pages: DiscoveryPagesTable;
   verified_pages: VerifiedPagesTable;
   avatar_photos: AvatarPhotosTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 export interface DiscoveryRunsTable {
@@ -298,6 +300,32 @@ export interface AvatarPhotosTable {
   digest: string;
   side: number;
   updated_at: Millis;
+}
+
+/** A person's passkeys (migration 018). */
+export interface PasskeysTable {
+  id: Generated<number>;
+  user_ref: number;
+  credential_id: string;
+  public_key: Buffer;
+  counter: number;
+  /** base64url of the random user handle the authenticator keeps with the credential. */
+  user_handle: string;
+  /** JSON array of the transports the browser reported (hints for the next ceremony). */
+  transports: string;
+  name: string;
+  created_at: Millis;
+  last_used_at: Millis | null;
+}
+
+/** One WebAuthn ceremony's challenge (migration 018), keyed by what it is bound to. */
+export interface PasskeyChallengesTable {
+  binding: string;
+  challenge: string;
+  user_ref: number | null;
+  label: string | null;
+  user_handle: string | null;
+  expires_at: Millis;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

@@ -2,6 +2,7 @@
 // under a content-hashed name, so they can be cached for a year and a change still reaches everyone.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { projectRoot } from '../paths.js';
@@ -19,17 +20,25 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-function load(file: string): Asset {
-  const body = fs.readFileSync(path.join(DIR, file));
+function load(file: string, dir = DIR, name = path.basename(file, path.extname(file))): Asset {
+  const body = fs.readFileSync(path.join(dir, file));
   const ext = path.extname(file);
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-  return { url: `/assets/${path.basename(file, ext)}.${hash}${ext}`, type: TYPES[ext] ?? 'application/octet-stream', body };
+  return { url: `/assets/${name}.${hash}${ext}`, type: TYPES[ext] ?? 'application/octet-stream', body };
 }
+
+/**
+ * @simplewebauthn/browser's own browser bundle, served from this site (no CDN): found beside the
+ * package's entry point, wherever npm placed the package.
+ */
+const WEBAUTHN_BUNDLE_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle');
 
 export const ASSETS = {
   css: load('site.css'),
   js: load('site.js'),
   icon: load('icon.svg'),
+  webauthn: load('index.umd.min.js', WEBAUTHN_BUNDLE_DIR, 'simplewebauthn-browser'),
+  passkeys: load('passkeys.js'),
 } as const;
 
 const BY_URL = new Map(Object.values(ASSETS).map((a) => [a.url, a]));

@@ -12,6 +12,7 @@ import { profilePageUrl } from '../verification/verify.js';
 import type { User } from '../repositories/users.js';
 import { runsWithPagesOf, verifiedPagesOf } from '../repositories/discovery.js';
 import { photoOfUser } from '../repositories/avatar-photos.js';
+import { passkeysOfUser } from '../repositories/passkeys.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -74,6 +75,8 @@ export async function buildExport(ctx: AppContext, user: User) {
     })),
     partnerEntries: partnerEntries.map((e) => ({ partner: e.partner_name, svcId: e.svc_id, usrSvcId: e.usr_svc_id, updatedAt: iso(e.updated_at) })),
     sessions: sessions.map((s) => ({ startedAt: iso(s.created_at), expiresAt: iso(s.expires_at) })),
+    // What the person named them and when; the public keys are no use to anyone outside this site.
+    passkeys: (await passkeysOfUser(db, user.id)).map((k) => ({ name: k.name, addedAt: iso(k.createdAt), lastUsedAt: iso(k.lastUsedAt) })),
     provenPages: await verifiedPagesOf(db, user.id),
     discoveryRuns: (await runsWithPagesOf(db, user.id)).map((r) => ({
       startUrl: r.startUrl,

@@ -17,6 +17,7 @@ import { registerDevMailRoutes } from './routes/dev-mail.js';
 import { registerEmailChangeRoutes } from './routes/email-change.js';
 import { registerRecoveryRoutes } from './routes/recovery.js';
 import { registerPageRoutes } from './routes/pages.js';
+import { registerPasskeyLogin } from './routes/passkey-login.js';
 import { registerWebFinger } from './routes/webfinger.js';
 import { cookieNames, cookieOptions, isHttps, originAllowed, setSecurityHeaders, sign } from './security.js';
 import { csrfBinding, loadSession, type SiteState } from './session.js';
@@ -60,6 +61,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     const pages = typed(site);
     registerPageRoutes(pages, ctx);
     registerAuthRoutes(pages, ctx);
+    registerPasskeyLogin(pages, ctx);
     registerConfirmRoutes(pages, ctx);
     registerEmailChangeRoutes(pages, ctx);
     registerRecoveryRoutes(pages, ctx);

@@ -360,6 +360,7 @@ describe('export and deletion', () => {
       'verificationAttempts',
       'partnerEntries',
       'sessions',
+      'passkeys',
       'provenPages',
       'discoveryRuns',
       'photo',

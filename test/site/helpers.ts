@@ -125,6 +125,25 @@ export class SiteClient {
     return { res, body: await res.text() };
   }
 
+  /** A JSON call, as the site's scripts make them; the body parsed when it is JSON. */
+  async postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ res: Response; json: Record<string, unknown> }> {
+    const res = await fetch(this.baseUrl + path, {
+      method: 'POST',
+      redirect: 'manual',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...this.headers, ...this.cookieHeader(), ...headers },
+    });
+    this.store(res);
+    const text = await res.text();
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // An HTML error page: the status says enough.
+    }
+    return { res, json };
+  }
+
   /** The CSRF token of the first form on a page. */
   async csrf(path = '/login'): Promise<string> {
     let { res, body } = await this.get(path);

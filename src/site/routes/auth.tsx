@@ -14,6 +14,7 @@ import { LogInPage } from '../views/LogIn.js';
 import { CheckInboxPage } from '../views/Ownership.js';
 import { SignUpPage, type SignUpValues } from '../views/SignUp.js';
 import { rememberSignUp } from '../signup-browser.js';
+import { relyingParty } from '../../services/passkeys.js';
 
 /** Names that would let an account pass for the service itself. */
 const RESERVED_USER_IDS = new Set([
@@ -73,6 +74,7 @@ async function signUpProblems(b: SignUpBody): Promise<Record<string, string>> {
 
 export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
   const baseUrl = ctx.config.baseUrl;
+  const passkeys = relyingParty(ctx.config) !== null;
 
   app.get('/signup', { config: SITE, schema: { hide: true } }, async (request, reply) => {
     if (request.site.user) return seeOther(reply, '/account');
@@ -121,7 +123,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
     async (request, reply) => {
       const msg = request.query.msg;
       if (request.site.user) return seeOther(reply, msg === 'confirmed' ? '/account?msg=confirmed' : '/account');
-      return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} />);
+      return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} passkeys={passkeys} />);
     },
   );
 
@@ -132,7 +134,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       const b = request.body;
       const login = b.login.trim();
       const page = async (errors: Record<string, string>, status: number) =>
-        sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} />, status);
+        sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} passkeys={passkeys} />, status);
       if (!login || !b.password) {
         return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
       }

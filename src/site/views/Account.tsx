@@ -13,6 +13,7 @@ import {
 import { DiscoverySection, type DiscoverySectionProps } from './AccountDiscovery.js';
 import { Layout, Notice } from './Layout.js';
 import { ProofTextSection } from './Proofs.js';
+import { PasskeysSummary } from './Passkeys.js';
 import { ACCOUNT_PAGES, AccountNav, type AccountPageName } from './AccountNav.js';
 
 export interface AccountPageProps {
@@ -31,6 +32,8 @@ export interface AccountPageProps {
   /** A notice that reports a refusal rather than a success. */
   warning?: string | undefined;
   discovery?: Omit<DiscoverySectionProps, 'csrf'>;
+  /** The account's passkeys, for the security page's summary. */
+  passkeyCount?: number;
 }
 
 function PageBody(p: AccountPageProps) {
@@ -70,6 +73,7 @@ function PageBody(p: AccountPageProps) {
         <>
           <EmailSection data={data} csrf={csrf} form={p.emailForm ?? {}} />
           <PasswordSection csrf={csrf} error={p.passwordError} />
+          <PasskeysSummary count={p.passkeyCount ?? 0} />
         </>
       );
     case 'data':

@@ -1,10 +1,11 @@
 import { CsrfField, TextField } from './fields.js';
 import { ErrorSummary, Layout, Notice } from './Layout.js';
+import { PasskeyLogInForm, PasskeyScripts } from './Passkeys.js';
 
-export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string>; notice?: string | undefined }) {
+export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string>; notice?: string | undefined; passkeys?: boolean }) {
   const e = p.errors ?? {};
   return (
-    <Layout title="Log in" narrow>
+    <Layout title="Log in" narrow head={p.passkeys ? <PasskeyScripts /> : undefined}>
       <div class="card form-card">
         <h1>Log in</h1>
         {p.notice ? <Notice kind="success">{p.notice}</Notice> : null}
@@ -25,6 +26,7 @@ export function LogInPage(p: { csrf: string; login?: string; errors?: Record<str
             Log in
           </button>
         </form>
+        {p.passkeys ? <PasskeyLogInForm csrf={p.csrf} /> : null}
         <p class="form-foot">
           <a href="/forgot">Forgot your password?</a> · New here? <a href="/signup">Create an account</a>
         </p>

@@ -17,6 +17,7 @@ import { registerIdentityVerify } from './identity-verify.js';
 import { registerLinkEnd } from './link-end.js';
 import { registerOptIn } from './opt-in.js';
 import { registerAccountView } from './page.js';
+import { registerPasskeyRoutes } from './passkeys.js';
 import { registerPasswordChange } from './password.js';
 import { registerProfile } from './profile.js';
 import { registerProofRoutes } from './proofs.js';
@@ -58,6 +59,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
       registerDeleteAccount,
       registerDiscoveryRoutes,
       registerProofRoutes,
+      registerPasskeyRoutes,
     ]) {
       register(routes, ctx);
     }

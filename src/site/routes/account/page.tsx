@@ -14,6 +14,7 @@ import { csrfToken } from '../../session.js';
 import { AccountPage, type AccountPageProps } from '../../views/Account.js';
 import { ACCOUNT_PAGES, type AccountPageName } from '../../views/AccountNav.js';
 import { isProvenAccount } from '../../../domain/visibility.js';
+import { countPasskeys } from '../../../repositories/passkeys.js';
 
 const NOTICES: Record<string, string> = {
   opted_in: 'You are now visible to partner sites, and your public page is online.',
@@ -59,6 +60,7 @@ export async function accountPage(ctx: AppContext, request: FastifyRequest, repl
   const { discoverError, discoverUrl, page: _page, ...props } = extra;
   const page = pageOf(extra);
   // Only the identities page shows the search, so only it reads the search's state.
+  const passkeyCount = page === 'security' ? await countPasskeys(ctx.db.kysely, user.id) : undefined;
   const discovery =
     page === 'identities'
       ? { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl }
@@ -71,6 +73,7 @@ export async function accountPage(ctx: AppContext, request: FastifyRequest, repl
       csrf={await csrfToken(ctx, request, reply)}
       unprovenUntil={unprovenUntil}
       {...(discovery ? { discovery } : {})}
+      {...(passkeyCount !== undefined ? { passkeyCount } : {})}
       {...props}
     />,
     status,
