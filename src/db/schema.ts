@@ -253,6 +253,8 @@ export interface Database {
   discovery_pages: DiscoveryPagesTable;
   verified_pages: VerifiedPagesTable;
   avatar_photos: AvatarPhotosTable;
+  provider_connections: ProviderConnectionsTable;
+  provider_flows: ProviderFlowsTable;
 }
 
 export interface DiscoveryRunsTable {
@@ -298,6 +300,29 @@ export interface AvatarPhotosTable {
   digest: string;
   side: number;
   updated_at: Millis;
+}
+
+export interface ProviderConnectionsTable {
+  id: Generated<number>;
+  user_ref: number;
+  provider: string;
+  subject: string;
+  username: string | null;
+  created_at: Millis;
+  last_login_at: Millis | null;
+}
+
+export interface ProviderFlowsTable {
+  id: string;
+  state_hash: string;
+  provider: string;
+  purpose: string; // 'login' | 'connect'
+  user_ref: number | null;
+  code_verifier: string;
+  nonce: string | null;
+  pending: string | null;
+  expires_at: Millis;
+  created_at: Millis;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

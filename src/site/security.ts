@@ -64,7 +64,7 @@ export function isHttps(ctx: AppContext): boolean {
 /** Over https the __Host- prefix pins a cookie to this exact host, path / and Secure. */
 export function cookieNames(ctx: AppContext) {
   const p = isHttps(ctx) ? '__Host-' : '';
-  return { session: `${p}idsvc_session`, csrf: `${p}idsvc_csrf`, device: `${p}idsvc_device`, signup: `${p}idsvc_signup` };
+  return { session: `${p}idsvc_session`, csrf: `${p}idsvc_csrf`, device: `${p}idsvc_device`, signup: `${p}idsvc_signup`, provider: `${p}idsvc_provider` };
 }
 
 export function cookieOptions(ctx: AppContext, maxAgeSeconds?: number) {

@@ -14,6 +14,7 @@ import { DiscoverySection, type DiscoverySectionProps } from './AccountDiscovery
 import { Layout, Notice } from './Layout.js';
 import { ProofTextSection } from './Proofs.js';
 import { ACCOUNT_PAGES, AccountNav, type AccountPageName } from './AccountNav.js';
+import { ConnectionsSection, type ConnectionItem, type ProviderButton } from './Providers.js';
 
 export interface AccountPageProps {
   page: AccountPageName;
@@ -31,6 +32,8 @@ export interface AccountPageProps {
   /** A notice that reports a refusal rather than a success. */
   warning?: string | undefined;
   discovery?: Omit<DiscoverySectionProps, 'csrf'>;
+  /** The security page's sign-in providers: connected, and those that could be. */
+  connections?: { connections: ConnectionItem[]; available: ProviderButton[] };
 }
 
 function PageBody(p: AccountPageProps) {
@@ -70,6 +73,7 @@ function PageBody(p: AccountPageProps) {
         <>
           <EmailSection data={data} csrf={csrf} form={p.emailForm ?? {}} />
           <PasswordSection csrf={csrf} error={p.passwordError} />
+          {p.connections ? <ConnectionsSection csrf={csrf} {...p.connections} /> : null}
         </>
       );
     case 'data':

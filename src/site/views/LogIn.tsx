@@ -1,7 +1,14 @@
 import { CsrfField, TextField } from './fields.js';
 import { ErrorSummary, Layout, Notice } from './Layout.js';
+import { ProviderButtons, type ProviderButton } from './Providers.js';
 
-export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string>; notice?: string | undefined }) {
+export function LogInPage(p: {
+  csrf: string;
+  login?: string;
+  errors?: Record<string, string>;
+  notice?: string | undefined;
+  providers?: readonly ProviderButton[];
+}) {
   const e = p.errors ?? {};
   return (
     <Layout title="Log in" narrow>
@@ -25,6 +32,7 @@ export function LogInPage(p: { csrf: string; login?: string; errors?: Record<str
             Log in
           </button>
         </form>
+        <ProviderButtons providers={p.providers ?? []} csrf={p.csrf} purpose="login" verb="Log in with" />
         <p class="form-foot">
           <a href="/forgot">Forgot your password?</a> · New here? <a href="/signup">Create an account</a>
         </p>

@@ -6,6 +6,7 @@ import { typed } from '../../../http/typed-app.js';
 import type { User } from '../../../repositories/users.js';
 import { seeOther } from '../../http.js';
 import { registerConfirmResend } from './confirm-resend.js';
+import { registerConnectionRemove } from './connections.js';
 import { registerDeleteAccount } from './delete.js';
 import { registerDiscoverable } from './discoverable.js';
 import { registerDiscoveryRoutes } from './discovery.js';
@@ -58,6 +59,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
       registerDeleteAccount,
       registerDiscoveryRoutes,
       registerProofRoutes,
+      registerConnectionRemove,
     ]) {
       register(routes, ctx);
     }
