@@ -73,6 +73,17 @@ describe('connecting GitHub while logged in', () => {
     assert.doesNotMatch(listed.body, /Connect GitHub/, 'a connected provider is not offered again');
   });
 
+  test('the export lists the connection, and no token', async () => {
+    const { res, body } = await client.submit('/account/export');
+    assert.equal(res.status, 200);
+    const data = JSON.parse(body) as { providerConnections: Record<string, unknown>[] };
+    assert.deepEqual(
+      data.providerConnections.map((c) => [c.provider, c.accountId, c.username]),
+      [['github', '4101', 'Alice-GH']],
+    );
+    for (const secret of gh.issued) assert.equal(body.includes(secret), false);
+  });
+
   test('the connection is mailed to the account address', async () => {
     const mails = await mailsTo(t, 'gh_alice@example.org');
     assert.ok(mails.some((m) => m.subject === 'GitHub was connected to your idsvc account' && /Alice-GH/.test(m.text ?? '')));
