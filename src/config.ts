@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 import addressparser from 'nodemailer/lib/addressparser';
+import { ProviderConfigError, providerSettingsFromEnv, type ProviderSettings } from './connections/providers.js';
 import { DEFAULT_PROOFS_PATH, loadProofProviders, type ProofProvider } from './verification/proof-providers.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -97,6 +98,8 @@ export interface Config {
    * the rel="me" reads of profile pages alike. Never request input.
    */
   readonly proofOrigins: ReadonlyMap<string, string>;
+  /** The sign-in providers configured (connections/providers.ts); an unconfigured one is not offered. */
+  readonly providers: readonly ProviderSettings[];
 }
 
 export type Argon2Cost = 'spec' | 'test-minimum';
@@ -309,6 +312,15 @@ function plcDirectoryVar(env: Env): string {
   }
 }
 
+function providersVar(env: Env): ProviderSettings[] {
+  try {
+    return providerSettingsFromEnv(env, env.NODE_ENV?.trim() || 'development');
+  } catch (e) {
+    if (e instanceof ProviderConfigError) throw new ConfigError(e.variable, e.message);
+    throw e;
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -379,5 +391,6 @@ export function loadConfig(env: Env = process.env): Config {
     argon2Cost: argon2CostVar(env),
     proofProviders: proofProvidersVar(env),
     proofOrigins: proofOriginsVar(env),
+    providers: providersVar(env),
   });
 }

@@ -24,6 +24,7 @@ import { proofUrlsMigration } from './migrations/015-proof-urls.js';
 import { oneChangeFeedMigration } from './migrations/016-one-change-feed.js';
 import { photoAvatarsMigration } from './migrations/017-photo-avatars.js';
 import { passkeysMigration } from './migrations/018-passkeys.js';
+import { providerConnectionsMigration } from './migrations/019-provider-connections.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
 
@@ -175,6 +176,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '016-one-change-feed': oneChangeFeedMigration(dialect),
     '017-photo-avatars': photoAvatarsMigration(dialect),
     '018-passkeys': passkeysMigration(dialect),
+    '019-provider-connections': providerConnectionsMigration(dialect),
   };
 }
 

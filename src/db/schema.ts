@@ -255,6 +255,8 @@ export interface Database {
   avatar_photos: AvatarPhotosTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  provider_connections: ProviderConnectionsTable;
+  provider_flows: ProviderFlowsTable;
 }
 
 export interface DiscoveryRunsTable {
@@ -326,6 +328,30 @@ export interface PasskeyChallengesTable {
   label: string | null;
   user_handle: string | null;
   expires_at: Millis;
+}
+
+/** A sign-in provider account connected to an idsvc account (migration 019). */
+export interface ProviderConnectionsTable {
+  id: Generated<number>;
+  user_ref: number;
+  provider: string;
+  subject: string;
+  username: string | null;
+  created_at: Millis;
+  last_login_at: Millis | null;
+}
+
+export interface ProviderFlowsTable {
+  id: string;
+  state_hash: string;
+  provider: string;
+  purpose: string; // 'login' | 'connect'
+  user_ref: number | null;
+  code_verifier: string;
+  nonce: string | null;
+  pending: string | null;
+  expires_at: Millis;
+  created_at: Millis;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

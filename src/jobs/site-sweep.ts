@@ -1,8 +1,9 @@
-// Housekeeping for the site: expired sessions and passkey challenges, old verification attempts and mail, expired links and
-// accounts whose address was never proven are deleted.
+// Housekeeping for the site: expired sessions, passkey challenges and sign-ins left at a provider, old verification attempts and
+// mail, expired links and accounts whose address was never proven are deleted.
 import type { AppContext } from '../context.js';
 import { deleteOldMail } from '../repositories/mail-queue.js';
 import { deleteExpiredChallenges } from '../repositories/passkey-challenges.js';
+import { deleteExpiredFlows } from '../repositories/provider-connections.js';
 import { deleteExpiredSessions } from '../repositories/sessions.js';
 import { deleteAttemptsBefore } from '../repositories/verification-attempts.js';
 import { sweepUnproven } from '../services/ownership.js';
@@ -17,6 +18,7 @@ export async function sweepSite(ctx: AppContext): Promise<void> {
   const now = ctx.clock.now();
   await deleteExpiredSessions(ctx.db.kysely, now);
   await deleteExpiredChallenges(ctx.db.kysely, now);
+  await deleteExpiredFlows(ctx.db.kysely, now);
   await deleteAttemptsBefore(ctx.db.kysely, now - ATTEMPTS_KEPT_MS);
   await deleteOldMail(ctx.db.kysely, now - MAIL_KEPT_MS);
   await sweepUnproven(ctx);

@@ -175,6 +175,17 @@ export async function replaceCentralIdentity(
   return toCentralIdentity(row);
 }
 
+/** The account behind a verified entry was renamed at its service: the entry follows, keeping its mark. */
+export async function renameCentralIdentity(tx: Tx, id: number, entry: { usrSvcId: string; usrSvcIdNorm: string }, now: number): Promise<CentralIdentity> {
+  const row = await tx
+    .updateTable('central_identities')
+    .set({ usr_svc_id: entry.usrSvcId, usr_svc_id_norm: entry.usrSvcIdNorm, updated_at: now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toCentralIdentity(row);
+}
+
 /** Deletes the user's entry for a service; with `onlyUnverifiedFrom`, only if that partner is its source and it is not verified. */
 export async function deleteCentralIdentity(tx: Tx, userRef: number, svcId: string, onlyUnverifiedFrom: number | null): Promise<boolean> {
   let q = tx.deleteFrom('central_identities').where('user_ref', '=', userRef).where('svc_id', '=', svcId);

@@ -52,7 +52,7 @@ export async function mayMailAddress(ctx: AppContext, email: string): Promise<bo
 }
 
 /** A new confirmation link for an unproven account (older ones stop working), mailed to its address. */
-async function mailConfirmation(ctx: AppContext, tx: Tx, user: User, now: number, send: boolean): Promise<void> {
+export async function mailConfirmation(ctx: AppContext, tx: Tx, user: User, now: number, send: boolean): Promise<void> {
   await endUserTokens(tx, user.id, 'confirm', now);
   const secret = await createEmailToken(tx, { purpose: 'confirm', userRef: user.id, email: user.email }, now, CONFIRM_LINK_HOURS * HOUR);
   if (!send) return;

@@ -13,6 +13,7 @@ import type { User } from '../repositories/users.js';
 import { runsWithPagesOf, verifiedPagesOf } from '../repositories/discovery.js';
 import { photoOfUser } from '../repositories/avatar-photos.js';
 import { passkeysOfUser } from '../repositories/passkeys.js';
+import { connectionsOfUser } from '../repositories/provider-connections.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -27,6 +28,7 @@ export async function buildExport(ctx: AppContext, user: User) {
   const sessions = await sessionTimesOfUser(db, user.id);
   const publicFields = parsePublicFields(user.public_fields);
   const photo = await photoOfUser(db, user.id);
+  const connections = await connectionsOfUser(db, user.id);
   const urlOf = (svcId: string, usrSvcId: string) => {
     const svc = snap.byId.get(svcId);
     return svc ? buildProfileUrl(svc, usrSvcId) : null;
@@ -99,5 +101,13 @@ export async function buildExport(ctx: AppContext, user: User) {
     })),
     // The photo as stored (re-encoded, without the uploaded file's metadata), as a data: URL.
     photo: photo ? { updatedAt: iso(photo.updatedAt), dataUrl: `data:${photo.mediaType};base64,${photo.image.toString('base64')}` } : null,
+    // What is kept of each sign-in provider connection: no token is kept, so none is listed.
+    providerConnections: connections.map((c) => ({
+      provider: c.provider,
+      accountId: c.subject,
+      username: c.username,
+      connectedAt: iso(c.createdAt),
+      lastLogInAt: c.lastLoginAt === null ? null : iso(c.lastLoginAt),
+    })),
   };
 }

@@ -18,6 +18,7 @@ import { registerEmailChangeRoutes } from './routes/email-change.js';
 import { registerRecoveryRoutes } from './routes/recovery.js';
 import { registerPageRoutes } from './routes/pages.js';
 import { registerPasskeyLogin } from './routes/passkey-login.js';
+import { registerProviderRoutes } from './routes/providers.js';
 import { registerWebFinger } from './routes/webfinger.js';
 import { cookieNames, cookieOptions, isHttps, originAllowed, setSecurityHeaders, sign } from './security.js';
 import { csrfBinding, loadSession, type SiteState } from './session.js';
@@ -66,6 +67,7 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     registerEmailChangeRoutes(pages, ctx);
     registerRecoveryRoutes(pages, ctx);
     registerDevMailRoutes(pages, ctx);
+    registerProviderRoutes(pages, ctx);
     await site.register(accountRoutes(ctx));
   });
 }

@@ -70,6 +70,7 @@ export function cookieNames(ctx: AppContext) {
     device: `${p}idsvc_device`,
     signup: `${p}idsvc_signup`,
     passkeyLogin: `${p}idsvc_passkey_login`,
+    provider: `${p}idsvc_provider`,
   };
 }
 

@@ -3,7 +3,9 @@
 import { atprotoChecker } from './atproto-checker.js';
 import { dnsChecker } from './dns-checker.js';
 import type { VerificationChecker } from './methods.js';
+import { oauthChecker } from './oauth-checker.js';
 import { proofChecker } from './proof-checker.js';
 import { relMeChecker } from './relme-checker.js';
 
-export const CHECKERS: readonly VerificationChecker[] = [relMeChecker, proofChecker, dnsChecker, atprotoChecker];
+// `oauth` first: a connected account answers from one API call, before any page is read.
+export const CHECKERS: readonly VerificationChecker[] = [oauthChecker, relMeChecker, proofChecker, dnsChecker, atprotoChecker];

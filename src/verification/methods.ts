@@ -7,10 +7,13 @@ import type { AppContext } from '../context.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { Fetcher } from './polite-fetch.js';
 
-/** How a mark was earned. `operator` is set by hand (CLI), never by a checker. */
-export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'operator';
+/**
+ * How a mark was earned. `operator` is set by hand (CLI), never by a checker; `oauth` by connecting
+ * the account through its provider (connections/), and kept by the daily re-check of that account.
+ */
+export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'oauth' | 'operator';
 
-export const VERIFICATION_METHODS: readonly VerificationMethod[] = ['rel-me', 'proof', 'dns', 'atproto', 'operator'];
+export const VERIFICATION_METHODS: readonly VerificationMethod[] = ['rel-me', 'proof', 'dns', 'atproto', 'oauth', 'operator'];
 
 /** The identity a checker is asked about, with what it needs to name its owner. */
 export interface CheckSubject {
@@ -40,6 +43,11 @@ interface OutcomeBase {
   detail: string;
   /** The HTTP status of the answer read, when there was one. */
   status?: number;
+  /**
+   * The identifier the account now has, when the service says the account the mark is about was
+   * renamed (the `oauth` method resolves a stable account id): the entry follows it.
+   */
+  renamedTo?: string;
 }
 
 export type CheckOutcome =
@@ -58,5 +66,10 @@ export interface VerificationChecker {
    * wherever the method applies. A method may try where it is not known to work.
    */
   dependable?(svc: CatalogueEntry): boolean;
+  /**
+   * Whether the method has anything to say about this person's entry; without it, always. The
+   * `oauth` method asks only about entries the person connected an account for.
+   */
+  concerns?(ctx: AppContext, subject: CheckSubject): Promise<boolean>;
   check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutcome>;
 }

@@ -13,11 +13,12 @@ import {
   findCentralIdentityAsChecked,
   identityToCheck,
   recordCheck,
+  renameCentralIdentity,
   type CentralIdentity,
 } from '../repositories/central-identities.js';
 import { findUserByRef, type User } from '../repositories/users.js';
 import { insertVerificationAttempt } from '../repositories/verification-attempts.js';
-import { announce, identityData, verificationData } from '../services/central.js';
+import { announce, identityData, normaliseUsrSvcId, verificationData } from '../services/central.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { CHECKERS } from './checkers.js';
 import type { CheckOutcome, CheckSubject, VerificationMethod } from './methods.js';
@@ -103,6 +104,7 @@ async function runCheckers(ctx: AppContext, subject: CheckSubject): Promise<Chec
     if (!checker.appliesTo(subject.svc, subject.usrSvcId)) continue;
     let outcome: CheckOutcome;
     try {
+      if (checker.concerns && !(await checker.concerns(ctx, subject))) continue;
       outcome = await checker.check(ctx, subject);
     } catch {
       // A checker that throws could not look; what it threw may name the person, so it is not kept.
@@ -190,7 +192,7 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
       );
     }
     const d = decide(ctx, current, outcomes, now);
-    const updated = await recordCheck(
+    const recorded = await recordCheck(
       tx,
       current.id,
       {
@@ -203,6 +205,13 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
       },
       now,
     );
+    // The account was renamed at its service (method `oauth` resolves its stable id): the entry follows.
+    const renamedTo = outcomes.find((o) => o.result === 'verified')?.renamedTo;
+    const updated =
+      renamedTo && renamedTo !== recorded.usr_svc_id
+        ? await renameCentralIdentity(tx, recorded.id, { usrSvcId: renamedTo, usrSvcIdNorm: normaliseUsrSvcId(renamedTo) }, now)
+        : recorded;
+    if (updated !== recorded && updated.verified === current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, updated), now);
     await tellPartners(tx, user, svc, current, updated, outcomes, now);
     return result(updated.verified);
   });

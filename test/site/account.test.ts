@@ -364,6 +364,7 @@ describe('export and deletion', () => {
       'provenPages',
       'discoveryRuns',
       'photo',
+      'providerConnections',
     ]);
     assert.equal(data.account.email, me.email);
     assert.equal(data.identities[0].url, 'https://www.github.com/exported');

@@ -55,7 +55,7 @@ export interface CatalogueService {
 }
 
 /** How a mark was earned. */
-export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'operator';
+export type VerificationMethod = 'rel-me' | 'proof' | 'dns' | 'atproto' | 'oauth' | 'operator';
 
 /** The evidence behind a verified entry (docs/verification.md). */
 export interface VerificationEvidence {

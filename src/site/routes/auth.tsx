@@ -17,7 +17,7 @@ import { rememberSignUp } from '../signup-browser.js';
 import { relyingParty } from '../../services/passkeys.js';
 
 /** Names that would let an account pass for the service itself. */
-const RESERVED_USER_IDS = new Set([
+export const RESERVED_USER_IDS = new Set([
   'admin',
   'administrator',
   'root',
@@ -75,10 +75,12 @@ async function signUpProblems(b: SignUpBody): Promise<Record<string, string>> {
 export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
   const baseUrl = ctx.config.baseUrl;
   const passkeys = relyingParty(ctx.config) !== null;
+  // Only configured providers have buttons.
+  const buttons = ctx.config.providers.map((p) => ({ slug: p.slug, name: p.name }));
 
   app.get('/signup', { config: SITE, schema: { hide: true } }, async (request, reply) => {
     if (request.site.user) return seeOther(reply, '/account');
-    return sendPage(reply, <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={{ opt_in: false }} />);
+    return sendPage(reply, <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={{ opt_in: false }} providers={buttons} />);
   });
 
   app.post(
@@ -91,7 +93,11 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       const b = request.body;
       const values: SignUpValues = { email: b.email, user_id: b.user_id, opt_in: b.opt_in === '1' };
       const page = async (errors: Record<string, string>, status: number) =>
-        sendPage(reply, <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={values} errors={errors} />, status);
+        sendPage(
+          reply,
+          <SignUpPage csrf={await csrfToken(ctx, request, reply)} baseUrl={baseUrl} values={values} errors={errors} providers={buttons} />,
+          status,
+        );
       const limit = await ctx.limiter.consume('site-signup', request.ip, SIGNUPS_PER_ADDRESS_PER_MINUTE);
       if (!limit.allowed) {
         reply.header('Retry-After', String(limit.resetSeconds));
@@ -123,7 +129,10 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
     async (request, reply) => {
       const msg = request.query.msg;
       if (request.site.user) return seeOther(reply, msg === 'confirmed' ? '/account?msg=confirmed' : '/account');
-      return sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} passkeys={passkeys} />);
+      return sendPage(
+        reply,
+        <LogInPage csrf={await csrfToken(ctx, request, reply)} notice={msg ? LOGIN_NOTICES[msg] : undefined} passkeys={passkeys} providers={buttons} />,
+      );
     },
   );
 
@@ -134,7 +143,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       const b = request.body;
       const login = b.login.trim();
       const page = async (errors: Record<string, string>, status: number) =>
-        sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} passkeys={passkeys} />, status);
+        sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} passkeys={passkeys} providers={buttons} />, status);
       if (!login || !b.password) {
         return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
       }

@@ -15,6 +15,7 @@ import { Layout, Notice } from './Layout.js';
 import { ProofTextSection } from './Proofs.js';
 import { PasskeysSummary } from './Passkeys.js';
 import { ACCOUNT_PAGES, AccountNav, type AccountPageName } from './AccountNav.js';
+import { ConnectionsSection, type ConnectionItem, type ProviderButton } from './Providers.js';
 
 export interface AccountPageProps {
   page: AccountPageName;
@@ -34,6 +35,8 @@ export interface AccountPageProps {
   discovery?: Omit<DiscoverySectionProps, 'csrf'>;
   /** The account's passkeys, for the security page's summary. */
   passkeyCount?: number;
+  /** The security page's sign-in providers: connected, and those that could be. */
+  connections?: { connections: ConnectionItem[]; available: ProviderButton[] };
 }
 
 function PageBody(p: AccountPageProps) {
@@ -74,6 +77,7 @@ function PageBody(p: AccountPageProps) {
           <EmailSection data={data} csrf={csrf} form={p.emailForm ?? {}} />
           <PasswordSection csrf={csrf} error={p.passwordError} />
           <PasskeysSummary count={p.passkeyCount ?? 0} />
+          {p.connections ? <ConnectionsSection csrf={csrf} {...p.connections} /> : null}
         </>
       );
     case 'data':

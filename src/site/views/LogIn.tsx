@@ -1,8 +1,16 @@
 import { CsrfField, TextField } from './fields.js';
 import { ErrorSummary, Layout, Notice } from './Layout.js';
 import { PasskeyLogInForm, PasskeyScripts } from './Passkeys.js';
+import { ProviderButtons, type ProviderButton } from './Providers.js';
 
-export function LogInPage(p: { csrf: string; login?: string; errors?: Record<string, string>; notice?: string | undefined; passkeys?: boolean }) {
+export function LogInPage(p: {
+  csrf: string;
+  login?: string;
+  errors?: Record<string, string>;
+  notice?: string | undefined;
+  passkeys?: boolean;
+  providers?: readonly ProviderButton[];
+}) {
   const e = p.errors ?? {};
   return (
     <Layout title="Log in" narrow head={p.passkeys ? <PasskeyScripts /> : undefined}>
@@ -27,6 +35,7 @@ export function LogInPage(p: { csrf: string; login?: string; errors?: Record<str
           </button>
         </form>
         {p.passkeys ? <PasskeyLogInForm csrf={p.csrf} /> : null}
+        <ProviderButtons providers={p.providers ?? []} csrf={p.csrf} purpose="login" verb="Log in with" />
         <p class="form-foot">
           <a href="/forgot">Forgot your password?</a> · New here? <a href="/signup">Create an account</a>
         </p>

@@ -2,6 +2,7 @@ import { PASSWORD_MIN, PASSWORD_RECOMMENDED } from '../../domain/password-rules.
 import { Checkbox, CsrfField, TextField } from './fields.js';
 import { DISCOVERABLE_ADDS_SHORT, NOT_VISIBLE, OPT_IN_REACH } from './consent.js';
 import { ErrorSummary, Layout } from './Layout.js';
+import { ProviderButtons, type ProviderButton } from './Providers.js';
 
 export interface SignUpValues {
   email?: string;
@@ -9,7 +10,13 @@ export interface SignUpValues {
   opt_in?: boolean;
 }
 
-export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpValues; errors?: Record<string, string> }) {
+export function SignUpPage(p: {
+  csrf: string;
+  baseUrl: string;
+  values?: SignUpValues;
+  errors?: Record<string, string>;
+  providers?: readonly ProviderButton[];
+}) {
   const v = p.values ?? {};
   const e = p.errors ?? {};
   return (
@@ -72,6 +79,7 @@ export function SignUpPage(p: { csrf: string; baseUrl: string; values?: SignUpVa
             Create account
           </button>
         </form>
+        <ProviderButtons providers={p.providers ?? []} csrf={p.csrf} purpose="login" verb="Sign up with" />
         <p class="form-foot">
           Already have an account? <a href="/login">Log in</a>
         </p>

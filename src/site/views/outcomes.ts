@@ -14,6 +14,7 @@ export const METHOD_TEXT: Record<VerificationMethod, string> = {
   proof: 'your proof text on the service',
   dns: 'a DNS TXT record on your domain',
   atproto: 'your Bluesky handle and its DID document',
+  oauth: 'connecting your account through its sign-in provider',
   operator: 'the operator of this site',
 };
 
@@ -23,5 +24,6 @@ export const PUBLIC_METHOD_TEXT: Record<VerificationMethod, string> = {
   proof: 'a proof text on the service naming this page',
   dns: 'a DNS TXT record on the domain naming this page',
   atproto: 'the Bluesky handle, its DID document and its profile naming this page',
+  oauth: 'signing in to the account through its provider',
   operator: 'the operator of this site',
 };

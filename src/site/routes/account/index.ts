@@ -6,6 +6,7 @@ import { typed } from '../../../http/typed-app.js';
 import type { User } from '../../../repositories/users.js';
 import { seeOther } from '../../http.js';
 import { registerConfirmResend } from './confirm-resend.js';
+import { registerConnectionRemove } from './connections.js';
 import { registerDeleteAccount } from './delete.js';
 import { registerDiscoverable } from './discoverable.js';
 import { registerDiscoveryRoutes } from './discovery.js';
@@ -60,6 +61,7 @@ export function accountRoutes(ctx: AppContext): FastifyPluginAsync {
       registerDiscoveryRoutes,
       registerProofRoutes,
       registerPasskeyRoutes,
+      registerConnectionRemove,
     ]) {
       register(routes, ctx);
     }

@@ -15,6 +15,18 @@ import { AccountPage, type AccountPageProps } from '../../views/Account.js';
 import { ACCOUNT_PAGES, type AccountPageName } from '../../views/AccountNav.js';
 import { isProvenAccount } from '../../../domain/visibility.js';
 import { countPasskeys } from '../../../repositories/passkeys.js';
+import { connectionsOfUser } from '../../../repositories/provider-connections.js';
+
+/** The account's connections, and the configured providers it has none of. */
+async function connectionsView(ctx: AppContext, user: User) {
+  const list = await connectionsOfUser(ctx.db.kysely, user.id);
+  if (list.length === 0 && ctx.config.providers.length === 0) return undefined;
+  const nameOf = (key: string) => ctx.config.providers.find((p) => p.key === key)?.name ?? key;
+  return {
+    connections: list.map((c) => ({ id: c.id, providerName: nameOf(c.provider), username: c.username, createdAt: c.createdAt })),
+    available: ctx.config.providers.filter((p) => !list.some((c) => c.provider === p.key)).map((p) => ({ slug: p.slug, name: p.name })),
+  };
+}
 
 const NOTICES: Record<string, string> = {
   opted_in: 'You are now visible to partner sites, and your public page is online.',
@@ -33,14 +45,25 @@ const NOTICES: Record<string, string> = {
   email_changed: 'Your e-mail address is changed. Your other sessions have ended.',
   discovered: 'The identities you ticked are added.',
   discovery_done: 'The search is done: tick what to add under “Find my identities”.',
+  provider_connected: 'The provider is connected: you can log in with it. We mailed your address about it.',
+  provider_already: 'That provider account is connected already.',
+  provider_disconnected: 'The provider is disconnected. We mailed your address about it.',
 };
 
 const WARNINGS: Record<string, string> = {
   discovered_none: 'Nothing was added: tick the identities you want first.',
   resend_wait: 'We have sent the link several times in the last hour. Look in your spam folder, or try again later.',
+  provider_elsewhere: 'That provider account is connected to another account here. Log in to that account and disconnect it there first.',
+  provider_taken: 'An account of that provider is connected already. Disconnect it first to connect another.',
+  provider_gone: 'That connection no longer exists.',
+  provider_wait: 'You have disconnected a lot just now. Try again in a minute.',
 };
 
-type Extra = Omit<AccountPageProps, 'data' | 'csrf' | 'discovery' | 'page'> & { page?: AccountPageName; discoverError?: string; discoverUrl?: string };
+type Extra = Omit<AccountPageProps, 'data' | 'csrf' | 'discovery' | 'connections' | 'page'> & {
+  page?: AccountPageName;
+  discoverError?: string;
+  discoverUrl?: string;
+};
 
 /**
  * The page a refusal is shown on: the one holding the refused form, so the person sees the message
@@ -61,6 +84,7 @@ export async function accountPage(ctx: AppContext, request: FastifyRequest, repl
   const page = pageOf(extra);
   // Only the identities page shows the search, so only it reads the search's state.
   const passkeyCount = page === 'security' ? await countPasskeys(ctx.db.kysely, user.id) : undefined;
+  const connections = page === 'security' ? await connectionsView(ctx, user) : undefined;
   const discovery =
     page === 'identities'
       ? { view: await discoveryView(ctx, user), services: (await ctx.catalogue.get()).byId, error: discoverError, url: discoverUrl }
@@ -74,6 +98,7 @@ export async function accountPage(ctx: AppContext, request: FastifyRequest, repl
       unprovenUntil={unprovenUntil}
       {...(discovery ? { discovery } : {})}
       {...(passkeyCount !== undefined ? { passkeyCount } : {})}
+      {...(connections ? { connections } : {})}
       {...props}
     />,
     status,
