@@ -1,5 +1,5 @@
 // The operator console (docs/operations.md): for accounts with the operator role only. One
-// encapsulated plugin: its preHandler sends anyone not logged in to the log-in page, refuses every
+// encapsulated plugin: its hook sends anyone not logged in to the log-in page, refuses every
 // other account with 403, counts the operator's budget of pages and forms, and hands each handler
 // the operator on `request.user`.
 import type { FastifyPluginAsync } from 'fastify';
@@ -22,7 +22,8 @@ import { registerSettings } from './settings.js';
 export function consoleRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     app.decorateRequest('user', null as unknown as User);
-    app.addHook('preHandler', async (request, reply) => {
+    // Before validation, so that a non-operator learns nothing from how a route's fields are checked.
+    app.addHook('preValidation', async (request, reply) => {
       const user = request.site.user;
       if (!user) return seeOther(reply, '/login');
       if (!isOperator(user)) throw errors.forbidden('The console is for operators of this installation.');
