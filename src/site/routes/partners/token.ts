@@ -7,13 +7,14 @@ import { formSchema, SITE } from '../../http.js';
 import { dashboardPage, partnerParams } from './page.js';
 
 export function registerTokenIssue(app: TypedApp, ctx: AppContext): void {
+  const span = (seconds: number) => (seconds >= 7200 ? `${Math.round(seconds / 3600)} hours` : seconds >= 3600 ? '1 hour' : `${seconds} seconds`);
   app.post('/partners/:id/token', { config: SITE, schema: { ...formSchema({}), params: partnerParams } }, async (request, reply) => {
     const partner = await memberPartner(ctx, request.user, Number(request.params.id));
     const { token, graceSeconds } = await issueToken(ctx, partner);
     const after = await memberPartner(ctx, request.user, partner.id);
     const note =
       graceSeconds > 0
-        ? `The previous api_token keeps working for ${Math.round(graceSeconds / 3600) >= 1 ? `${Math.round(graceSeconds / 3600)} hours` : `${graceSeconds} seconds`}, then stops.`
+        ? `The previous api_token keeps working for ${span(graceSeconds)}, then stops.`
         : 'Store it on your server; send it only in POST bodies.';
     return dashboardPage(ctx, request, reply, after, 'keys', { revealed: { what: 'api_token', value: token, note } });
   });
