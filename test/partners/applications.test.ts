@@ -74,6 +74,11 @@ test('an application is mailed to the operators, approved in the console, and th
   assert.equal(show.name, APPLICATION.name);
   assert.deepEqual(show.origins, ['https://forum.example.com', 'https://www.forum.example.com']);
 
+  const exported = JSON.parse((await submitOn(ann.client, '/account/data', '/account/export')).body);
+  assert.equal(exported.partnerApplications[0].status, 'approved');
+  assert.deepEqual(exported.partnerMemberships, [{ partner: APPLICATION.name, apiKey }]);
+  assert.equal(JSON.stringify(exported).includes(token), false);
+
   const audit = await op.client.get('/console/audit');
   assert.match(audit.body, /application\.approve/);
   assert.match(audit.body, /olivia_op/);

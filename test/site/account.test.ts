@@ -362,6 +362,8 @@ describe('export and deletion', () => {
       'sessions',
       'provenPages',
       'discoveryRuns',
+      'partnerApplications',
+      'partnerMemberships',
       'photo',
     ]);
     assert.equal(data.account.email, me.email);
