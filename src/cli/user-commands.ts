@@ -3,7 +3,7 @@ import { isValidEmail, isValidUserId } from '../domain/identifiers.js';
 import { hashPassword, passwordProblem } from '../domain/passwords.js';
 import { isProfileField, parsePublicFields, PROFILE_FIELDS, PROFILE_MAX_LENGTH, type ProfileField } from '../domain/profile.js';
 import { createUser } from '../services/orphan-subjects.js';
-import { DuplicateUserError, findUserForOperator, listUsers, setUserFlags, type ProfileValues, type User } from '../repositories/users.js';
+import { DuplicateUserError, findUserForOperator, listUsers, setUserFlags, setUserRole, type ProfileValues, type User } from '../repositories/users.js';
 import { deleteAccount, saveProfile, setOptIn } from '../services/accounts.js';
 import { createUnprovenAccount } from '../services/ownership.js';
 import { CliError, print, readStdin, type Out } from './output.js';
@@ -23,6 +23,7 @@ export function userView(u: User) {
     visible: u.opted_in,
     pro: u.pro,
     discoverable: u.discoverable,
+    role: u.role,
     profile,
     public_fields: parsePublicFields(u.public_fields),
     created_at: new Date(u.created_at).toISOString(),
@@ -38,6 +39,7 @@ function userText(u: User): string {
     `visible      ${v.visible}`,
     `pro          ${v.pro}`,
     `discoverable ${v.discoverable}`,
+    `role         ${v.role}`,
   ];
   for (const [k, val] of Object.entries(v.profile))
     if (val) lines.push(`${k.padEnd(12)} ${val}${v.public_fields.includes(k as ProfileField) ? '  (public)' : ''}`);
@@ -166,6 +168,18 @@ export function userCommands(user: Command, run: () => Out): void {
         const u = await find(ctx, who);
         await setUserFlags(ctx.db.kysely, u.id, { pro: !o.off }, ctx.clock.now());
         print(out, { userId: u.user_id, pro: !o.off }, () => `${u.user_id} is ${o.off ? 'no longer ' : ''}pro`);
+      }),
+    );
+
+  user
+    .command('set-role <user> <role>')
+    .description('operator: reviews applications for keys and runs the console on the site; none: an ordinary account')
+    .action(async (who: string, role: string) =>
+      withContext(run(), async (ctx, out) => {
+        if (role !== 'operator' && role !== 'none') throw new CliError('role must be operator or none');
+        const u = await find(ctx, who);
+        await setUserRole(ctx.db.kysely, u.id, role, ctx.clock.now());
+        print(out, { userId: u.user_id, role }, () => (role === 'operator' ? `${u.user_id} is an operator` : `${u.user_id} is no longer an operator`));
       }),
     );
 

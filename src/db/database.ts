@@ -25,6 +25,7 @@ import { oneChangeFeedMigration } from './migrations/016-one-change-feed.js';
 import { photoAvatarsMigration } from './migrations/017-photo-avatars.js';
 import { passkeysMigration } from './migrations/018-passkeys.js';
 import { providerConnectionsMigration } from './migrations/019-provider-connections.js';
+import { partnerApplicationsMigration } from './migrations/020-partner-applications.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
 
@@ -177,6 +178,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '017-photo-avatars': photoAvatarsMigration(dialect),
     '018-passkeys': passkeysMigration(dialect),
     '019-provider-connections': providerConnectionsMigration(dialect),
+    '020-partner-applications': partnerApplicationsMigration(dialect),
   };
 }
 

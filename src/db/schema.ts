@@ -27,6 +27,8 @@ export interface PartnersTable {
   rate_limit_per_minute: number | null;
   created_at: Millis;
   updated_at: Millis;
+  /** Made from an application, its api_token not yet issued to a member (migration 020). */
+  token_unissued: Generated<Bool>;
 }
 
 export interface UsersTable {
@@ -61,6 +63,8 @@ export interface UsersTable {
   public_fields: string;
   created_at: Millis;
   updated_at: Millis;
+  /** 'operator' (reviews applications, runs the console) or 'none' (migration 020). */
+  role: Generated<string>;
 }
 
 /**
@@ -154,6 +158,8 @@ export interface OutboxTable {
   last_error: string | null;
   delivered_at: Millis | null;
   created_at: Millis;
+  /** The HTTP status of the last answer, when one came (migration 020). */
+  last_status: Generated<number | null>;
 }
 
 export interface VerificationAttemptsTable {
@@ -257,6 +263,70 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   provider_connections: ProviderConnectionsTable;
   provider_flows: ProviderFlowsTable;
+  partner_applications: PartnerApplicationsTable;
+  partner_members: PartnerMembersTable;
+  partner_invitations: PartnerInvitationsTable;
+  operator_audit: OperatorAuditTable;
+  partner_link_events: PartnerLinkEventsTable;
+}
+
+/** Links made and ended, per partner, for its dashboard (migration 020). */
+export interface PartnerLinkEventsTable {
+  id: Generated<number>;
+  partner_id: number;
+  kind: string; // 'linked' | 'unlinked'
+  by: string; // 'partner' | 'user' | 'deletion'
+  created_at: Millis;
+}
+
+/** A person's application for partner keys (migration 020). */
+export interface PartnerApplicationsTable {
+  id: Generated<number>;
+  user_ref: number;
+  name: string;
+  site_url: string;
+  purpose: string;
+  /** JSON array of the origins that will embed the widget. */
+  origins: string;
+  contact: string;
+  status: string; // 'pending' | 'approved' | 'declined'
+  decline_reason: string | null;
+  partner_id: number | null;
+  /** The deciding operator's userId, or 'auto' when approved on application. */
+  decided_by: string | null;
+  created_at: Millis;
+  decided_at: Millis | null;
+}
+
+/** The people who run a partner from its dashboard. */
+export interface PartnerMembersTable {
+  partner_id: number;
+  user_ref: number;
+  created_at: Millis;
+}
+
+/** An invitation to become a member, mailed as a single-use link; only hashes are kept. */
+export interface PartnerInvitationsTable {
+  id: Generated<number>;
+  partner_id: number;
+  token_hash: string;
+  email_sha256: string;
+  invited_by: number | null;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+/** Every operator action: who, what, on what, before and after (JSON). */
+export interface OperatorAuditTable {
+  id: Generated<number>;
+  actor_ref: number | null;
+  actor_user_id: string;
+  action: string;
+  target: string;
+  before: string | null;
+  after: string | null;
+  created_at: Millis;
 }
 
 export interface DiscoveryRunsTable {

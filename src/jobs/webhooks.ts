@@ -87,7 +87,13 @@ function retryAfterMs(value: string | undefined, now: number): number | null {
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-type Outcome = { status: 'delivered' | 'dead' | 'skipped' | 'suppressed' | 'pending'; error: string | null; nextAttemptAt?: number; disableEndpoint?: boolean };
+type Outcome = {
+  status: 'delivered' | 'dead' | 'skipped' | 'suppressed' | 'pending';
+  error: string | null;
+  nextAttemptAt?: number;
+  disableEndpoint?: boolean;
+  answerStatus?: number | null;
+};
 
 /** The user hid (or was deleted) after the event was written: what it says is no longer theirs to give. */
 async function isWithheld(ctx: AppContext, row: OutboxRow): Promise<boolean> {
@@ -102,14 +108,15 @@ async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Ou
   if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
   if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };
   const res = await postWebhook(ctx, { ...partner, webhook_url: partner.webhook_url }, row.event_id, row.payload, now);
-  if (res.ok && res.status >= 200 && res.status < 300) return { status: 'delivered', error: null };
-  if (res.ok && res.status === 410) return { status: 'dead', error: 'HTTP 410 Gone: endpoint disabled', disableEndpoint: true };
+  const answerStatus = res.ok ? res.status : null;
+  if (res.ok && res.status >= 200 && res.status < 300) return { status: 'delivered', error: null, answerStatus };
+  if (res.ok && res.status === 410) return { status: 'dead', error: 'HTTP 410 Gone: endpoint disabled', disableEndpoint: true, answerStatus };
   const error = res.ok ? `HTTP ${res.status}` : `${res.reason}: ${res.detail}`;
   const attempts = row.attempts + 1;
   const wait = (res.ok ? retryAfterMs(res.headers['retry-after'], now) : null) ?? backoffMs(attempts);
   const next = now + wait;
-  if (next - row.created_at > GIVE_UP_AFTER_MS) return { status: 'dead', error: `${error}; gave up after 72 hours` };
-  return { status: 'pending', error, nextAttemptAt: next };
+  if (next - row.created_at > GIVE_UP_AFTER_MS) return { status: 'dead', error: `${error}; gave up after 72 hours`, answerStatus };
+  return { status: 'pending', error, nextAttemptAt: next, answerStatus };
 }
 
 /** One pass: claim a due event, try it once, up to BATCH times. Returns how many were attempted. */
@@ -126,6 +133,7 @@ export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
       error: outcome.error,
       ...(outcome.status === 'delivered' ? { deliveredAt: now } : {}),
       ...(outcome.nextAttemptAt !== undefined ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
+      ...(outcome.answerStatus !== undefined ? { answerStatus: outcome.answerStatus } : {}),
     });
     if (outcome.disableEndpoint) {
       await disablePartnerWebhook(ctx.db.kysely, row.partner_id, now);

@@ -80,6 +80,8 @@ export interface DeliveryRecord {
   error: string | null;
   deliveredAt?: number;
   nextAttemptAt?: number;
+  /** The receiver's HTTP status, when it answered. */
+  answerStatus?: number | null;
 }
 
 /** The outcome of one delivery attempt; the lease ends. */
@@ -91,9 +93,41 @@ export async function recordDelivery(db: Queryable, id: number, r: DeliveryRecor
       attempts: r.attempts,
       last_error: r.error,
       locked_until: null,
+      ...(r.answerStatus !== undefined ? { last_status: r.answerStatus } : {}),
       ...(r.deliveredAt !== undefined ? { delivered_at: r.deliveredAt } : {}),
       ...(r.nextAttemptAt !== undefined ? { next_attempt_at: r.nextAttemptAt } : {}),
     })
     .where('id', '=', id)
     .execute();
+}
+
+/** The partner's most recent events, newest first, for its dashboard. */
+export async function recentEventsOfPartner(db: Queryable, partnerId: number, limit: number): Promise<OutboxRow[]> {
+  return db.selectFrom('outbox').selectAll().where('partner_id', '=', partnerId).orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** Events that failed: given up on, or waiting for a retry after a failed attempt; newest first. */
+export async function failedEvents(db: Queryable, limit: number): Promise<OutboxRow[]> {
+  return db
+    .selectFrom('outbox')
+    .selectAll()
+    .where((eb) => eb.or([eb('status', '=', 'dead'), eb.and([eb('status', '=', 'pending'), eb('attempts', '>', 0)])]))
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * "Retry now": a failed event (given up on, or waiting after a failed attempt) becomes due at once;
+ * false when there is no such event (of that partner, when one is named).
+ */
+export async function retryEventNow(db: Queryable, id: number, partnerId: number | null, now: number): Promise<boolean> {
+  let q = db
+    .updateTable('outbox')
+    .set({ status: 'pending', next_attempt_at: now, locked_until: null })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('status', '=', 'dead'), eb.and([eb('status', '=', 'pending'), eb('attempts', '>', 0)])]));
+  if (partnerId !== null) q = q.where('partner_id', '=', partnerId);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }

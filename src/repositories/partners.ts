@@ -1,12 +1,12 @@
 // Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5). Rows
 // leave this module as `Partner`s, with booleans for the 0/1 columns.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import { statement } from '../db/prepared.js';
 import type { Database, PartnerRow } from '../db/schema.js';
 import { digestsEqual, newApiKey, newApiToken, newWebhookSecret, sha256 } from '../domain/secrets.js';
 
-type Flag = 'trusted' | 'suspended' | 'legacy_open_reads' | 'webhook_disabled';
+type Flag = 'trusted' | 'suspended' | 'legacy_open_reads' | 'webhook_disabled' | 'token_unissued';
 export type Partner = Omit<PartnerRow, Flag> & Record<Flag, boolean>;
 
 function toPartner(row: PartnerRow): Partner {
@@ -16,6 +16,7 @@ function toPartner(row: PartnerRow): Partner {
     suspended: row.suspended === 1,
     legacy_open_reads: row.legacy_open_reads === 1,
     webhook_disabled: row.webhook_disabled === 1,
+    token_unissued: row.token_unissued === 1,
   };
 }
 
@@ -26,6 +27,8 @@ export interface NewPartner {
   webhookUrl?: string | null;
   legacyOpenReads?: boolean;
   rateLimitPerMinute?: number | null;
+  /** Made from an application: nobody has seen the api_token; a member issues it on the dashboard. */
+  tokenUnissued?: boolean;
 }
 
 export interface CreatedPartner {
@@ -69,6 +72,7 @@ export async function createPartner(db: Kysely<Database>, input: NewPartner, now
       previous_webhook_secret_expires_at: null,
       webhook_disabled: 0,
       rate_limit_per_minute: input.rateLimitPerMinute ?? null,
+      token_unissued: input.tokenUnissued ? 1 : 0,
       created_at: now,
       updated_at: now,
     })
@@ -155,6 +159,7 @@ export async function rotatePartnerToken(db: Kysely<Database>, partnerId: number
       token_hash: sha256(apiToken),
       previous_token_hash: graceSeconds > 0 ? current.token_hash : null,
       previous_token_expires_at: graceSeconds > 0 ? now + graceSeconds * 1000 : null,
+      token_unissued: 0,
       updated_at: now,
     })
     .where('id', '=', partnerId)
@@ -262,4 +267,28 @@ function parseOrigins(text: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The console's partner search: by id or api_key exactly, or by a part of the name (any case). */
+export async function searchPartners(db: Kysely<Database>, query: string, limit: number): Promise<Partner[]> {
+  const q = query.trim();
+  let rows: PartnerRow[];
+  if (q === '') rows = await db.selectFrom('partners').selectAll().orderBy('id', 'desc').limit(limit).execute();
+  else {
+    const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    rows = await db
+      .selectFrom('partners')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb('api_key', '=', q),
+          ...(/^[0-9]{1,9}$/.test(q) ? [eb('id', '=', Number(q))] : []),
+          eb(sql<string>`lower(name)`, 'like', sql<string>`${pattern} escape '\\'`),
+        ]),
+      )
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  }
+  return rows.map(toPartner);
 }

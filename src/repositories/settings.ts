@@ -12,3 +12,16 @@ export async function settingOrInit(db: Kysely<Database>, key: string, initial: 
   const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return row.value;
 }
+
+export async function readSetting(db: Kysely<Database>, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+  return row?.value;
+}
+
+export async function writeSetting(db: Kysely<Database>, key: string, value: string): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+    .execute();
+}

@@ -220,3 +220,26 @@ export async function markVisibilityAnnounced(db: Queryable, userRef: number, vi
   const r = await db.updateTable('users').set({ announced_visible: v }).where('id', '=', userRef).where('announced_visible', '<>', v).executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
+
+export type Role = 'operator' | 'none';
+
+export function isOperator(user: Pick<User, 'role'>): boolean {
+  return user.role === 'operator';
+}
+
+export async function setUserRole(db: Queryable, userRef: number, role: Role, now: number): Promise<void> {
+  await db.updateTable('users').set({ role, updated_at: now }).where('id', '=', userRef).execute();
+}
+
+/** The operators' addresses, for the mail that tells them of a new application. */
+export async function listOperators(db: Queryable): Promise<User[]> {
+  return (await db.selectFrom('users').selectAll().where('role', '=', 'operator').orderBy('id').execute()).map(toUser);
+}
+
+/** For the console: accounts by exact userId or e-mail address (never a pattern over addresses). */
+export async function findUsersForConsole(db: Queryable, query: string): Promise<User[]> {
+  const q = query.trim().toLowerCase();
+  if (q === '') return [];
+  const u = await findUserForOperator(db, q);
+  return u ? [u] : [];
+}

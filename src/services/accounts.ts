@@ -1,4 +1,5 @@
 // Account-wide changes that partners must hear about (SPEC §3 rule 7, §4.7, §12).
+import { recordLinkEvents } from '../repositories/partner-link-events.js';
 import { deletePhoto } from '../repositories/avatar-photos.js';
 import { deleteDiscoveryData } from '../repositories/discovery.js';
 import { isDeepStrictEqual } from 'node:util';
@@ -68,6 +69,13 @@ export async function eraseAccount(tx: Tx, user: User, now: number): Promise<voi
   const partners = await linkedPartners(tx, user.id);
   await announce(tx, user, 'user.deleted', () => ({}), now, { only: partners });
   await deleteLinksOfUser(tx, user.id);
+  await recordLinkEvents(
+    tx,
+    partners.map((p) => p.partner_id),
+    'unlinked',
+    'deletion',
+    now,
+  );
   await deleteCentralIdentitiesOfUser(tx, user.id);
   await endOtherSessions(tx, user.id, null);
   await deleteAttemptsOfUser(tx, user.id);

@@ -1,6 +1,7 @@
 // sync_user / unsync_user (SPEC §4.5, §4.6, §9): linking a partner's repository for one person to a
 // user's account, with the copy-in at link time, and credential checks that are throttled before
 // any hashing and answer identically for an unknown address and a wrong password.
+import { recordLinkEvents } from '../repositories/partner-link-events.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../domain/errors.js';
 import { emailHashes, type ParsedIdentifier } from '../domain/identifiers.js';
@@ -90,6 +91,7 @@ export async function linkUser(ctx: AppContext, partner: Partner, id: ParsedIden
         { partnerId: partner.id, subjectId: person.subjectId, userRef: user.id, userIdentifier: identifierForPartner(id, rawIdentifier) },
         now,
       );
+    await recordLinkEvents(tx, [partner.id], 'linked', 'partner', now);
     await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
     // Like "a new application was authorised": the owner hears of every new link.
     const site = mailSite(ctx.config);
@@ -122,6 +124,7 @@ export async function unlinkUser(ctx: AppContext, partner: Partner, id: ParsedId
     const user = await findUserByRef(tx, link.user_ref);
     if (!user) throw new Error('a link names an account that does not exist');
     await deleteLink(tx, link.id);
+    await recordLinkEvents(tx, [partner.id], 'unlinked', 'partner', now);
     await announce(tx, user, 'link.removed', () => ({ partner: partner.name }), now, { except: partner.id });
     return user;
   });

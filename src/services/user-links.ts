@@ -1,6 +1,7 @@
 // A user ending a partner's link from the site (SPEC §9): the partner is told `link.removed` (it is
 // no longer linked, so it is written to it explicitly), the user's other linked partners hear it
 // too, and — when the user asks — the unverified entries that partner brought in are removed.
+import { recordLinkEvents } from '../repositories/partner-link-events.js';
 import type { AppContext } from '../context.js';
 import { errors } from '../domain/errors.js';
 import { countUnverifiedBySource, unverifiedServicesFrom } from '../repositories/central-identities.js';
@@ -39,6 +40,7 @@ export async function endLinkByUser(ctx: AppContext, user: User, partnerId: numb
     // The partner itself, once for each identifier it linked the user under.
     await announce(tx, user, 'link.removed', data, now, { only: links });
     await deleteLinksOfUser(tx, user.id, partnerId);
+    await recordLinkEvents(tx, [partnerId], 'unlinked', 'user', now);
     // Everyone still linked.
     await announce(tx, user, 'link.removed', data, now);
     const removed: string[] = [];

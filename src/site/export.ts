@@ -5,6 +5,8 @@ import type { AppContext } from '../context.js';
 import { parsePublicFields, PROFILE_FIELDS } from '../domain/profile.js';
 import { centralIdentitiesWithSource } from '../repositories/central-identities.js';
 import { listLinksOfUser } from '../repositories/links.js';
+import { listApplicationsOfUser } from '../repositories/partner-applications.js';
+import { membershipsOf } from '../repositories/partner-members.js';
 import { pushedEntriesAboutUser } from '../repositories/partner-identities.js';
 import { sessionTimesOfUser } from '../repositories/sessions.js';
 import { attemptsOfUser } from '../repositories/verification-attempts.js';
@@ -47,6 +49,7 @@ export async function buildExport(ctx: AppContext, user: User) {
       visibleToPartners: user.opted_in,
       discoverable: user.discoverable,
       pro: user.pro,
+      role: user.role,
       createdAt: iso(user.created_at),
       updatedAt: iso(user.updated_at),
     },
@@ -99,6 +102,18 @@ export async function buildExport(ctx: AppContext, user: User) {
         at: iso(p.fetchedAt),
       })),
     })),
+    partnerApplications: (await listApplicationsOfUser(db, user.id)).map((a) => ({
+      name: a.name,
+      siteUrl: a.siteUrl,
+      purpose: a.purpose,
+      origins: a.origins,
+      contact: a.contact,
+      status: a.status,
+      declineReason: a.declineReason,
+      sentAt: iso(a.createdAt),
+      decidedAt: iso(a.decidedAt),
+    })),
+    partnerMemberships: (await membershipsOf(db, user.id)).map((m) => ({ partner: m.name, apiKey: m.apiKey })),
     // The photo as stored (re-encoded, without the uploaded file's metadata), as a data: URL.
     photo: photo ? { updatedAt: iso(photo.updatedAt), dataUrl: `data:${photo.mediaType};base64,${photo.image.toString('base64')}` } : null,
     // What is kept of each sign-in provider connection: no token is kept, so none is listed.

@@ -10,6 +10,8 @@ import type { AppContext } from '../context.js';
 import { formRejected, type ErrorRenderers } from '../http/errors.js';
 import { registerAssets } from './assets.js';
 import { accountRoutes } from './routes/account/index.js';
+import { partnerRoutes } from './routes/partners/index.js';
+import { consoleRoutes } from './routes/console/index.js';
 import { typed } from '../http/typed-app.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerConfirmRoutes } from './routes/confirm.js';
@@ -69,6 +71,8 @@ export async function registerSite(app: FastifyInstance, ctx: AppContext): Promi
     registerDevMailRoutes(pages, ctx);
     registerProviderRoutes(pages, ctx);
     await site.register(accountRoutes(ctx));
+    await site.register(partnerRoutes(ctx));
+    await site.register(consoleRoutes(ctx));
   });
 }
 

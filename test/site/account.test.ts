@@ -363,6 +363,8 @@ describe('export and deletion', () => {
       'passkeys',
       'provenPages',
       'discoveryRuns',
+      'partnerApplications',
+      'partnerMemberships',
       'photo',
       'providerConnections',
     ]);
