@@ -23,6 +23,7 @@ import { verificationEvidenceMigration } from './migrations/014-verification-evi
 import { proofUrlsMigration } from './migrations/015-proof-urls.js';
 import { oneChangeFeedMigration } from './migrations/016-one-change-feed.js';
 import { photoAvatarsMigration } from './migrations/017-photo-avatars.js';
+import { partnerUsageMigration } from './migrations/021-partner-usage.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
 
@@ -173,6 +174,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '015-proof-urls': proofUrlsMigration(),
     '016-one-change-feed': oneChangeFeedMigration(dialect),
     '017-photo-avatars': photoAvatarsMigration(dialect),
+    '021-partner-usage': partnerUsageMigration(),
   };
 }
 

@@ -253,6 +253,7 @@ export interface Database {
   discovery_pages: DiscoveryPagesTable;
   verified_pages: VerifiedPagesTable;
   avatar_photos: AvatarPhotosTable;
+  partner_usage: PartnerUsageTable;
 }
 
 export interface DiscoveryRunsTable {
@@ -298,6 +299,27 @@ export interface AvatarPhotosTable {
   digest: string;
   side: number;
   updated_at: Millis;
+}
+
+/** A partner's API calls in one hour and operation (migration 021); counts only ever grow. */
+export interface PartnerUsageTable {
+  partner_id: number;
+  /** The hour's first millisecond (UTC). */
+  hour_start: Millis;
+  /** The operationId (`return_services`, …). */
+  operation: string;
+  status_2xx: number;
+  status_3xx: number;
+  /** 4xx other than 429. */
+  status_4xx: number;
+  status_429: number;
+  status_5xx: number;
+  /** The most of the proven budget (api_token or signed URL) used in one window during the hour, and that budget. */
+  proven_peak: number;
+  proven_limit: number;
+  /** The same for the budget of calls with the public key alone. */
+  unproven_peak: number;
+  unproven_limit: number;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;
