@@ -8,7 +8,7 @@ import type { UsagePoint, UsageSeries } from '../../services/usage.js';
 
 const W = 600;
 const H = 180;
-const PAD = { left: 44, right: 8, top: 10, bottom: 24 };
+const PAD = { left: 60, right: 8, top: 10, bottom: 24 };
 /** Colour classes for operations, in order (site.css); more operations than this reuse them. */
 const OPERATION_COLOURS = 9;
 
@@ -77,11 +77,16 @@ function Bars(p: BarsProps) {
       <text class="tick" x={PAD.left - 4} y={y(0) + 4} text-anchor="end">
         {`0${unit}`}
       </text>
-      {ticks.map((i) => (
-        <text key={i} class="tick" x={PAD.left + slot * (i + 0.5)} y={H - 6} text-anchor="middle">
-          {p.labels[i]}
-        </text>
-      ))}
+      {ticks.map((i, k) => {
+        // The first and last labels end at the plot's edges, so neither is cut off.
+        const edge = ticks.length > 1 && k === 0 ? 'start' : ticks.length > 1 && k === ticks.length - 1 ? 'end' : 'middle';
+        const x = edge === 'start' ? PAD.left : edge === 'end' ? W - PAD.right : PAD.left + slot * (i + 0.5);
+        return (
+          <text key={i} class="tick" x={x} y={H - 6} text-anchor={edge}>
+            {p.labels[i]}
+          </text>
+        );
+      })}
       {p.values.map((vs, i) => {
         const x0 = PAD.left + slot * i + gap / 2;
         const width = slot - gap;
