@@ -142,8 +142,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   installErrorHandling(app, handling);
   registerOps(app, ctx, metrics);
   logDependencyChanges(app, ctx);
-  // Counts a flush could not write stay in memory for the next one; the log says why.
-  ctx.usage.onFlushError = (err) => app.log.warn({ cause: unavailableCause(err) ?? 'error', err }, 'usage counts kept for the next flush');
+  // Counts a flush could not write stay in memory for the next one (a deleted partner's are dropped); the log says why.
+  ctx.usage.onFlushError = (err) => app.log.warn({ cause: unavailableCause(err) ?? 'error', err }, 'usage counts not written');
   registerApi(app, ctx);
   registerWidget(app, ctx);
   registerGravatar(app, ctx);

@@ -10,7 +10,7 @@ import { ChangeFeed } from './services/change-feed.js';
 import { AfterAnswer } from './services/after-answer.js';
 import { RequestLimiter } from './services/rate-limits.js';
 import { UsageCounter } from './services/usage-counter.js';
-import { addUsage } from './repositories/usage.js';
+import { addUsage, existingPartnerIds } from './repositories/usage.js';
 import { USAGE_KEPT_MS } from './services/usage.js';
 import { RedisLink } from './services/redis-link.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
@@ -84,6 +84,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     flushMs: config.usageFlushMs,
     keepMs: USAGE_KEPT_MS,
     write: (buckets) => writes.runStatement((q) => addUsage(q, buckets)),
+    existingPartners: (ids) => existingPartnerIds(db.kysely, ids),
   });
   return {
     config,

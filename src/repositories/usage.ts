@@ -84,6 +84,13 @@ export async function addUsage(db: Queryable, buckets: readonly UsageBucket[]): 
     .execute();
 }
 
+/** Which of these partners still exist (a flush drops the counts of one deleted since). */
+export async function existingPartnerIds(db: Kysely<Database>, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('partners').select('id').where('id', 'in', [...ids]).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 /** One partner's buckets from `fromHour` on, oldest first (at most operations × hours rows: the window is bounded by the caller). */
 export async function usageSince(db: Kysely<Database>, partnerId: number, fromHour: number): Promise<UsageBucket[]> {
   const rows = await db

@@ -28,6 +28,8 @@ export interface UsageCounterOptions {
   flushMs: number;
   /** Writes at most BUCKETS_PER_STATEMENT buckets; rejects when nothing of them was stored. */
   write(buckets: readonly UsageBucket[]): Promise<void>;
+  /** Which of these partners still exist: asked when a write failed, since a deleted partner's counts can never be written. */
+  existingPartners(ids: number[]): Promise<Set<number>>;
   /** Counts a failed flush kept are dropped once older than this (ms), so an outage cannot grow memory without end. */
   keepMs: number;
 }
@@ -120,13 +122,27 @@ export class UsageCounter {
     if (buckets.length === 0) return;
     const chunks: UsageBucket[][] = [];
     for (let i = 0; i < buckets.length; i += BUCKETS_PER_STATEMENT) chunks.push(buckets.slice(i, i + BUCKETS_PER_STATEMENT));
-    const results = await Promise.allSettled(chunks.map((c) => this.options.write(c)));
+    await Promise.all(chunks.map((c) => this.writeChunk(c)));
+  }
+
+  private async writeChunk(chunk: UsageBucket[]): Promise<void> {
+    if (await this.tryWrite(chunk)) return;
+    // A partner deleted since its calls were counted fails the whole statement, at every try.
+    const alive = await this.options.existingPartners([...new Set(chunk.map((b) => b.partnerId))]).catch(() => null);
+    const rest = alive ? chunk.filter((b) => alive.has(b.partnerId)) : chunk;
+    if (rest.length < chunk.length && (await this.tryWrite(rest))) return;
     const oldest = this.options.clock.now() - this.options.keepMs;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') return;
-      this.unwritten.push(...chunks[i]!.filter((b) => b.hourStart >= oldest));
-      this.onFlushError(r.reason);
-    });
+    this.unwritten.push(...rest.filter((b) => b.hourStart >= oldest));
+  }
+
+  private async tryWrite(buckets: UsageBucket[]): Promise<boolean> {
+    try {
+      await this.options.write(buckets);
+      return true;
+    } catch (err) {
+      this.onFlushError(err);
+      return false;
+    }
   }
 
   /** The counts as rows, one per partner, hour and operation, with what an earlier flush left merged in. */

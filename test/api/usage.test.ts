@@ -183,10 +183,25 @@ describe('usage counting', () => {
     } finally {
       await sql`ALTER TABLE partner_usage_away RENAME TO partner_usage`.execute(db);
     }
-    assert.ok(t.logs.some((l) => l.includes('usage counts kept for the next flush')));
+    assert.ok(t.logs.some((l) => l.includes('usage counts not written')));
     assert.equal(await call(url), 200);
     await t.ctx.usage.flush();
     assert.deepEqual(await stored(t, F.id), { service_details: counts({ '2xx': 4 }) });
+  });
+
+  test("a partner deleted before the flush loses its counts; the others' are written in the same flush", async () => {
+    const D = await t.partner({ name: 'Deleted' });
+    const E = await t.partner({ name: 'Staying' });
+    for (const p of [D, E]) assert.equal(await call(`${t.baseUrl}/api/service_details/${p.apiKey}/github`), 200);
+    await t.ctx.db.kysely.deleteFrom('partners').where('id', '=', D.id).execute();
+    await t.ctx.usage.flush();
+    assert.deepEqual(await stored(t, E.id), { service_details: counts({ '2xx': 1 }) });
+    assert.deepEqual(await stored(t, D.id), {});
+    // Nothing is left to fail again.
+    const failures = () => t.logs.filter((l) => l.includes('usage counts not written')).length;
+    const before = failures();
+    await t.ctx.usage.flush();
+    assert.equal(failures(), before);
   });
 
   test('the timer flushes without being asked', async () => {
