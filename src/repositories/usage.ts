@@ -87,7 +87,11 @@ export async function addUsage(db: Queryable, buckets: readonly UsageBucket[]): 
 /** Which of these partners still exist (a flush drops the counts of one deleted since). */
 export async function existingPartnerIds(db: Kysely<Database>, ids: readonly number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('partners').select('id').where('id', 'in', [...ids]).execute();
+  const rows = await db
+    .selectFrom('partners')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .execute();
   return new Set(rows.map((r) => r.id));
 }
 
