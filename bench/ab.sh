@@ -18,6 +18,7 @@
 #   ENV_A / ENV_B    environment variables for one side (one build with a switch on and off);
 #   DATA_A / DATA_B  the dataset, by name (default sqlite-1000000; e.g. sqlite-10000, postgres-1000000):
 #                    the same build on two sizes, interleaved, is how 1 M against 10 k users is compared;
+#   PORT_A / PORT_B  the two servers' ports (default 18101, 18102): two comparisons on one host need their own;
 # Each side works on its own fresh copy of its dataset (bench/dataset.ts, workingCopy), so writes
 # neither change the dataset nor reach the other side. Needs the datasets (`npm run bench -- [--users N] [--postgres]` builds them) and both revisions'
 # migrations to match the datasets': an older revision refuses a database migrated past it.
@@ -59,10 +60,15 @@ start() { # DIST PORT EXTRA_ENV DATABASE_URL
     RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_KEY_UNPROVEN=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 \
     taskset -c 0 node "$1/src/cli/main.js" serve >/dev/null 2>&1 &
 }
-start "$DA" 18101 "${ENV_A:-}" "$URL_A"; PA=$!
-start "$DB" 18102 "${ENV_B:-}" "$URL_B"; PB=$!
+PORT_A=${PORT_A:-18101}; PORT_B=${PORT_B:-18102}
+# A port already taken would send this comparison's load to someone else's server.
+for port in "$PORT_A" "$PORT_B"; do
+  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then echo "port $port is in use: set PORT_A / PORT_B" >&2; exit 1; fi
+done
+start "$DA" "$PORT_A" "${ENV_A:-}" "$URL_A"; PA=$!
+start "$DB" "$PORT_B" "${ENV_B:-}" "$URL_B"; PB=$!
 trap 'kill $PA $PB 2>/dev/null || true' EXIT
-for port in 18101 18102; do
+for port in "$PORT_A" "$PORT_B"; do
   for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
 done
 
@@ -84,13 +90,13 @@ rps() { # PORT PID SECONDS POOL -> "requests/s/requests-per-CPU-second"
     console.log(Math.round(r / (JSON.parse(j).duration_us / 1e6)) + "/" + Math.round(r / ((t1 - t0) / tick)))' "$j" "$t0" "$t1" "$TICK"
 }
 WARMUP=${WARMUP:-3} # seconds of load on each side before the rounds
-rps 18101 $PA "$WARMUP" bench/data/ab/pool-a.tsv >/dev/null; rps 18102 $PB "$WARMUP" bench/data/ab/pool-b.tsv >/dev/null # warm both up
+rps "$PORT_A" $PA "$WARMUP" bench/data/ab/pool-a.tsv >/dev/null; rps "$PORT_B" $PB "$WARMUP" bench/data/ab/pool-b.tsv >/dev/null # warm both up
 a=(); b=()
 for round in $(seq 1 "$ROUNDS"); do
   pools "$round"
   if [ "${TOGETHER:-0}" = 1 ]; then
-    rps 18101 $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv >bench/data/ab/round-a & RA=$!
-    rps 18102 $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv >bench/data/ab/round-b
+    rps "$PORT_A" $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv >bench/data/ab/round-a & RA=$!
+    rps "$PORT_B" $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv >bench/data/ab/round-b
     wait $RA
     a+=("$(cat bench/data/ab/round-a)"); b+=("$(cat bench/data/ab/round-b)")
     continue
@@ -98,11 +104,11 @@ for round in $(seq 1 "$ROUNDS"); do
   # Each side goes first in every other round: the side measured second runs faster in an A/A
   # comparison (the pools just written, the first side's leftover work).
   if (( round % 2 )); then
-    a+=("$(rps 18101 $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv)")
-    b+=("$(rps 18102 $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv)")
+    a+=("$(rps "$PORT_A" $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv)")
+    b+=("$(rps "$PORT_B" $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv)")
   else
-    b+=("$(rps 18102 $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv)")
-    a+=("$(rps 18101 $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv)")
+    b+=("$(rps "$PORT_B" $PB "$SECONDS_PER_RUN" bench/data/ab/pool-b.tsv)")
+    a+=("$(rps "$PORT_A" $PA "$SECONDS_PER_RUN" bench/data/ab/pool-a.tsv)")
   fi
 done
 # Requests per CPU-second of the server is steadier when the host gives time to others (not the

@@ -7,6 +7,7 @@ import formbody from '@fastify/formbody';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
+import { unavailableCause } from './db/faults.js';
 import { API_VERSION, errorHandler, installErrorHandling, type ErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
 import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
@@ -141,6 +142,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   installErrorHandling(app, handling);
   registerOps(app, ctx, metrics);
   logDependencyChanges(app, ctx);
+  // Counts a flush could not write stay in memory for the next one (a deleted partner's are dropped); the log says why.
+  ctx.usage.onFlushError = (err) => app.log.warn({ cause: unavailableCause(err) ?? 'error', err }, 'usage counts not written');
   registerApi(app, ctx);
   registerWidget(app, ctx);
   registerGravatar(app, ctx);

@@ -61,6 +61,10 @@ export interface Config {
   readonly sqliteCheckpointMs: number;
   /** Keep partner rows in memory, emptied on any change (services/partner-cache.ts). */
   readonly partnerCache: boolean;
+  /** Count partner API calls by operation, status and budget use, hourly, for the usage charts (services/usage-counter.ts). */
+  readonly usageCounting: boolean;
+  /** How often a server writes the calls it counted (ms): what a crash can lose at most. */
+  readonly usageFlushMs: number;
   /** Memory for rendered answers of the most-read people, in MB; 0 turns the answer cache off (services/answer-cache.ts). */
   readonly answerCacheMb: number;
   /** How long a shared cache (CDN, caching proxy) may serve a public answer without asking again (http/cache-headers.ts); 0: it must ask each time. */
@@ -377,6 +381,8 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteCheckpointMs: intVar(env, 'SQLITE_CHECKPOINT_MS', 25, 0, 60_000),
     partnerCache: boolVar(env, 'PARTNER_CACHE', true),
     answerCacheMb: intVar(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
+    usageCounting: boolVar(env, 'USAGE_COUNTING', true),
+    usageFlushMs: intVar(env, 'USAGE_FLUSH_SECONDS', 10, 1, 3600) * 1000,
     // Short: their sum is the longest a person who hides is still shown by a cache (docs/spec.md).
     publicCacheMaxAgeSeconds: intVar(env, 'PUBLIC_CACHE_MAX_AGE', 60, 0, 3600),
     publicCacheStaleSeconds: intVar(env, 'PUBLIC_CACHE_STALE', 60, 0, 3600),

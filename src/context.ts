@@ -9,6 +9,9 @@ import { PartnerCache } from './services/partner-cache.js';
 import { ChangeFeed } from './services/change-feed.js';
 import { AfterAnswer } from './services/after-answer.js';
 import { RequestLimiter } from './services/rate-limits.js';
+import { UsageCounter } from './services/usage-counter.js';
+import { addUsage, existingPartnerIds } from './repositories/usage.js';
+import { USAGE_KEPT_MS } from './services/usage.js';
 import { RedisLink } from './services/redis-link.js';
 import { DbFailureThrottle, RedisFailureThrottle, type FailureThrottle } from './services/throttle.js';
 import { countServices, upsertServices } from './repositories/catalogue.js';
@@ -29,6 +32,8 @@ export interface AppContext {
   /** Transactions for hot writes (update_service): grouped into one commit on SQLite. */
   readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
+  /** Partner API calls counted in memory and written in batches (the usage charts). */
+  readonly usage: UsageCounter;
   readonly throttle: FailureThrottle;
   /** Redis when configured (optional: limits and throttles count in the process while it is down). */
   readonly redis: RedisLink | null;
@@ -73,6 +78,14 @@ export async function createContext(config: Config, options: ContextOptions = {}
   await redis?.settled();
   const mail = createMailTransport(config);
   const afterAnswer = new AfterAnswer(AFTER_ANSWER_CAPACITY);
+  const writes = new GroupCommit(db);
+  const usage = new UsageCounter({
+    clock,
+    flushMs: config.usageFlushMs,
+    keepMs: USAGE_KEPT_MS,
+    write: (buckets) => writes.runStatement((q) => addUsage(q, buckets)),
+    existingPartners: (ids) => existingPartnerIds(db.kysely, ids),
+  });
   return {
     config,
     db,
@@ -80,8 +93,9 @@ export async function createContext(config: Config, options: ContextOptions = {}
     catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
     partners,
     answers,
-    writes: new GroupCommit(db),
+    writes,
     limiter: new RequestLimiter(redis),
+    usage,
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,
     mail,
@@ -89,6 +103,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
     async close() {
       // What answered requests started still needs the database.
       await afterAnswer.idle();
+      // The calls counted since the last flush: written before the database closes.
+      await usage.close();
       mail.close();
       redis?.close();
       partners.close();

@@ -13,6 +13,7 @@ import {
 import type { AppContext } from '../context.js';
 import { CliError, print, type Out } from './output.js';
 import { withContext } from './run.js';
+import { partnerUsageCommand } from './partner-usage-command.js';
 
 export function partnerView(p: Partner) {
   return {
@@ -247,4 +248,6 @@ export function partnerCommands(partner: Command, run: () => Out): void {
         if (!r.ok) out.exitCode = 1;
       }),
     );
+
+  partnerUsageCommand(partner, run);
 }

@@ -26,6 +26,7 @@ import { photoAvatarsMigration } from './migrations/017-photo-avatars.js';
 import { passkeysMigration } from './migrations/018-passkeys.js';
 import { providerConnectionsMigration } from './migrations/019-provider-connections.js';
 import { partnerApplicationsMigration } from './migrations/020-partner-applications.js';
+import { partnerUsageMigration } from './migrations/021-partner-usage.js';
 import { withStatementCache } from './statement-cache.js';
 import { createPgPool } from './pg-pool.js';
 
@@ -179,6 +180,7 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '018-passkeys': passkeysMigration(dialect),
     '019-provider-connections': providerConnectionsMigration(dialect),
     '020-partner-applications': partnerApplicationsMigration(dialect),
+    '021-partner-usage': partnerUsageMigration(),
   };
 }
 

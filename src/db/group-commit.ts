@@ -10,7 +10,7 @@
 // the server already flushes concurrent commits together.
 import type { ControlledTransaction, Transaction } from 'kysely';
 import type { Db } from './database.js';
-import type { Database } from './schema.js';
+import type { Database, Queryable } from './schema.js';
 
 type Work<T> = (tx: Transaction<Database>) => Promise<T>;
 
@@ -46,6 +46,15 @@ export class GroupCommit {
         setImmediate(() => void this.drain(raw));
       }
     });
+  }
+
+  /**
+   * A write that is one statement: joins the next commit on SQLite; on PostgreSQL it is sent alone
+   * on a pooled connection, committed by itself, without the round trips of BEGIN and COMMIT.
+   */
+  runStatement<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    if (!this.db.sqlite) return work(this.db.kysely);
+    return this.run(work);
   }
 
   private async drain(raw: NonNullable<Db['sqlite']>): Promise<void> {

@@ -268,6 +268,7 @@ export interface Database {
   partner_invitations: PartnerInvitationsTable;
   operator_audit: OperatorAuditTable;
   partner_link_events: PartnerLinkEventsTable;
+  partner_usage: PartnerUsageTable;
 }
 
 /** Links made and ended, per partner, for its dashboard (migration 020). */
@@ -422,6 +423,27 @@ export interface ProviderFlowsTable {
   pending: string | null;
   expires_at: Millis;
   created_at: Millis;
+}
+
+/** A partner's API calls in one hour and operation (migration 021); counts only ever grow. */
+export interface PartnerUsageTable {
+  partner_id: number;
+  /** The hour's first millisecond (UTC). */
+  hour_start: Millis;
+  /** The operationId (`return_services`, …). */
+  operation: string;
+  status_2xx: number;
+  status_3xx: number;
+  /** 4xx other than 429. */
+  status_4xx: number;
+  status_429: number;
+  status_5xx: number;
+  /** The most of the proven budget (api_token or signed URL) used in one window during the hour, and that budget. */
+  proven_peak: number;
+  proven_limit: number;
+  /** The same for the budget of calls with the public key alone. */
+  unproven_peak: number;
+  unproven_limit: number;
 }
 
 export type PartnerRow = Selectable<PartnersTable>;

@@ -4,7 +4,7 @@
 // and a handler that returns a Doc.
 import { Type, type Static, type TObject, type TProperties, type TString } from '@sinclair/typebox';
 import type { Answer } from './api-schemas.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, preValidationHookHandler } from 'fastify';
 import { typed } from './typed-app.js';
 import type { AppContext } from '../context.js';
 import { allowedOrigins, tokenMatches, type Partner } from '../repositories/partners.js';
@@ -162,6 +162,8 @@ interface Caller {
   /** The partner's proof: its api_token, or a URL its server signed. */
   proof: PartnerProof | null;
   urlProof: SignatureCheck | null;
+  /** The key's budget this call drew on, for the usage counts; null without a partner. */
+  budget: LimitState | null;
 }
 
 declare module 'fastify' {
@@ -210,8 +212,12 @@ async function countCaller(ctx: AppContext, op: ApiOperation, request: FastifyRe
       : urlProof?.status === 'valid'
         ? { partner, by: 'widget_signature' }
         : null;
-  request.apiCaller = { partner, authenticated, token, proof, urlProof };
-  setLimitHeaders(reply, await consumeLimits(ctx, request, partner, proof));
+  const caller: Caller = { partner, authenticated, token, proof, urlProof, budget: null };
+  request.apiCaller = caller;
+  const limits = await consumeLimits(ctx, request, partner, proof);
+  // The key's budget comes first when there is a partner (consumeLimits).
+  if (partner) caller.budget = limits[0] ?? null;
+  setLimitHeaders(reply, limits);
 }
 
 /**
@@ -273,6 +279,15 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   };
   const body = bodySchema(op);
   const querystring = querySchema(op);
+  // Every answer to a call whose api_key names a partner, whatever it was (refusals and 429s too).
+  const usage = ctx.config.usageCounting ? ctx.usage : null;
+  const slot = usage ? usage.operation(op.operationId) : -1;
+  const countUsage: onResponseHookHandler = (request, reply, done) => {
+    const caller = request.apiCaller;
+    if (caller?.partner) usage!.record(caller.partner.id, slot, reply.statusCode, caller.budget, caller.proof !== null);
+    done();
+  };
+  const onResponse = usage ? { onResponse: countUsage } : {};
   const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
     const { partner, authenticated, reader, urlProof } = authorise(request, op);
     const shared = op.cache === 'public' && reader === 'anyone' && readsByGet(request);
@@ -299,13 +314,15 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
     const config = { kind: op.kind ?? 'api' };
     // GET carries no body (Fastify refuses a body schema on it): the handler sees no fields.
     if (!op.postOnlyPaths?.includes(path)) {
-      routes.get(path, { config, preValidation: count, schema: { hide: true, params, querystring } }, (request, reply) =>
+      routes.get(path, { config, preValidation: count, ...onResponse, schema: { hide: true, params, querystring } }, (request, reply) =>
         answer(request, reply, { params: request.params, body: {}, query: request.query }),
       );
     }
     // A POST without a body (or Content-Type) means "no fields", not a malformed body.
-    routes.post(path, { config, preValidation: [emptyBodyIsNoFields, count], schema: { hide: true, params, querystring, body } }, (request, reply) =>
-      answer(request, reply, { params: request.params, body: request.body, query: request.query }),
+    routes.post(
+      path,
+      { config, preValidation: [emptyBodyIsNoFields, count], ...onResponse, schema: { hide: true, params, querystring, body } },
+      (request, reply) => answer(request, reply, { params: request.params, body: request.body, query: request.query }),
     );
   }
 }

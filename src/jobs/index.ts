@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import { unavailableCause } from '../db/faults.js';
 import { reverifyDue, REVERIFY_EVERY_MS } from './reverify.js';
 import { sweepSite, SITE_SWEEP_EVERY_MS } from './site-sweep.js';
+import { pruneOldUsage, USAGE_PRUNE_EVERY_MS } from './usage-prune.js';
 import { webhookJob } from './webhooks.js';
 import { mailJob } from './mail.js';
 import { discoveryJob } from './discovery.js';
@@ -19,6 +20,7 @@ type Job = { name: string; everyMs: number; run: (ctx: AppContext, log: FastifyB
 export const JOBS: Job[] = [
   { name: 'reverify', everyMs: REVERIFY_EVERY_MS, run: async (ctx, log) => void (await reverifyDue(ctx, log)) },
   { name: 'site-sweep', everyMs: SITE_SWEEP_EVERY_MS, run: (ctx) => sweepSite(ctx) },
+  { name: 'usage-prune', everyMs: USAGE_PRUNE_EVERY_MS, run: (ctx) => pruneOldUsage(ctx) },
   webhookJob,
   mailJob,
   discoveryJob,
