@@ -1,7 +1,7 @@
 // A partner's dashboard, for its members: the api_token issued and rotated (the old one refused
 // after the grace period), origins, the webhook (address policy, secret once, ping, deliveries with
 // their answers and "retry now"), members invited by mail and removed, linked users, and the usage
-// page that says it is not counted yet.
+// page counting the partner's calls.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
@@ -138,8 +138,11 @@ test('webhook: the secret once, a ping with the answer, deliveries that succeed 
   const links = await wes.client.get(`/partners/${id}/links`);
   assert.match(links.body, /data-linked-count[^>]*>1</);
   assert.match(links.body, /linked \(sync_user\)/);
+  await t.ctx.usage.flush();
   const usage = await wes.client.get(`/partners/${id}/usage`);
-  assert.match(usage.body, /Usage is not counted yet/);
+  const counted = Number(/data-usage-total="(\d+)"/.exec(usage.body)?.[1]);
+  assert.ok(counted >= 1, `the usage page counts the partner's calls (${counted})`);
+  assert.match(usage.body, /sync_user/);
 });
 
 test('members invite by mail (same answer for any address), the invited address accepts, others cannot, and the last member stays', async () => {

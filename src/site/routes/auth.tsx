@@ -143,7 +143,11 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       const b = request.body;
       const login = b.login.trim();
       const page = async (errors: Record<string, string>, status: number) =>
-        sendPage(reply, <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} passkeys={passkeys} providers={buttons} />, status);
+        sendPage(
+          reply,
+          <LogInPage csrf={await csrfToken(ctx, request, reply)} login={login} errors={errors} passkeys={passkeys} providers={buttons} />,
+          status,
+        );
       if (!login || !b.password) {
         return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
       }

@@ -1,5 +1,7 @@
 // One partner's dashboard, for its members: keys and origins, webhook, members, linked users, usage.
 import type { OutboxRow } from '../../db/schema.js';
+import type { UsageSeries } from '../../services/usage.js';
+import { UsageCharts } from './UsageCharts.js';
 import type { LinkEvent } from '../../repositories/partner-link-events.js';
 import type { Member } from '../../repositories/partner-members.js';
 import { allowedOrigins, type Partner } from '../../repositories/partners.js';
@@ -23,6 +25,8 @@ export interface DashboardData {
   deliveries: OutboxRow[];
   linkedPeople: number;
   linkEvents: LinkEvent[];
+  /** The usage page's series (counted calls reach it at the next flush, USAGE_FLUSH_MS). */
+  usage?: UsageSeries | undefined;
   now: number;
 }
 
@@ -324,11 +328,12 @@ function LinksPage({ p }: { p: DashboardProps }) {
 }
 
 /** The place the usage charts go; until requests are counted it says so rather than show numbers. */
-function UsagePage() {
+function UsagePage(p: { usage: UsageSeries | undefined }) {
   return (
     <section class="card" aria-labelledby="usage-title" id="usage">
       <h2 id="usage-title">Usage</h2>
-      <p class="empty">Usage is not counted yet on this installation: requests per operation, answers by status and budgets will appear here.</p>
+      <p>Calls to the partner API with this partner's api_key, counted per hour (UTC); the last minute's calls may not be shown yet.</p>
+      {p.usage ? <UsageCharts usage={p.usage} /> : null}
     </section>
   );
 }
@@ -364,7 +369,7 @@ export function PartnerDashboard(p: DashboardProps) {
         {p.page === 'webhook' ? <WebhookPage p={p} /> : null}
         {p.page === 'members' ? <MembersPage p={p} /> : null}
         {p.page === 'links' ? <LinksPage p={p} /> : null}
-        {p.page === 'usage' ? <UsagePage /> : null}
+        {p.page === 'usage' ? <UsagePage usage={p.data.usage} /> : null}
       </div>
     </Layout>
   );

@@ -9,6 +9,7 @@ import { countLinkedPeople, listLinkEvents } from '../../../repositories/partner
 import { listMembers } from '../../../repositories/partner-members.js';
 import type { Partner } from '../../../repositories/partners.js';
 import { memberPartner } from '../../../services/partner-dashboard.js';
+import { partnerUsage } from '../../../services/usage.js';
 import { optionalText, sendPage, SITE } from '../../http.js';
 import { csrfToken } from '../../session.js';
 import { DASHBOARD_PAGES, PartnerDashboard, type DashboardPageName, type DashboardProps } from '../../views/PartnerDashboard.js';
@@ -49,6 +50,7 @@ export async function dashboardPage(
     deliveries: page === 'webhook' ? await recentEventsOfPartner(db, partner.id, RECENT_DELIVERIES) : [],
     linkedPeople: page === 'links' ? await countLinkedPeople(db, partner.id) : 0,
     linkEvents: page === 'links' ? await listLinkEvents(db, partner.id, now - THIRTY_DAYS) : [],
+    usage: page === 'usage' ? await partnerUsage(db, partner.id, now) : undefined,
     now,
   };
   const viewer = { userId: request.user.user_id, csrf: await csrfToken(ctx, request, reply) };
