@@ -1,7 +1,6 @@
 // Everything a request handler or CLI command needs, built once per process (or per test).
 import type { Config } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
-import { GroupCommit } from './db/group-commit.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { AnswerCache } from './services/answer-cache.js';
@@ -26,8 +25,6 @@ export interface AppContext {
   readonly partners: PartnerCache;
   /** Rendered answers of the most-read people, dropped on any change to what fed them. */
   readonly answers: AnswerCache;
-  /** Transactions for hot writes (update_service): grouped into one commit on SQLite. */
-  readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
   readonly throttle: FailureThrottle;
   /** Redis when configured (optional: limits and throttles count in the process while it is down). */
@@ -63,7 +60,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     throw err;
   });
   // An empty catalogue is a fresh database: load the shipped catalogue file.
-  if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
+  if ((await countServices(db)) === 0) await db.write((w) => upsertServices(w, loadCatalogueFile(), clock.now()));
   // One reader of the change feed for every in-memory copy, made only when one is kept.
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
   const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
@@ -80,7 +77,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
     partners,
     answers,
-    writes: new GroupCommit(db),
     limiter: new RequestLimiter(redis),
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),
     redis,

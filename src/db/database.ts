@@ -13,7 +13,7 @@ import type { Connections, Db, Params, Statement } from './handle.js';
 import { migrationsFor } from './migrations/index.js';
 import { createPgPool } from './pg-pool.js';
 
-export type { DialectName, Db } from './handle.js';
+export type { Db } from './handle.js';
 
 // BIGINT columns hold millisecond times and ids; they fit in a double, so read them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -77,10 +77,17 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader.pragma('query_only = ON');
     }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-    return handleOver(kysely, { dialect: 'sqlite', sqlite: raw, reader, pgPool: null }, null, new EventEmitter(), (fn) => fn(), async () => {
-      await kysely.destroy();
-      if (reader !== raw) reader.close();
-    });
+    return handleOver(
+      kysely,
+      { dialect: 'sqlite', sqlite: raw, reader, pgPool: null },
+      null,
+      new EventEmitter(),
+      (fn) => fn(),
+      async () => {
+        await kysely.destroy();
+        if (reader !== raw) reader.close();
+      },
+    );
   }
   const schema = options.pgSchema;
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');

@@ -2,7 +2,7 @@
 // of `answer_changes`, each a tag naming what a committed change touched. `read()` gives the tags committed since the previous reading,
 // or 'all' when the reader cannot know (rows pruned before it read them).
 import type SQLite from 'better-sqlite3';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 
 /** At most this many changes are read at once; a reader further behind starts afresh. */
 const FEED_BATCH = 1000;

@@ -1,14 +1,13 @@
 // Installation-wide values kept in the database (one row per key).
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Write } from '../db/handle.js';
 
 /** The value under `key`, written as `initial` first when there is none: every instance ends up with the first writer's value. */
-export async function settingOrInit(db: Kysely<Database>, key: string, initial: string): Promise<string> {
-  await db
+export async function settingOrInit(db: Write, key: string, initial: string): Promise<string> {
+  await db.kysely
     .insertInto('settings')
     .values({ key, value: initial })
     .onConflict((oc) => oc.column('key').doNothing())
     .execute();
-  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+  const row = await db.kysely.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return row.value;
 }

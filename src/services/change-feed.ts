@@ -26,7 +26,7 @@
 // missed. PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock
 // through its commit, which serialised concurrent pushes (migration 012).
 import { EventEmitter } from 'node:events';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 import { isTimedOut } from '../db/faults.js';
 import { pgFeedReader, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
 

@@ -153,7 +153,7 @@ export async function checkProof(
   // The address the person gave is kept with the identity: read here when the caller did not, and
   // only for services where some definition reads one.
   const readsAddress = providers.some((p) => p.proofUrlPattern && identityVariables(p, subject.svc.svcId, subject.usrSvcId, url));
-  const proofUrl = subject.proofUrl ?? (readsAddress ? await proofUrlOf(ctx.db.kysely, subject.identityId) : null);
+  const proofUrl = subject.proofUrl ?? (readsAddress ? await proofUrlOf(ctx.db, subject.identityId) : null);
   for (const p of providers) {
     const base = identityVariables(p, subject.svc.svcId, subject.usrSvcId, url);
     if (!base) continue;

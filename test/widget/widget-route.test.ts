@@ -71,9 +71,9 @@ async function widgetError(pathAndQuery: string, status: number, headers: Record
 }
 
 async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
+  const user = (await findUserByUserId(t.ctx.db, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
 }
 
 const nowSeconds = () => Math.floor(t.clock.now() / 1000);
@@ -169,7 +169,7 @@ describe('the per-user boot script', () => {
     assert.match(leaked, /^idsvc widget: credentials_in_query: /);
     assert.ok(!leaked.includes('s3cr3tvalue'));
     const S = await t.partner();
-    await updatePartner(t.ctx.db.kysely, S.id, { suspended: true }, t.clock.now());
+    await t.ctx.db.write((w) => updatePartner(w, S.id, { suspended: true }, t.clock.now()));
     assert.equal(await widgetError(widgetPath(S.apiKey, 'wanda'), 403), 'idsvc widget: forbidden: This partner is suspended');
   });
 
@@ -306,7 +306,7 @@ describe('signed widget URLs', () => {
     const R = await t.partner();
     await R.client.updateService('sigrid', 'github', 'r-gh');
     const oldQuery = signedQuery(R.apiKey, 'sigrid', R.apiToken, nowSeconds() + 86400);
-    const newToken = await rotatePartnerToken(t.ctx.db.kysely, R.id, 3600, t.clock.now());
+    const newToken = await t.ctx.db.write((w) => rotatePartnerToken(w, R.id, 3600, t.clock.now()));
     const newQuery = signedQuery(R.apiKey, 'sigrid', newToken, nowSeconds() + 86400);
     assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', oldQuery))).view, 'private');
     assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', newQuery))).view, 'private');

@@ -41,4 +41,3 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '017-photo-avatars': photoAvatarsMigration(dialect),
   };
 }
-
