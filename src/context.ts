@@ -14,7 +14,7 @@ import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
 import { databaseStep } from './startup-errors.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
-import { useProofProviders } from './verification/proof-checker.js';
+import { useProofProviders } from './verification/proof-providers.js';
 
 export interface AppContext {
   readonly config: Config;
