@@ -115,7 +115,7 @@ export async function ensureDataset(backend: Backend, users: number): Promise<Da
   const partners: PartnerKeys[] = [];
   const partnerIds: number[] = [];
   for (let p = 0; p <= EXTRA_PARTNERS; p++) {
-    const keys = await createPartner(ctx.db.kysely, { name: p === 0 ? 'Bench partner' : `Bench partner ${p + 1}` }, now);
+    const keys = await ctx.db.write((w) => createPartner(w, { name: p === 0 ? 'Bench partner' : `Bench partner ${p + 1}` }, now));
     partners.push({ apiKey: keys.apiKey, apiToken: keys.apiToken });
     partnerIds.push((await ctx.db.kysely.selectFrom('partners').select('id').where('api_key', '=', keys.apiKey).executeTakeFirstOrThrow()).id);
   }

@@ -1,7 +1,6 @@
 // Everything a request handler or CLI command needs, built once per process (or per test).
 import type { Config } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
-import { GroupCommit } from './db/group-commit.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { AnswerCache } from './services/answer-cache.js';
@@ -18,7 +17,7 @@ import { countServices, upsertServices } from './repositories/catalogue.js';
 import { loadCatalogueFile } from './catalogue/catalogue-file.js';
 import { databaseStep } from './startup-errors.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
-import { useProofProviders } from './verification/proof-checker.js';
+import { useProofProviders } from './verification/proof-providers.js';
 
 export interface AppContext {
   readonly config: Config;
@@ -29,8 +28,6 @@ export interface AppContext {
   readonly partners: PartnerCache;
   /** Rendered answers of the most-read people, dropped on any change to what fed them. */
   readonly answers: AnswerCache;
-  /** Transactions for hot writes (update_service): grouped into one commit on SQLite. */
-  readonly writes: GroupCommit;
   readonly limiter: RequestLimiter;
   /** Partner API calls counted in memory and written in batches (the usage charts). */
   readonly usage: UsageCounter;
@@ -68,7 +65,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
     throw err;
   });
   // An empty catalogue is a fresh database: load the shipped catalogue file.
-  if ((await countServices(db.kysely)) === 0) await upsertServices(db.kysely, loadCatalogueFile(), clock.now());
+  if ((await countServices(db)) === 0) await db.write((w) => upsertServices(w, loadCatalogueFile(), clock.now()));
   // One reader of the change feed for every in-memory copy, made only when one is kept.
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
   const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
@@ -78,13 +75,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
   await redis?.settled();
   const mail = createMailTransport(config);
   const afterAnswer = new AfterAnswer(AFTER_ANSWER_CAPACITY);
-  const writes = new GroupCommit(db);
   const usage = new UsageCounter({
     clock,
     flushMs: config.usageFlushMs,
     keepMs: USAGE_KEPT_MS,
-    write: (buckets) => writes.runStatement((q) => addUsage(q, buckets)),
-    existingPartners: (ids) => existingPartnerIds(db.kysely, ids),
+    write: (buckets) => db.write((w) => addUsage(w, buckets)),
+    existingPartners: (ids) => existingPartnerIds(db, ids),
   });
   return {
     config,
@@ -93,7 +89,6 @@ export async function createContext(config: Config, options: ContextOptions = {}
     catalogue: new CatalogueCache(db, clock, options.catalogueCheckMs ?? 1000, options.popularityRefreshMs ?? 60_000),
     partners,
     answers,
-    writes,
     limiter: new RequestLimiter(redis),
     usage,
     throttle: redis ? new RedisFailureThrottle(redis) : new DbFailureThrottle(db, clock),

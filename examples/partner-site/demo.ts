@@ -44,10 +44,11 @@ export async function startDemoIdsvc(siteOrigins: string[], webhookUrl: string, 
     FETCH_ALLOW_PRIVATE: '1',
   });
   const server = await startServer(config);
-  const db = server.ctx.db.kysely;
   const now = server.ctx.clock.now();
   // Allowed origins on: the widget renders only on the example site's own pages.
-  const { apiKey, apiToken, partner } = await createPartner(db, { name: 'Example partner site', origins: siteOrigins, webhookUrl }, now);
+  const { apiKey, apiToken, partner } = await server.ctx.db.write((w) =>
+    createPartner(w, { name: 'Example partner site', origins: siteOrigins, webhookUrl }, now),
+  );
   await createUser(
     server.ctx.db,
     {

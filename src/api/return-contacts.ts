@@ -6,7 +6,6 @@ import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifier
 import { apiOperation, formatOf } from '../http/api-route.js';
 import { listAnswer } from '../http/api-schemas.js';
 import { list, type Fields } from '../http/document.js';
-import { onReader } from '../db/prepared.js';
 import { findLink } from '../repositories/links.js';
 import { findUserByIdentifier, lookupPerson } from '../repositories/people.js';
 import { accountRefById } from '../repositories/users.js';
@@ -44,7 +43,7 @@ export const returnContacts = apiOperation({
   answer: listAnswer('contacts', 'Contact'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN', contacts: 'bob@example.org,carol@example.org' } },
   async handler(call) {
-    const q = onReader(call.ctx.db);
+    const q = call.ctx.db;
     const person = await lookupPerson(q, userIdentifierOf(call));
     const link = await findLink(q, call.partner.id, person);
     const owner = link ? (person.user?.id === link.user_ref ? person.user : await accountRefById(q, link.user_ref)) : undefined;

@@ -5,7 +5,6 @@ import { profileFields } from '../domain/profile.js';
 import { apiOperation } from '../http/api-route.js';
 import { objectAnswer } from '../http/api-schemas.js';
 import type { Fields } from '../http/document.js';
-import { onReader } from '../db/prepared.js';
 import { findLink } from '../repositories/links.js';
 import { lookupPerson } from '../repositories/people.js';
 import { findUserByRef } from '../repositories/users.js';
@@ -27,10 +26,10 @@ export const returnProfile = apiOperation({
     const id = userIdentifierOf(call);
     const type = profileTypeOf(call);
     if (type === 'private') requirePrivateAccess(call);
-    const q = onReader(call.ctx.db);
+    const q = call.ctx.db;
     const person = await lookupPerson(q, id);
     if (!isVisible(person.user)) throw errors.userNotFound();
-    const user = await findUserByRef(call.ctx.db.kysely, person.user.id);
+    const user = await findUserByRef(call.ctx.db, person.user.id);
     if (!user) throw errors.userNotFound(); // deleted since
     const linked = type === 'private' && (await findLink(q, call.partner.id, person))?.user_ref === user.id;
     const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id), ...profileFields(user, linked ? 'all' : 'public') };

@@ -20,7 +20,7 @@ export const reverseLookup = apiOperation({
     const svc = await serviceOf(call.ctx, call.params.svcId);
     const norm = normaliseUsrSvcId(call.params.usrSvcId ?? '');
     if (norm === '') throw errors.invalidRequest('usrSvcId is missing');
-    const rows = await claimantsOf(call.ctx.db.kysely, svc.svcId, norm, 100);
+    const rows = await claimantsOf(call.ctx.db, svc.svcId, norm, 100);
     return {
       root: 'users',
       list: list(

@@ -39,7 +39,7 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
         } catch (e) {
           throw new CliError(e instanceof Error ? e.message : String(e));
         }
-        const r = await upsertServices(ctx.db.kysely, entries, ctx.clock.now());
+        const r = await ctx.db.write((w) => upsertServices(w, entries, ctx.clock.now()));
         print(out, r, () => `imported ${entries.length} services: ${r.added} added, ${r.updated} updated`);
       }),
     );
@@ -49,7 +49,7 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
     .description('write the whole catalogue (disabled services included) in the import format')
     .action(async (file: string | undefined) =>
       withContext(run(), async (ctx, out) => {
-        const text = serialiseCatalogue(await listCatalogue(ctx.db.kysely, true));
+        const text = serialiseCatalogue(await listCatalogue(ctx.db, true));
         if (file) fs.writeFileSync(file, text);
         else out.stdout(text);
       }),
@@ -57,7 +57,7 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
 
   cat.command('list').action(async () =>
     withContext(run(), async (ctx, out) => {
-      const all = await listCatalogue(ctx.db.kysely, true);
+      const all = await listCatalogue(ctx.db, true);
       print(out, all, () =>
         all.map((e) => `${e.svcId.padEnd(24)} ${e.disabled ? '[disabled] ' : ''}${e.svcName}  ${e.svcLeftURL}{id}${e.svcRightURL}`).join('\n'),
       );
@@ -70,7 +70,7 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
   set.action(async (rawSvcId: string, o: Record<string, string | boolean | undefined>) =>
     withContext(run(), async (ctx, out) => {
       const svcId = normaliseSvcId(rawSvcId);
-      const all = await listCatalogue(ctx.db.kysely, true);
+      const all = await listCatalogue(ctx.db, true);
       const current = all.find((e) => e.svcId === svcId);
       const draft: Record<string, unknown> = current
         ? { ...current }
@@ -101,7 +101,7 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
       } catch (e) {
         throw new CliError(e instanceof Error ? e.message : String(e));
       }
-      await upsertServices(ctx.db.kysely, [entry], ctx.clock.now());
+      await ctx.db.write((w) => upsertServices(w, [entry], ctx.clock.now()));
       print(out, entry, () => `${current ? 'updated' : 'added'} ${svcId}`);
     }),
   );
@@ -113,7 +113,7 @@ export function catalogueCommands(cat: Command, run: () => Out): void {
     .action(async (rawSvcId: string, o: { enable?: boolean }) =>
       withContext(run(), async (ctx, out) => {
         const svcId = normaliseSvcId(rawSvcId);
-        const ok = await setServiceDisabled(ctx.db.kysely, svcId, !o.enable, ctx.clock.now());
+        const ok = await ctx.db.write((w) => setServiceDisabled(w, svcId, !o.enable, ctx.clock.now()));
         if (!ok) throw new CliError(`no service ${svcId}`);
         print(out, { svcId, disabled: !o.enable }, () => `${svcId} ${o.enable ? 'enabled' : 'disabled'}`);
       }),

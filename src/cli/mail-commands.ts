@@ -44,7 +44,7 @@ export function mailCommands(mail: Command, run: () => Out): void {
         const limit = o.limit === undefined ? 100 : Number(o.limit);
         if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be a whole number from 1 to 10000');
         const status = o.failed ? 'failed' : o.pending ? 'pending' : undefined;
-        const rows = await listMail(ctx.db.kysely, { ...(status ? { status } : {}), limit });
+        const rows = await listMail(ctx.db, { ...(status ? { status } : {}), limit });
         print(out, rows.map(mailView), () => (rows.length === 0 ? `(no ${status ?? ''}${status ? ' ' : ''}mail)` : rows.map(mailLine).join('\n')));
       }),
     );
@@ -59,7 +59,7 @@ export function mailCommands(mail: Command, run: () => Out): void {
         if (o.all && ids.length > 0) throw new CliError('give ids or --all, not both');
         const bad = ids.find((id) => !/^\d{1,15}$/.test(id));
         if (bad !== undefined) throw new CliError(`not a message id: ${bad}`);
-        const n = await retryFailedMail(ctx.db.kysely, o.all ? 'all' : ids.map(Number), ctx.clock.now());
+        const n = await ctx.db.write((w) => retryFailedMail(w, o.all ? 'all' : ids.map(Number), ctx.clock.now()));
         print(out, { requeued: n }, () => `${n} message${n === 1 ? '' : 's'} queued again`);
       }),
     );

@@ -83,17 +83,14 @@ export function partnerCommands(partner: Command, run: () => Out): void {
     .option('--legacy-open-reads', 'UNSAFE: serve the private view on the api_key alone, as the original service did')
     .action(async (o: { name: string; trusted?: boolean; origin?: string[]; webhook?: string; legacyOpenReads?: boolean }) =>
       withContext(run(), async (ctx, out) => {
-        const created = await createPartner(
-          ctx.db.kysely,
-          {
-            name: o.name,
-            trusted: o.trusted ?? false,
-            origins: (o.origin ?? []).map((u) => checkUrl(u, 'origin')),
-            webhookUrl: o.webhook ? await checkWebhookUrl(ctx, o.webhook) : null,
-            legacyOpenReads: o.legacyOpenReads ?? false,
-          },
-          ctx.clock.now(),
-        );
+        const input = {
+          name: o.name,
+          trusted: o.trusted ?? false,
+          origins: (o.origin ?? []).map((u) => checkUrl(u, 'origin')),
+          webhookUrl: o.webhook ? await checkWebhookUrl(ctx, o.webhook) : null,
+          legacyOpenReads: o.legacyOpenReads ?? false,
+        };
+        const created = await ctx.db.write((w) => createPartner(w, input, ctx.clock.now()));
         print(out, { api_key: created.apiKey, api_token: created.apiToken, webhook_secret: created.partner.webhook_secret, id: created.partner.id }, () =>
           [
             `partner ${created.partner.id} "${o.name}" created`,
@@ -107,7 +104,7 @@ export function partnerCommands(partner: Command, run: () => Out): void {
 
   partner.command('list').action(async () =>
     withContext(run(), async (ctx, out) => {
-      const all = await listPartners(ctx.db.kysely);
+      const all = await listPartners(ctx.db);
       print(out, all.map(partnerView), () =>
         all.length === 0
           ? '(no partners)'
@@ -138,7 +135,7 @@ export function partnerCommands(partner: Command, run: () => Out): void {
         const p = await find(ctx, key);
         const grace = o.grace === undefined ? ctx.config.tokenGraceSeconds : Number(o.grace);
         if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
-        const token = await rotatePartnerToken(ctx.db.kysely, p.id, grace, ctx.clock.now());
+        const token = await ctx.db.write((w) => rotatePartnerToken(w, p.id, grace, ctx.clock.now()));
         print(
           out,
           { api_key: p.api_key, api_token: token, previous_token_valid_seconds: grace },
@@ -153,7 +150,8 @@ export function partnerCommands(partner: Command, run: () => Out): void {
   ] as const) {
     partner.command(`${name} <key>`).action(async (key: string) =>
       withContext(run(), async (ctx, out) => {
-        const p = await updatePartner(ctx.db.kysely, (await find(ctx, key)).id, { suspended }, ctx.clock.now());
+        const id = (await find(ctx, key)).id;
+        const p = await ctx.db.write((w) => updatePartner(w, id, { suspended }, ctx.clock.now()));
         print(out, partnerView(p), () => `partner ${p.id} ${suspended ? 'suspended' : 'resumed'}`);
       }),
     );
@@ -198,7 +196,7 @@ export function partnerCommands(partner: Command, run: () => Out): void {
             else throw new CliError('--rate-limit takes a positive whole number or "default"');
           }
           const before = await find(ctx, key);
-          const p = await updatePartner(ctx.db.kysely, before.id, settings, ctx.clock.now());
+          const p = await ctx.db.write((w) => updatePartner(w, before.id, settings, ctx.clock.now()));
           // The secret is shown once, when this command creates it: the partner's receiver needs it.
           const created = before.webhook_secret === null && p.webhook_secret !== null ? p.webhook_secret : null;
           print(out, { ...partnerView(p), ...(created ? { webhook_secret: created } : {}) }, () =>
@@ -217,7 +215,7 @@ export function partnerCommands(partner: Command, run: () => Out): void {
         if (!p.webhook_url) throw new CliError(`partner ${p.id} has no webhook endpoint: set one with \`idsvc partner set ${p.api_key} --webhook URL\``);
         const grace = o.grace === undefined ? ctx.config.webhookSecretGraceSeconds : Number(o.grace);
         if (!Number.isInteger(grace) || grace < 0) throw new CliError('--grace must be a whole number of seconds');
-        const secret = await rotateWebhookSecret(ctx.db.kysely, p.id, grace, ctx.clock.now());
+        const secret = await ctx.db.write((w) => rotateWebhookSecret(w, p.id, grace, ctx.clock.now()));
         print(
           out,
           { api_key: p.api_key, webhook_secret: secret, previous_secret_signs_seconds: grace },

@@ -35,7 +35,7 @@ export function partnerUsageCommand(partner: Command, run: () => Out): void {
         if (!Number.isInteger(days) || days < 1 || days > USAGE_DAYS) throw new CliError(`--days must be a whole number from 1 to ${USAGE_DAYS}`);
         const p = await findPartner(ctx.db, key);
         if (!p) throw new CliError(`no partner with api_key or id ${key}`);
-        const u = await partnerUsage(ctx.db.kysely, p.id, ctx.clock.now(), days);
+        const u = await partnerUsage(ctx.db, p.id, ctx.clock.now(), days);
         print(
           out,
           {

@@ -69,7 +69,7 @@ export async function runIdsvc(argv: readonly string[], io: CliIo): Promise<numb
     .action(async () =>
       withContext(run(), async (ctx, out) => {
         const { createPartner } = await import('../repositories/partners.js');
-        const created = await createPartner(ctx.db.kysely, { name: 'Demo partner' }, ctx.clock.now());
+        const created = await ctx.db.write((w) => createPartner(w, { name: 'Demo partner' }, ctx.clock.now()));
         print(out, { api_key: created.apiKey, api_token: created.apiToken }, () => `demo partner\napi_key   ${created.apiKey}\napi_token ${created.apiToken}`);
       }),
     );

@@ -25,8 +25,8 @@ function demoKeysFile(config: Config): string {
 async function createDemoPartner(server: RunningServer, config: Config, demoAsked: boolean): Promise<void> {
   const { ctx } = server;
   if (config.nodeEnv === 'production' && !demoAsked) return;
-  if ((await countPartners(ctx.db.kysely)) > 0) return;
-  const created = await createPartner(ctx.db.kysely, { name: 'Demo partner' }, ctx.clock.now());
+  if ((await countPartners(ctx.db)) > 0) return;
+  const created = await ctx.db.write((w) => createPartner(w, { name: 'Demo partner' }, ctx.clock.now()));
   const keysFile = demoKeysFile(config);
   fs.mkdirSync(path.dirname(keysFile), { recursive: true });
   // Removed first so that the mode applies: an existing file would keep its own.

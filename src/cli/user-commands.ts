@@ -94,7 +94,7 @@ export function userCommands(user: Command, run: () => Out): void {
 
   user.command('list').action(async () =>
     withContext(run(), async (ctx, out) => {
-      const all = await listUsers(ctx.db.kysely);
+      const all = await listUsers(ctx.db);
       print(out, all.map(userView), () =>
         all.length === 0
           ? '(no users)'
@@ -106,7 +106,7 @@ export function userCommands(user: Command, run: () => Out): void {
   );
 
   const find = async (ctx: Parameters<Parameters<typeof withContext>[1]>[0], who: string) => {
-    const u = await findUserForOperator(ctx.db.kysely, who);
+    const u = await findUserForOperator(ctx.db, who);
     if (!u) throw new CliError(`no user ${who.includes('@') ? 'with that e-mail address' : who}`);
     return u;
   };
@@ -154,7 +154,7 @@ export function userCommands(user: Command, run: () => Out): void {
       if (o.optOut) await setOptIn(ctx, u, false);
       await saveProfile(ctx, u, values, publicFields);
       if (o.optIn) await setOptIn(ctx, u, true);
-      if (discoverable !== undefined) await setUserFlags(ctx.db.kysely, u.id, { discoverable }, ctx.clock.now());
+      if (discoverable !== undefined) await ctx.db.write((w) => setUserFlags(w, u.id, { discoverable }, ctx.clock.now()));
       const after = await find(ctx, who);
       print(out, userView(after), () => userText(after));
     }),
@@ -166,7 +166,7 @@ export function userCommands(user: Command, run: () => Out): void {
     .action(async (who: string, o: { off?: boolean }) =>
       withContext(run(), async (ctx, out) => {
         const u = await find(ctx, who);
-        await setUserFlags(ctx.db.kysely, u.id, { pro: !o.off }, ctx.clock.now());
+        await ctx.db.write((w) => setUserFlags(w, u.id, { pro: !o.off }, ctx.clock.now()));
         print(out, { userId: u.user_id, pro: !o.off }, () => `${u.user_id} is ${o.off ? 'no longer ' : ''}pro`);
       }),
     );
@@ -178,7 +178,7 @@ export function userCommands(user: Command, run: () => Out): void {
       withContext(run(), async (ctx, out) => {
         if (role !== 'operator' && role !== 'none') throw new CliError('role must be operator or none');
         const u = await find(ctx, who);
-        await setUserRole(ctx.db.kysely, u.id, role, ctx.clock.now());
+        await ctx.db.write((w) => setUserRole(w, u.id, role, ctx.clock.now()));
         print(out, { userId: u.user_id, role }, () => (role === 'operator' ? `${u.user_id} is an operator` : `${u.user_id} is no longer an operator`));
       }),
     );

@@ -13,7 +13,7 @@ export function userVerifyCommand(user: Command, run: () => Out): void {
     .option('--clear', "remove the operator's mark")
     .action(async (who: string, rawSvcId: string, o: { clear?: boolean }) =>
       withContext(run(), async (ctx, out) => {
-        const u = await findUserForOperator(ctx.db.kysely, who);
+        const u = await findUserForOperator(ctx.db, who);
         if (!u) throw new CliError(`no user ${who.includes('@') ? 'with that e-mail address' : who}`);
         const svcId = normaliseSvcId(rawSvcId);
         const svc = (await ctx.catalogue.get()).byId.get(svcId);

@@ -1,53 +1,19 @@
-// One Kysely handle over either dialect. Dialect differences live here and in the migration only.
+// The database handle over either dialect (db/handle.ts): its connections, its reads and its one
+// way to write. Dialect differences live here, in db/ and in the repositories only.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
-import { initialMigration } from './migrations/001-initial.js';
-import { siteMigration } from './migrations/002-site.js';
-import { partnerChangesMigration } from './migrations/003-partner-changes.js';
-import { partnerVersionMigration } from './migrations/004-partner-version.js';
-import { servicePopularityMigration } from './migrations/005-service-popularity.js';
-import { visibilityAnnouncedMigration } from './migrations/008-visibility-announced.js';
-import { discoverableOffMigration } from './migrations/006-discoverable-off.js';
-import { mailOwnershipMigration } from './migrations/007-mail-ownership.js';
-import { webhookSecretRotationMigration } from './migrations/009-webhook-secret-rotation.js';
-import { partnerTokenLookupMigration } from './migrations/010-partner-token-lookup.js';
-import { discoveryMigration } from './migrations/011-discovery.js';
-import { answerCacheFeedMigration } from './migrations/012-answer-cache-feed.js';
-import { answerFeedTriggersMigration } from './migrations/013-answer-feed-triggers.js';
-import { verificationEvidenceMigration } from './migrations/014-verification-evidence.js';
-import { proofUrlsMigration } from './migrations/015-proof-urls.js';
-import { oneChangeFeedMigration } from './migrations/016-one-change-feed.js';
-import { photoAvatarsMigration } from './migrations/017-photo-avatars.js';
-import { passkeysMigration } from './migrations/018-passkeys.js';
-import { providerConnectionsMigration } from './migrations/019-provider-connections.js';
-import { partnerApplicationsMigration } from './migrations/020-partner-applications.js';
-import { partnerUsageMigration } from './migrations/021-partner-usage.js';
 import { withStatementCache } from './statement-cache.js';
+import { GroupCommit } from './group-commit.js';
+import type { Connections, Db, Params, Statement } from './handle.js';
+import { migrationsFor } from './migrations/index.js';
 import { createPgPool } from './pg-pool.js';
 
-export type DialectName = 'sqlite' | 'postgres';
-
-export interface Db {
-  readonly kysely: Kysely<Database>;
-  readonly dialect: DialectName;
-  /** The raw better-sqlite3 handle (Kysely's one connection, the writer), for the few hot paths that use prepared statements directly. */
-  readonly sqlite: SQLite.Database | null;
-  /** SQLite only: a second connection for hot-path reads outside transactions (see db/prepared.ts). */
-  readonly reader: SQLite.Database | null;
-  readonly pgPool: pg.Pool | null;
-  /** The PostgreSQL schema in use, when one was named. */
-  readonly pgSchema: string | null;
-  /** Emits `connection-lost` (err) when a pooled PostgreSQL connection dies; the pool replaces it on demand. */
-  readonly events: EventEmitter;
-  /** Runs `fn` without the statement timeout (migrations). */
-  unbounded<T>(fn: () => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
+export type { Db } from './handle.js';
 
 // BIGINT columns hold millisecond times and ids; they fit in a double, so read them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -111,20 +77,17 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader.pragma('query_only = ON');
     }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-    return {
+    return handleOver(
       kysely,
-      dialect: 'sqlite',
-      sqlite: raw,
-      reader,
-      pgPool: null,
-      pgSchema: null,
-      events: new EventEmitter(),
-      unbounded: (fn) => fn(),
-      async close() {
+      { dialect: 'sqlite', sqlite: raw, reader, pgPool: null },
+      null,
+      new EventEmitter(),
+      (fn) => fn(),
+      async () => {
         await kysely.destroy();
         if (reader !== raw) reader.close();
       },
-    };
+    );
   }
   const schema = options.pgSchema;
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');
@@ -142,45 +105,35 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const events = new EventEmitter();
   const bounded = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: bounded.forKysely }) });
-  return {
-    kysely,
-    dialect: 'postgres',
-    sqlite: null,
-    reader: null,
-    pgPool: bounded.pool,
-    pgSchema: schema ?? null,
-    events,
-    unbounded: bounded.unbounded,
-    async close() {
-      await kysely.destroy();
-    },
-  };
+  return handleOver(kysely, { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool }, schema ?? null, events, bounded.unbounded, () =>
+    kysely.destroy(),
+  );
 }
 
-/** Every migration by name, in the order they run. */
-export function migrationsFor(dialect: DialectName): Record<string, Migration> {
+/**
+ * The database as a handle: reads on its own connections (the reader on SQLite, the pool on
+ * PostgreSQL) and writes through group commit, which on PostgreSQL is a transaction per write.
+ * The methods are made once here, so a read costs no object of its own.
+ */
+function handleOver(
+  kysely: Kysely<Database>,
+  conns: Connections,
+  pgSchema: string | null,
+  events: EventEmitter,
+  unbounded: Db['unbounded'],
+  close: () => Promise<void>,
+): Db {
+  const commits = new GroupCommit(conns, kysely);
   return {
-    '001-initial': initialMigration(dialect),
-    '002-site': siteMigration(),
-    '003-partner-changes': partnerChangesMigration(dialect),
-    '004-partner-version': partnerVersionMigration(dialect),
-    '005-service-popularity': servicePopularityMigration(dialect),
-    '006-discoverable-off': discoverableOffMigration(dialect),
-    '007-mail-ownership': mailOwnershipMigration(dialect),
-    '008-visibility-announced': visibilityAnnouncedMigration(),
-    '009-webhook-secret-rotation': webhookSecretRotationMigration(),
-    '010-partner-token-lookup': partnerTokenLookupMigration(),
-    '011-discovery': discoveryMigration(dialect),
-    '012-answer-cache-feed': answerCacheFeedMigration(dialect),
-    '013-answer-feed-triggers': answerFeedTriggersMigration(dialect),
-    '014-verification-evidence': verificationEvidenceMigration(),
-    '015-proof-urls': proofUrlsMigration(),
-    '016-one-change-feed': oneChangeFeedMigration(dialect),
-    '017-photo-avatars': photoAvatarsMigration(dialect),
-    '018-passkeys': passkeysMigration(dialect),
-    '019-provider-connections': providerConnectionsMigration(dialect),
-    '020-partner-applications': partnerApplicationsMigration(dialect),
-    '021-partner-usage': partnerUsageMigration(),
+    ...conns,
+    kysely,
+    pgSchema,
+    events,
+    unbounded,
+    close,
+    get: <Row>(s: Statement<Row>, ...params: Params) => s.get(conns, ...params),
+    all: <Row>(s: Statement<Row>, ...params: Params) => s.all(conns, ...params),
+    write: (work) => commits.run(work),
   };
 }
 

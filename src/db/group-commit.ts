@@ -8,11 +8,12 @@
 //
 // PostgreSQL needs none of this: each write gets its own transaction on a pooled connection, and
 // the server already flushes concurrent commits together.
-import type { ControlledTransaction, Transaction } from 'kysely';
-import type { Db } from './database.js';
-import type { Database, Queryable } from './schema.js';
+import type { ControlledTransaction, Kysely } from 'kysely';
+import type { Connections, Write } from './handle.js';
+import { TxHandle } from './prepared.js';
+import type { Database } from './schema.js';
 
-type Work<T> = (tx: Transaction<Database>) => Promise<T>;
+type Work<T> = (w: Write) => Promise<T>;
 
 interface Job {
   work: Work<unknown>;
@@ -30,12 +31,15 @@ export class GroupCommit {
   private draining = false;
   private statements: Record<'lock' | 'savepoint' | 'release' | 'rollback', { run(): unknown }> | undefined;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly conns: Connections,
+    private readonly kysely: Kysely<Database>,
+  ) {}
 
   /** Runs `work` in a transaction and resolves once that transaction is committed. */
   run<T>(work: Work<T>): Promise<T> {
-    const raw = this.db.sqlite;
-    if (!raw) return this.db.kysely.transaction().execute(work);
+    const raw = this.conns.sqlite;
+    if (!raw) return this.kysely.transaction().execute((tx) => work(new TxHandle(this.conns, tx)));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
       if (!this.draining) {
@@ -48,16 +52,7 @@ export class GroupCommit {
     });
   }
 
-  /**
-   * A write that is one statement: joins the next commit on SQLite; on PostgreSQL it is sent alone
-   * on a pooled connection, committed by itself, without the round trips of BEGIN and COMMIT.
-   */
-  runStatement<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
-    if (!this.db.sqlite) return work(this.db.kysely);
-    return this.run(work);
-  }
-
-  private async drain(raw: NonNullable<Db['sqlite']>): Promise<void> {
+  private async drain(raw: NonNullable<Connections['sqlite']>): Promise<void> {
     this.statements ??= {
       // A write that changes nothing, run first: it takes the write lock at the start, waiting up
       // to busy_timeout for another process (the CLI, another instance). Taken later, after the
@@ -81,12 +76,13 @@ export class GroupCommit {
         let tx: ControlledTransaction<Database> | null = null;
         try {
           // Kysely's transaction holds its one connection, so nothing else runs inside this one.
-          tx = await this.db.kysely.startTransaction().execute();
+          tx = await this.kysely.startTransaction().execute();
+          const w = new TxHandle(this.conns, tx);
           lock.run();
           for (const job of batch) {
             savepoint.run();
             try {
-              outcomes.push({ ok: true, value: await job.work(tx) });
+              outcomes.push({ ok: true, value: await job.work(w) });
               release.run();
             } catch (err) {
               if (!raw.inTransaction) {

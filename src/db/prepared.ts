@@ -4,27 +4,15 @@
 // statements on SQLite, named (server-side prepared) statements on PostgreSQL. Everything else
 // keeps using Kysely.
 //
-// Reads outside a transaction go to `db.reader` on SQLite, a second connection that sees only
-// committed data and never waits behind the writer's open transaction (WAL). Inside a transaction
-// the statement must run on that transaction's connection: pass the `tx`.
+// Repositories run them through their handle (db/handle.ts): on the database, a read goes to
+// `db.reader` on SQLite, a second connection that sees only committed data and never waits behind
+// the writer's open transaction (WAL); on a write's handle, to that write's connection.
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Transaction } from 'kysely';
-import type { Db } from './database.js';
+import type { Connections, Params, Statement, Write } from './handle.js';
 import type { Database } from './schema.js';
 
-type Params = readonly (string | number | null)[];
-
-export interface Statement<Row> {
-  /** All rows, outside any transaction. */
-  all(db: Db, ...params: Params): Promise<Row[]>;
-  /** The first row, outside any transaction. */
-  get(db: Db, ...params: Params): Promise<Row | undefined>;
-  /** All rows, on a transaction's connection. */
-  allIn(db: Db, tx: Transaction<Database>, ...params: Params): Promise<Row[]>;
-  getIn(db: Db, tx: Transaction<Database>, ...params: Params): Promise<Row | undefined>;
-  /** Runs a write on a transaction's connection; the number of rows changed. */
-  runIn(db: Db, tx: Transaction<Database>, ...params: Params): Promise<number>;
-}
+export type { Statement } from './handle.js';
 
 let counter = 0;
 
@@ -59,7 +47,7 @@ export function statement<Row>(text: string, options: StatementOptions = {}): St
     }
     return s;
   };
-  const pgRows = async (db: Db, params: Params) =>
+  const pgRows = async (db: Connections, params: Params) =>
     (await db.pgPool!.query({ name, text: pgText, values: params as unknown[], ...(arrays ? { rowMode: 'array' as const } : {}) })).rows as Row[];
   const txRows = async (tx: Transaction<Database>, params: Params) => {
     const rows = (await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).rows as Record<string, unknown>[];
@@ -93,26 +81,26 @@ export function statement<Row>(text: string, options: StatementOptions = {}): St
   };
 }
 
-/** Where statements run: `onReader(db)` outside transactions, `inTx(db, tx)` inside one. */
-export interface Exec {
-  get<Row>(s: Statement<Row>, ...params: Params): Promise<Row | undefined>;
-  all<Row>(s: Statement<Row>, ...params: Params): Promise<Row[]>;
-  /** Writes; only inside a transaction. */
-  run(s: Statement<unknown>, ...params: Params): Promise<number>;
-}
+/** The handle a write's work gets: statements and the query builder on its transaction's connection. */
+export class TxHandle implements Write {
+  readonly dialect: Connections['dialect'];
 
-export function onReader(db: Db): Exec {
-  return {
-    get: (s, ...p) => s.get(db, ...p),
-    all: (s, ...p) => s.all(db, ...p),
-    run: () => Promise.reject(new Error('writes need a transaction: use inTx()')),
-  };
-}
+  constructor(
+    private readonly conns: Connections,
+    readonly kysely: Transaction<Database>,
+  ) {
+    this.dialect = conns.dialect;
+  }
 
-export function inTx(db: Db, tx: Transaction<Database>): Exec {
-  return {
-    get: (s, ...p) => s.getIn(db, tx, ...p),
-    all: (s, ...p) => s.allIn(db, tx, ...p),
-    run: (s, ...p) => s.runIn(db, tx, ...p),
-  };
+  get<Row>(s: Statement<Row>, ...params: Params): Promise<Row | undefined> {
+    return s.getIn(this.conns, this.kysely, ...params);
+  }
+
+  all<Row>(s: Statement<Row>, ...params: Params): Promise<Row[]> {
+    return s.allIn(this.conns, this.kysely, ...params);
+  }
+
+  run(s: Statement<unknown>, ...params: Params): Promise<number> {
+    return s.runIn(this.conns, this.kysely, ...params);
+  }
 }

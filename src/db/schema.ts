@@ -1,6 +1,6 @@
 // Row types of every table. Booleans are stored as 0/1 integers and times as Unix milliseconds on
 // both dialects, so that one query path serves SQLite and PostgreSQL without per-dialect mapping.
-import type { Generated, Kysely, Selectable, Transaction } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 type Bool = number; // 0 | 1
 type Millis = number;
@@ -453,8 +453,3 @@ export type CentralIdentityRow = Selectable<CentralIdentitiesTable>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type MailRow = Selectable<MailQueueTable>;
 export type EmailTokenRow = Selectable<EmailTokensTable>;
-
-/** A transaction, for rules that must commit with the statements they make (services pass it to repositories). */
-export type Tx = Transaction<Database>;
-/** The database or a transaction on it. */
-export type Queryable = Kysely<Database> | Tx;

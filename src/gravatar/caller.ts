@@ -39,7 +39,7 @@ export async function countAnonymous(ctx: AppContext, request: FastifyRequest, r
 export async function profileReader(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Partner | null> {
   const header = request.headers.authorization;
   const token = header === undefined ? undefined : /^Bearer +([^\s]{1,256})$/i.exec(header)?.[1];
-  const partner = token === undefined ? undefined : await findPartnerByToken(ctx.db.kysely, token, ctx.clock.now());
+  const partner = token === undefined ? undefined : await findPartnerByToken(ctx.db, token, ctx.clock.now());
   if (!partner) {
     await countAnonymous(ctx, request, reply, 'profiles');
     if (header !== undefined) throw errors.invalidApiToken('The Authorization header must be "Bearer" and a partner\'s api_token');

@@ -139,11 +139,11 @@ export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Ren
 export async function photoAvatar(ctx: AppContext, userRef: number, size: number): Promise<RenderedPhoto | undefined> {
   // Twice at most: the photo can be replaced between reading its digest and reading it.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const stamp = await photoStampOf(ctx.db.kysely, userRef);
+    const stamp = await photoStampOf(ctx.db, userRef);
     if (!stamp) return undefined;
     const kept = renderedPhoto(stamp.digest, size);
     if (kept) return kept;
-    const photo = await photoByDigest(ctx.db.kysely, userRef, stamp.digest);
+    const photo = await photoByDigest(ctx.db, userRef, stamp.digest);
     if (photo) return renderPhoto(photo, size);
   }
   return undefined;

@@ -30,7 +30,7 @@ export function parseProfileIdentifier(raw: string): AccountLookup | undefined {
 
 /** A visible account by identifier; undefined for unknown, hidden and unproven accounts alike. */
 export async function findVisibleAccount(ctx: AppContext, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
-  const account = await findProfileAccount(ctx.db.kysely, lookup);
+  const account = await findProfileAccount(ctx.db, lookup);
   return account?.visible ? account : undefined;
 }
 
@@ -65,7 +65,7 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
   const snap = await ctx.catalogue.get();
   const verified: GravatarVerifiedAccount[] = [];
   const links: GravatarLink[] = [];
-  const identities = (await listCentralIdentities(ctx.db.kysely, account.ref))
+  const identities = (await listCentralIdentities(ctx.db, account.ref))
     .flatMap((i) => {
       const svc = snap.byId.get(i.svcId); // a disabled service is kept, not shown
       const url = svc ? buildProfileUrl(svc, i.usrSvcId) : '';
@@ -80,7 +80,7 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
   const f = account.publicFields;
   const hash = shownHash(account, lookup);
   const name = nameOf(account);
-  const hasPhoto = (await photoStampOf(ctx.db.kysely, account.ref)) !== undefined;
+  const hasPhoto = (await photoStampOf(ctx.db, account.ref)) !== undefined;
   const profile: GravatarProfile = {
     hash,
     display_name: name,

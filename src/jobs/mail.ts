@@ -71,7 +71,7 @@ async function sendOne(ctx: AppContext, log: FastifyBaseLogger, row: MailRow, no
       text: row.text_body ?? '',
       html: row.html_body ?? '',
     });
-    await markMailSent(ctx.db.kysely, row.id, attempts, ctx.clock.now());
+    await ctx.db.write((w) => markMailSent(w, row.id, attempts, ctx.clock.now()));
     if (delivery.file) log.info({ mailId: row.id, kind: row.kind, file: delivery.file }, 'mail written to file');
     else log.info({ mailId: row.id, kind: row.kind, attempts }, 'mail sent');
   } catch (err) {
@@ -80,11 +80,11 @@ async function sendOne(ctx: AppContext, log: FastifyBaseLogger, row: MailRow, no
     const detail = { mailId: row.id, kind: row.kind, attempts, code: e.code, responseCode: e.responseCode };
     const next = now + mailBackoffMs(attempts);
     if (refusedForGood(e) || next - row.created_at > MAIL_GIVE_UP_AFTER_MS) {
-      await markMailFailed(ctx.db.kysely, row.id, attempts, error);
+      await ctx.db.write((w) => markMailFailed(w, row.id, attempts, error));
       log.error(detail, 'mail failed: see idsvc mail list --failed');
       return;
     }
-    await markMailRetry(ctx.db.kysely, row.id, attempts, error, next);
+    await ctx.db.write((w) => markMailRetry(w, row.id, attempts, error, next));
     log.warn({ ...detail, retryInSeconds: Math.round((next - now) / 1000) }, 'mail not sent yet; will retry');
   }
 }
@@ -94,7 +94,7 @@ export async function sendDueMail(ctx: AppContext, log: FastifyBaseLogger): Prom
   let attempted = 0;
   for (; attempted < BATCH; attempted++) {
     const now = ctx.clock.now();
-    const [row] = await claimDueMail(ctx.db.kysely, now, now + mailLeaseMs(ctx), 1);
+    const [row] = await ctx.db.write((w) => claimDueMail(w, now, now + mailLeaseMs(ctx), 1));
     if (!row) break;
     await sendOne(ctx, log, row, now);
   }

@@ -20,11 +20,13 @@ export const LINK_EVENTS_KEPT_MS = 31 * 24 * 3600 * 1000;
 
 export async function sweepSite(ctx: AppContext): Promise<void> {
   const now = ctx.clock.now();
-  await deleteExpiredSessions(ctx.db.kysely, now);
-  await deleteExpiredChallenges(ctx.db.kysely, now);
-  await deleteExpiredFlows(ctx.db.kysely, now);
-  await deleteAttemptsBefore(ctx.db.kysely, now - ATTEMPTS_KEPT_MS);
-  await deleteOldMail(ctx.db.kysely, now - MAIL_KEPT_MS);
-  await deleteLinkEventsBefore(ctx.db.kysely, now - LINK_EVENTS_KEPT_MS);
+  await ctx.db.write(async (w) => {
+    await deleteExpiredSessions(w, now);
+    await deleteExpiredChallenges(w, now);
+    await deleteExpiredFlows(w, now);
+    await deleteAttemptsBefore(w, now - ATTEMPTS_KEPT_MS);
+    await deleteOldMail(w, now - MAIL_KEPT_MS);
+    await deleteLinkEventsBefore(w, now - LINK_EVENTS_KEPT_MS);
+  });
   await sweepUnproven(ctx);
 }

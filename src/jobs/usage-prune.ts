@@ -6,5 +6,5 @@ import { pruneUsage } from '../services/usage.js';
 export const USAGE_PRUNE_EVERY_MS = 3600_000;
 
 export async function pruneOldUsage(ctx: AppContext): Promise<void> {
-  await pruneUsage(ctx.db.kysely, ctx.clock.now());
+  await pruneUsage(ctx.db, ctx.clock.now());
 }

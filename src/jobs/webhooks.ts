@@ -98,13 +98,13 @@ type Outcome = {
 /** The user hid (or was deleted) after the event was written: what it says is no longer theirs to give. */
 async function isWithheld(ctx: AppContext, row: OutboxRow): Promise<boolean> {
   if (row.user_ref === null || SENT_WHILE_NOT_VISIBLE.has(row.event_type)) return false;
-  return !isVisible(await visibilityOf(ctx.db.kysely, row.user_ref));
+  return !isVisible(await visibilityOf(ctx.db, row.user_ref));
 }
 
 async function deliver(ctx: AppContext, row: OutboxRow, now: number): Promise<Outcome> {
   if (await isWithheld(ctx, row))
     return { status: 'suppressed', error: 'not sent: the user is not visible to partners any more (hidden, not opted in or deleted)' };
-  const partner = await findWebhookTarget(ctx.db.kysely, row.partner_id);
+  const partner = await findWebhookTarget(ctx.db, row.partner_id);
   if (!partner?.webhook_url || !partner.webhook_secret) return { status: 'skipped', error: 'no webhook endpoint configured' };
   if (partner.webhook_disabled) return { status: 'skipped', error: 'endpoint disabled after 410 Gone' };
   const res = await postWebhook(ctx, { ...partner, webhook_url: partner.webhook_url }, row.event_id, row.payload, now);
@@ -124,19 +124,21 @@ export async function deliverDueWebhooks(ctx: AppContext): Promise<number> {
   let attempted = 0;
   for (; attempted < BATCH; attempted++) {
     const now = ctx.clock.now();
-    const [row] = await claimDueEvents(ctx.db.kysely, now, now + webhookLeaseMs(ctx), 1);
+    const [row] = await ctx.db.write((w) => claimDueEvents(w, now, now + webhookLeaseMs(ctx), 1));
     if (!row) break;
     const outcome = await deliver(ctx, row, now);
-    await recordDelivery(ctx.db.kysely, row.id, {
-      status: outcome.status,
-      attempts: outcome.status === 'skipped' || outcome.status === 'suppressed' ? row.attempts : row.attempts + 1,
-      error: outcome.error,
-      ...(outcome.status === 'delivered' ? { deliveredAt: now } : {}),
-      ...(outcome.nextAttemptAt !== undefined ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
-      ...(outcome.answerStatus !== undefined ? { answerStatus: outcome.answerStatus } : {}),
-    });
+    await ctx.db.write((w) =>
+      recordDelivery(w, row.id, {
+        status: outcome.status,
+        attempts: outcome.status === 'skipped' || outcome.status === 'suppressed' ? row.attempts : row.attempts + 1,
+        error: outcome.error,
+        ...(outcome.status === 'delivered' ? { deliveredAt: now } : {}),
+        ...(outcome.nextAttemptAt !== undefined ? { nextAttemptAt: outcome.nextAttemptAt } : {}),
+        ...(outcome.answerStatus !== undefined ? { answerStatus: outcome.answerStatus } : {}),
+      }),
+    );
     if (outcome.disableEndpoint) {
-      await disablePartnerWebhook(ctx.db.kysely, row.partner_id, now);
+      await ctx.db.write((w) => disablePartnerWebhook(w, row.partner_id, now));
     }
   }
   return attempted;

@@ -2,21 +2,29 @@
 // of `answer_changes`, each a tag naming what a committed change touched. `read()` gives the tags committed since the previous reading,
 // or 'all' when the reader cannot know (rows pruned before it read them).
 import type SQLite from 'better-sqlite3';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 
 /** At most this many changes are read at once; a reader further behind starts afresh. */
 const FEED_BATCH = 1000;
 
 export interface FeedReader {
   read(): Promise<string[] | 'all'>;
+  /** Whether a reading is a synchronous read on this machine (SQLite's read connection), with no round trip. */
+  readonly local: boolean;
+}
+
+/** The feed of this database. */
+export function feedReader(db: Db): FeedReader {
+  return db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
 }
 
 /** SQLite: one writer at a time, so ids follow commit order without holes; read past the last one seen. */
-export function sqliteFeedReader(reader: SQLite.Database): FeedReader {
+function sqliteFeedReader(reader: SQLite.Database): FeedReader {
   const latest = reader.prepare('SELECT coalesce(max(id), 0) FROM answer_changes').pluck();
   const after = reader.prepare(`SELECT id, tag FROM answer_changes WHERE id > ? ORDER BY id LIMIT ${FEED_BATCH + 1}`);
   let lastSeen = latest.get() as number;
   return {
+    local: true,
     async read() {
       const rows = after.all(lastSeen) as { id: number; tag: string }[];
       if (rows.length === 0) return [];
@@ -45,11 +53,12 @@ const PG_READ = {
  * asks for the rows of transactions from the previous reading's xmin on, and skips the rows it
  * already gave (a transaction still running then may commit later: its rows come in a later reading).
  */
-export function pgFeedReader(db: Db): FeedReader {
+function pgFeedReader(db: Db): FeedReader {
   const pool = db.pgPool!;
   let since: number | null = null;
   const seen = new Map<number, number>();
   return {
+    local: false,
     async read() {
       const first = since === null;
       const { rows } = await pool.query<PgFeedRow>({ ...PG_READ, values: [since ?? 0] });

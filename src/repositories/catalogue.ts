@@ -1,7 +1,7 @@
 // The catalogue table. Every change bumps `catalogue_version` so running servers notice a CLI edit
 // without a restart (see services/catalogue-cache.ts).
-import type { Kysely } from 'kysely';
-import type { Database, Queryable, ServiceRow } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
+import type { ServiceRow } from '../db/schema.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { isUrlBuilder } from '../catalogue/profile-url.js';
 
@@ -43,28 +43,28 @@ function entryToRow(e: CatalogueEntry, now: number): ServiceRow {
   };
 }
 
-export async function catalogueVersion(db: Queryable): Promise<string> {
-  const row = await db.selectFrom('settings').select('value').where('key', '=', 'catalogue_version').executeTakeFirst();
+export async function catalogueVersion(db: Handle): Promise<string> {
+  const row = await db.kysely.selectFrom('settings').select('value').where('key', '=', 'catalogue_version').executeTakeFirst();
   return row?.value ?? '0';
 }
 
-async function bumpVersion(db: Queryable, now: number): Promise<void> {
+async function bumpVersion(db: Write, now: number): Promise<void> {
   const value = `${now}-${Math.random().toString(36).slice(2, 10)}`;
-  await db
+  await db.kysely
     .insertInto('settings')
     .values({ key: 'catalogue_version', value })
     .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
     .execute();
 }
 
-export async function listCatalogue(db: Queryable, includeDisabled = true): Promise<CatalogueEntry[]> {
-  let q = db.selectFrom('services').selectAll().orderBy('svc_id');
+export async function listCatalogue(db: Handle, includeDisabled = true): Promise<CatalogueEntry[]> {
+  let q = db.kysely.selectFrom('services').selectAll().orderBy('svc_id');
   if (!includeDisabled) q = q.where('disabled', '=', 0);
   return (await q.execute()).map(rowToEntry);
 }
 
-export async function countServices(db: Queryable): Promise<number> {
-  const r = await db
+export async function countServices(db: Handle): Promise<number> {
+  const r = await db.kysely
     .selectFrom('services')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
@@ -72,29 +72,27 @@ export async function countServices(db: Queryable): Promise<number> {
 }
 
 /** Inserts or replaces entries; returns how many were new and how many changed. */
-export async function upsertServices(db: Kysely<Database>, entries: CatalogueEntry[], now: number): Promise<{ added: number; updated: number }> {
-  return db.transaction().execute(async (tx) => {
-    const existing = new Set((await tx.selectFrom('services').select('svc_id').execute()).map((r) => r.svc_id));
-    let added = 0;
-    let updated = 0;
-    for (const e of entries) {
-      const row = entryToRow(e, now);
-      const { svc_id: _id, ...rest } = row;
-      await tx
-        .insertInto('services')
-        .values(row)
-        .onConflict((oc) => oc.column('svc_id').doUpdateSet(rest))
-        .execute();
-      if (existing.has(e.svcId)) updated++;
-      else added++;
-    }
-    await bumpVersion(tx, now);
-    return { added, updated };
-  });
+export async function upsertServices(w: Write, entries: CatalogueEntry[], now: number): Promise<{ added: number; updated: number }> {
+  const existing = new Set((await w.kysely.selectFrom('services').select('svc_id').execute()).map((r) => r.svc_id));
+  let added = 0;
+  let updated = 0;
+  for (const e of entries) {
+    const row = entryToRow(e, now);
+    const { svc_id: _id, ...rest } = row;
+    await w.kysely
+      .insertInto('services')
+      .values(row)
+      .onConflict((oc) => oc.column('svc_id').doUpdateSet(rest))
+      .execute();
+    if (existing.has(e.svcId)) updated++;
+    else added++;
+  }
+  await bumpVersion(w, now);
+  return { added, updated };
 }
 
-export async function setServiceDisabled(db: Queryable, svcId: string, disabled: boolean, now: number): Promise<boolean> {
-  const r = await db
+export async function setServiceDisabled(db: Write, svcId: string, disabled: boolean, now: number): Promise<boolean> {
+  const r = await db.kysely
     .updateTable('services')
     .set({ disabled: disabled ? 1 : 0, updated_at: now })
     .where('svc_id', '=', svcId)
@@ -104,7 +102,7 @@ export async function setServiceDisabled(db: Queryable, svcId: string, disabled:
 }
 
 /** Opted-in users per service (SPEC §4.2), as the triggers of migration 005 keep them. */
-export async function popularityCounts(db: Queryable): Promise<Map<string, number>> {
-  const rows = await db.selectFrom('service_popularity').select(['svc_id', 'user_count']).where('user_count', '>', 0).execute();
+export async function popularityCounts(db: Handle): Promise<Map<string, number>> {
+  const rows = await db.kysely.selectFrom('service_popularity').select(['svc_id', 'user_count']).where('user_count', '>', 0).execute();
   return new Map(rows.map((r) => [r.svc_id, Number(r.user_count)]));
 }

@@ -1,8 +1,9 @@
 // The central repository (SPEC §3): one entry per user and service. Rows leave this module with
 // `verified` as a boolean.
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import { statement, type Exec, type Statement } from '../db/prepared.js';
-import type { CentralIdentityRow, Database, Queryable, Tx } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
+import type { ExpressionBuilder } from 'kysely';
+import { statement, type Statement } from '../db/prepared.js';
+import type { CentralIdentityRow, Database } from '../db/schema.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { allByAccountIdentifier, type ByAccountIdentifier } from './people.js';
 import type { VerificationMethod } from '../verification/methods.js';
@@ -49,7 +50,7 @@ const entriesOfUser: Record<Evidence, Statement<CentralEntryRow>> = {
 };
 
 /** The user's entries, in no particular order. */
-export async function centralEntriesOfUser(q: Exec, userRef: number, evidence: Evidence): Promise<CentralEntry[]> {
+export async function centralEntriesOfUser(q: Handle, userRef: number, evidence: Evidence): Promise<CentralEntry[]> {
   const rows = await q.all(entriesOfUser[evidence], userRef);
   // In place: the rows are this call's own, and a copy per row would cost more than the query.
   for (const r of rows) r.verified = r.verified === 1;
@@ -105,7 +106,7 @@ const publicBy: Record<Evidence, ByAccountIdentifier<PublicRowAsStored>> = {
 };
 
 /** The account a partner's identifier names with its entries; no rows when it names nobody (unproven accounts included). */
-export async function publicRowsByIdentifier(q: Exec, id: ParsedIdentifier, evidence: Evidence): Promise<PublicRow[]> {
+export async function publicRowsByIdentifier(q: Handle, id: ParsedIdentifier, evidence: Evidence): Promise<PublicRow[]> {
   const rows = await allByAccountIdentifier(q, publicBy[evidence], id);
   for (const r of rows) {
     r[0] = r[0] === 1;
@@ -115,17 +116,17 @@ export async function publicRowsByIdentifier(q: Exec, id: ParsedIdentifier, evid
   return rows as PublicRow[];
 }
 
-export async function findCentralIdentity(db: Queryable, userRef: number, svcId: string): Promise<CentralIdentity | undefined> {
-  const row = await db.selectFrom('central_identities').selectAll().where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst();
+export async function findCentralIdentity(db: Handle, userRef: number, svcId: string): Promise<CentralIdentity | undefined> {
+  const row = await db.kysely.selectFrom('central_identities').selectAll().where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst();
   return row && toCentralIdentity(row);
 }
 
 export async function insertCentralIdentity(
-  tx: Tx,
+  w: Write,
   entry: { userRef: number; svcId: string; usrSvcId: string; usrSvcIdNorm: string; sourcePartnerId: number | null },
   now: number,
 ): Promise<CentralIdentity> {
-  const row = await tx
+  const row = await w.kysely
     .insertInto('central_identities')
     .values({
       user_ref: entry.userRef,
@@ -147,12 +148,12 @@ export async function insertCentralIdentity(
 
 /** A new identifier for an entry: unverified and unchecked again, from its new source, without the old one's proof address. */
 export async function replaceCentralIdentity(
-  tx: Tx,
+  w: Write,
   id: number,
   entry: { usrSvcId: string; usrSvcIdNorm: string; sourcePartnerId: number | null },
   now: number,
 ): Promise<CentralIdentity> {
-  const row = await tx
+  const row = await w.kysely
     .updateTable('central_identities')
     .set({
       usr_svc_id: entry.usrSvcId,
@@ -176,8 +177,8 @@ export async function replaceCentralIdentity(
 }
 
 /** The account behind a verified entry was renamed at its service: the entry follows, keeping its mark. */
-export async function renameCentralIdentity(tx: Tx, id: number, entry: { usrSvcId: string; usrSvcIdNorm: string }, now: number): Promise<CentralIdentity> {
-  const row = await tx
+export async function renameCentralIdentity(tx: Write, id: number, entry: { usrSvcId: string; usrSvcIdNorm: string }, now: number): Promise<CentralIdentity> {
+  const row = await tx.kysely
     .updateTable('central_identities')
     .set({ usr_svc_id: entry.usrSvcId, usr_svc_id_norm: entry.usrSvcIdNorm, updated_at: now })
     .where('id', '=', id)
@@ -187,30 +188,30 @@ export async function renameCentralIdentity(tx: Tx, id: number, entry: { usrSvcI
 }
 
 /** Deletes the user's entry for a service; with `onlyUnverifiedFrom`, only if that partner is its source and it is not verified. */
-export async function deleteCentralIdentity(tx: Tx, userRef: number, svcId: string, onlyUnverifiedFrom: number | null): Promise<boolean> {
-  let q = tx.deleteFrom('central_identities').where('user_ref', '=', userRef).where('svc_id', '=', svcId);
+export async function deleteCentralIdentity(w: Write, userRef: number, svcId: string, onlyUnverifiedFrom: number | null): Promise<boolean> {
+  let q = w.kysely.deleteFrom('central_identities').where('user_ref', '=', userRef).where('svc_id', '=', svcId);
   if (onlyUnverifiedFrom !== null) q = q.where('source_partner_id', '=', onlyUnverifiedFrom).where('verified', '=', 0);
   const r = await q.executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
 
-export async function deleteCentralIdentitiesOfUser(tx: Tx, userRef: number): Promise<void> {
-  await tx.deleteFrom('central_identities').where('user_ref', '=', userRef).execute();
+export async function deleteCentralIdentitiesOfUser(w: Write, userRef: number): Promise<void> {
+  await w.kysely.deleteFrom('central_identities').where('user_ref', '=', userRef).execute();
 }
 
 /** The services of the user's entries. */
-export async function centralServicesOfUser(db: Queryable, userRef: number): Promise<Set<string>> {
-  return new Set((await db.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).execute()).map((r) => r.svc_id));
+export async function centralServicesOfUser(db: Handle, userRef: number): Promise<Set<string>> {
+  return new Set((await db.kysely.selectFrom('central_identities').select('svc_id').where('user_ref', '=', userRef).execute()).map((r) => r.svc_id));
 }
 
 /** The user's entry id for a service, if any. */
-export async function centralIdentityIdOf(db: Queryable, userRef: number, svcId: string): Promise<number | undefined> {
-  return (await db.selectFrom('central_identities').select('id').where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst())?.id;
+export async function centralIdentityIdOf(db: Handle, userRef: number, svcId: string): Promise<number | undefined> {
+  return (await db.kysely.selectFrom('central_identities').select('id').where('user_ref', '=', userRef).where('svc_id', '=', svcId).executeTakeFirst())?.id;
 }
 
 /** Unverified entries this partner brought into the user's repository (what "also remove" removes). */
-export async function unverifiedServicesFrom(db: Queryable, userRef: number, partnerId: number): Promise<string[]> {
-  const rows = await db
+export async function unverifiedServicesFrom(db: Handle, userRef: number, partnerId: number): Promise<string[]> {
+  const rows = await db.kysely
     .selectFrom('central_identities')
     .select('svc_id')
     .where('user_ref', '=', userRef)
@@ -221,8 +222,8 @@ export async function unverifiedServicesFrom(db: Queryable, userRef: number, par
 }
 
 /** How many unverified entries each partner brought into the user's repository. */
-export async function countUnverifiedBySource(db: Queryable, userRef: number): Promise<Map<number, number>> {
-  const rows = await db
+export async function countUnverifiedBySource(db: Handle, userRef: number): Promise<Map<number, number>> {
+  const rows = await db.kysely
     .selectFrom('central_identities')
     .select(['source_partner_id', (eb) => eb.fn.countAll<number>().as('n')])
     .where('user_ref', '=', userRef)
@@ -238,8 +239,8 @@ export async function countUnverifiedBySource(db: Queryable, userRef: number): P
 export type CentralIdentityWithSource = CentralIdentity & { partner_name: string | null };
 
 /** The user's entries with the name of the partner each came from, by service id (the account page and the export). */
-export async function centralIdentitiesWithSource(db: Queryable, userRef: number): Promise<CentralIdentityWithSource[]> {
-  const rows = await db
+export async function centralIdentitiesWithSource(db: Handle, userRef: number): Promise<CentralIdentityWithSource[]> {
+  const rows = await db.kysely
     .selectFrom('central_identities as c')
     .leftJoin('partners as p', 'p.id', 'c.source_partner_id')
     .selectAll('c')
@@ -251,8 +252,8 @@ export async function centralIdentitiesWithSource(db: Queryable, userRef: number
 }
 
 /** Who claims an identity (reverse_lookup): opted-in, discoverable users, verified claims first, then by userId. */
-export async function claimantsOf(db: Queryable, svcId: string, usrSvcIdNorm: string, limit: number): Promise<{ user_id: string; verified: boolean }[]> {
-  const rows = await db
+export async function claimantsOf(db: Handle, svcId: string, usrSvcIdNorm: string, limit: number): Promise<{ user_id: string; verified: boolean }[]> {
+  const rows = await db.kysely
     .selectFrom('central_identities as ci')
     .innerJoin('users as u', 'u.id', 'ci.user_ref')
     .where('ci.svc_id', '=', svcId)
@@ -275,8 +276,8 @@ export interface VerifiedMark {
   evidence_url?: string | null;
 }
 
-export async function setVerifiedMark(db: Queryable, id: number, mark: VerifiedMark): Promise<CentralIdentity> {
-  const row = await db
+export async function setVerifiedMark(db: Write, id: number, mark: VerifiedMark): Promise<CentralIdentity> {
+  const row = await db.kysely
     .updateTable('central_identities')
     .set({ ...mark, evidence_url: mark.evidence_url ?? null, verified: mark.verified ? 1 : 0, negative_since: null })
     .where('id', '=', id)
@@ -287,12 +288,12 @@ export async function setVerifiedMark(db: Queryable, id: number, mark: VerifiedM
 
 /** The outcome of a check: when it ran, the mark as it now stands, and when the entry is due again. */
 export async function recordCheck(
-  tx: Tx,
+  w: Write,
   id: number,
   mark: VerifiedMark & { negative_since: number | null; next_check_at: number },
   now: number,
 ): Promise<CentralIdentity> {
-  const row = await tx
+  const row = await w.kysely
     .updateTable('central_identities')
     .set({ last_checked_at: now, ...mark, verified: mark.verified ? 1 : 0 })
     .where('id', '=', id)
@@ -302,17 +303,17 @@ export async function recordCheck(
 }
 
 /** The entry if it still has this identifier (a check is about the address it was run on). */
-export async function findCentralIdentityAsChecked(tx: Tx, id: number, usrSvcId: string): Promise<CentralIdentity | undefined> {
-  const row = await tx.selectFrom('central_identities').selectAll().where('id', '=', id).where('usr_svc_id', '=', usrSvcId).executeTakeFirst();
+export async function findCentralIdentityAsChecked(w: Write, id: number, usrSvcId: string): Promise<CentralIdentity | undefined> {
+  const row = await w.kysely.selectFrom('central_identities').selectAll().where('id', '=', id).where('usr_svc_id', '=', usrSvcId).executeTakeFirst();
   return row && toCentralIdentity(row);
 }
 
 /** What a rel="me" check of one entry needs: the identifier and its owner's userId. */
 export async function identityToCheck(
-  db: Queryable,
+  db: Handle,
   id: number,
 ): Promise<{ id: number; user_ref: number; svc_id: string; usr_svc_id: string; user_id: string } | undefined> {
-  return db
+  return db.kysely
     .selectFrom('central_identities as c')
     .innerJoin('users as u', 'u.id', 'c.user_ref')
     .select(['c.id', 'c.user_ref', 'c.svc_id', 'c.usr_svc_id', 'u.user_id'])
@@ -326,9 +327,9 @@ export async function identityToCheck(
  * the value that was read, so of several instances exactly one wins each row, and a check that
  * dies with its instance is tried again once the lease ends. Entries an operator verified are left alone.
  */
-export async function claimDueIdentities(db: Kysely<Database>, now: number, leaseUntil: number, limit: number): Promise<number[]> {
+export async function claimDueIdentities(db: Write, now: number, leaseUntil: number, limit: number): Promise<number[]> {
   const notOperator = (eb: ExpressionBuilder<Database, 'central_identities'>) => eb.or([eb('verified_by', 'is', null), eb('verified_by', '<>', 'operator')]);
-  const fresh = await db
+  const fresh = await db.kysely
     .selectFrom('central_identities')
     .select(['id', 'next_check_at'])
     .where('next_check_at', 'is', null)
@@ -338,7 +339,7 @@ export async function claimDueIdentities(db: Kysely<Database>, now: number, leas
     .execute();
   const due =
     fresh.length < limit
-      ? await db
+      ? await db.kysely
           .selectFrom('central_identities')
           .select(['id', 'next_check_at'])
           .where('next_check_at', '<=', now)
@@ -350,7 +351,7 @@ export async function claimDueIdentities(db: Kysely<Database>, now: number, leas
       : [];
   const claimed: number[] = [];
   for (const c of [...fresh, ...due]) {
-    const r = await db
+    const r = await db.kysely
       .updateTable('central_identities')
       .set({ next_check_at: leaseUntil })
       .where('id', '=', c.id)
@@ -369,8 +370,8 @@ export interface ListedIdentity {
 }
 
 /** A user's whole central repository, disabled services included (the caller's catalogue drops those). */
-export async function listCentralIdentities(db: Queryable, userRef: number): Promise<ListedIdentity[]> {
-  const rows = await db
+export async function listCentralIdentities(db: Handle, userRef: number): Promise<ListedIdentity[]> {
+  const rows = await db.kysely
     .selectFrom('central_identities')
     .select(['svc_id', 'usr_svc_id', 'verified', 'verified_by', 'verified_at', 'last_checked_at', 'evidence_url'])
     .where('user_ref', '=', userRef)

@@ -1,6 +1,6 @@
 // Discovery runs and their pages, and the pages proven to be a user's own. Rows
 // become domain values here: 0/1 columns leave as booleans.
-import type { Queryable } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
 
 export type RunStatus = 'queued' | 'running' | 'done';
 export type StoppedBy = 'page_limit' | 'time_limit';
@@ -61,8 +61,8 @@ function toRun(r: RunRow): DiscoveryRun {
 
 const RUN_COLUMNS = ['id', 'user_ref', 'start_url', 'status', 'pages_fetched', 'stopped_by', 'created_at', 'finished_at'] as const;
 
-export async function createRun(db: Queryable, userRef: number, startUrl: string, now: number): Promise<DiscoveryRun> {
-  const row = await db
+export async function createRun(db: Write, userRef: number, startUrl: string, now: number): Promise<DiscoveryRun> {
+  const row = await db.kysely
     .insertInto('discovery_runs')
     .values({ user_ref: userRef, start_url: startUrl, status: 'queued', created_at: now })
     .returning(RUN_COLUMNS)
@@ -71,13 +71,19 @@ export async function createRun(db: Queryable, userRef: number, startUrl: string
 }
 
 /** The user's newest run, whatever its state. */
-export async function latestRun(db: Queryable, userRef: number): Promise<DiscoveryRun | undefined> {
-  const row = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).orderBy('id', 'desc').limit(1).executeTakeFirst();
+export async function latestRun(db: Handle, userRef: number): Promise<DiscoveryRun | undefined> {
+  const row = await db.kysely
+    .selectFrom('discovery_runs')
+    .select(RUN_COLUMNS)
+    .where('user_ref', '=', userRef)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return row ? toRun(row) : undefined;
 }
 
-export async function findRun(db: Queryable, userRef: number, runId: number): Promise<DiscoveryRun | undefined> {
-  const row = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).where('id', '=', runId).executeTakeFirst();
+export async function findRun(db: Handle, userRef: number, runId: number): Promise<DiscoveryRun | undefined> {
+  const row = await db.kysely.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).where('id', '=', runId).executeTakeFirst();
   return row ? toRun(row) : undefined;
 }
 
@@ -85,8 +91,8 @@ export async function findRun(db: Queryable, userRef: number, runId: number): Pr
  * Claims one run that is queued, or running under a lease that ran out (its instance stopped).
  * The claim is a conditional UPDATE from the values read, so of several instances one wins.
  */
-export async function claimRun(db: Queryable, now: number, leaseMs: number): Promise<DiscoveryRun | undefined> {
-  const due = await db
+export async function claimRun(db: Write, now: number, leaseMs: number): Promise<DiscoveryRun | undefined> {
+  const due = await db.kysely
     .selectFrom('discovery_runs')
     .select(['id', 'status', 'lease_until'])
     .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
@@ -94,7 +100,7 @@ export async function claimRun(db: Queryable, now: number, leaseMs: number): Pro
     .limit(5)
     .execute();
   for (const d of due) {
-    const claimed = await db
+    const claimed = await db.kysely
       .updateTable('discovery_runs')
       .set({ status: 'running', lease_until: now + leaseMs, pages_fetched: 0 })
       .where('id', '=', d.id)
@@ -104,7 +110,7 @@ export async function claimRun(db: Queryable, now: number, leaseMs: number): Pro
       .executeTakeFirst();
     if (claimed) {
       // A run taken over from a stopped instance starts again from nothing.
-      await db.deleteFrom('discovery_pages').where('run_id', '=', claimed.id).execute();
+      await db.kysely.deleteFrom('discovery_pages').where('run_id', '=', claimed.id).execute();
       return toRun(claimed);
     }
   }
@@ -114,8 +120,8 @@ export async function claimRun(db: Queryable, now: number, leaseMs: number): Pro
 export type NewPage = Pick<DiscoveryPage, 'url' | 'finalUrl' | 'depth' | 'viaUrl' | 'fetched' | 'outcome' | 'detail'>;
 
 /** Records one fetch (or a page found but not fetched) and counts it towards the run's progress. */
-export async function recordPage(db: Queryable, run: DiscoveryRun, page: NewPage, now: number): Promise<number> {
-  const row = await db
+export async function recordPage(db: Write, run: DiscoveryRun, page: NewPage, now: number): Promise<number> {
+  const row = await db.kysely
     .insertInto('discovery_pages')
     .values({
       run_id: run.id,
@@ -132,7 +138,7 @@ export async function recordPage(db: Queryable, run: DiscoveryRun, page: NewPage
     .returning('id')
     .executeTakeFirstOrThrow();
   if (page.fetched)
-    await db
+    await db.kysely
       .updateTable('discovery_runs')
       .set((eb) => ({ pages_fetched: eb('pages_fetched', '+', 1) }))
       .where('id', '=', run.id)
@@ -148,20 +154,24 @@ export interface PageFinding {
   linksBack: boolean;
 }
 
-export async function finishRun(db: Queryable, runId: number, findings: PageFinding[], stoppedBy: StoppedBy | null, now: number): Promise<void> {
+export async function finishRun(db: Write, runId: number, findings: PageFinding[], stoppedBy: StoppedBy | null, now: number): Promise<void> {
   for (const f of findings) {
-    await db
+    await db.kysely
       .updateTable('discovery_pages')
       .set({ kind: f.kind, svc_id: f.svcId, usr_svc_id: f.usrSvcId, links_back: f.linksBack ? 1 : 0 })
       .where('id', '=', f.pageId)
       .where('run_id', '=', runId)
       .execute();
   }
-  await db.updateTable('discovery_runs').set({ status: 'done', stopped_by: stoppedBy, lease_until: null, finished_at: now }).where('id', '=', runId).execute();
+  await db.kysely
+    .updateTable('discovery_runs')
+    .set({ status: 'done', stopped_by: stoppedBy, lease_until: null, finished_at: now })
+    .where('id', '=', runId)
+    .execute();
 }
 
-export async function pagesOf(db: Queryable, runId: number): Promise<DiscoveryPage[]> {
-  const rows = await db.selectFrom('discovery_pages').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+export async function pagesOf(db: Handle, runId: number): Promise<DiscoveryPage[]> {
+  const rows = await db.kysely.selectFrom('discovery_pages').selectAll().where('run_id', '=', runId).orderBy('id').execute();
   return rows.map((r) => ({
     id: r.id,
     runId: r.run_id,
@@ -181,13 +191,13 @@ export async function pagesOf(db: Queryable, runId: number): Promise<DiscoveryPa
 }
 
 /** Normalised URLs of the pages proven to be the user's own. */
-export async function verifiedPagesOf(db: Queryable, userRef: number): Promise<string[]> {
-  const rows = await db.selectFrom('verified_pages').select('url').where('user_ref', '=', userRef).orderBy('url').execute();
+export async function verifiedPagesOf(db: Handle, userRef: number): Promise<string[]> {
+  const rows = await db.kysely.selectFrom('verified_pages').select('url').where('user_ref', '=', userRef).orderBy('url').execute();
   return rows.map((r) => r.url);
 }
 
-export async function addVerifiedPage(db: Queryable, userRef: number, url: string, now: number): Promise<void> {
-  await db
+export async function addVerifiedPage(db: Write, userRef: number, url: string, now: number): Promise<void> {
+  await db.kysely
     .insertInto('verified_pages')
     .values({ user_ref: userRef, url, verified_at: now })
     .onConflict((oc) => oc.columns(['user_ref', 'url']).doUpdateSet({ verified_at: now }))
@@ -195,15 +205,15 @@ export async function addVerifiedPage(db: Queryable, userRef: number, url: strin
 }
 
 /** The user's runs, pages and proven pages, for account deletion. */
-export async function deleteDiscoveryData(db: Queryable, userRef: number): Promise<void> {
-  await db.deleteFrom('discovery_pages').where('user_ref', '=', userRef).execute();
-  await db.deleteFrom('discovery_runs').where('user_ref', '=', userRef).execute();
-  await db.deleteFrom('verified_pages').where('user_ref', '=', userRef).execute();
+export async function deleteDiscoveryData(db: Write, userRef: number): Promise<void> {
+  await db.kysely.deleteFrom('discovery_pages').where('user_ref', '=', userRef).execute();
+  await db.kysely.deleteFrom('discovery_runs').where('user_ref', '=', userRef).execute();
+  await db.kysely.deleteFrom('verified_pages').where('user_ref', '=', userRef).execute();
 }
 
 /** The user's central entries as (id, service, identifier, verified), for proposals and proofs. */
-export async function identitiesOfUser(db: Queryable, userRef: number): Promise<{ id: number; svcId: string; usrSvcId: string; verified: boolean }[]> {
-  const rows = await db
+export async function identitiesOfUser(db: Handle, userRef: number): Promise<{ id: number; svcId: string; usrSvcId: string; verified: boolean }[]> {
+  const rows = await db.kysely
     .selectFrom('central_identities')
     .select(['id', 'svc_id', 'usr_svc_id', 'verified'])
     .where('user_ref', '=', userRef)
@@ -214,20 +224,20 @@ export async function identitiesOfUser(db: Queryable, userRef: number): Promise<
 
 /** Marks an entry verified by a walk's rel="me" chain and records that as its latest check. */
 export async function recordWalkProof(
-  db: Queryable,
+  db: Write,
   identity: { id: number; userRef: number; svcId: string },
   url: string,
   detail: string,
   now: number,
   nextCheckAt: number,
 ) {
-  const row = await db
+  const row = await db.kysely
     .updateTable('central_identities')
     .set({ verified: 1, verified_by: 'rel-me', verified_at: now, last_checked_at: now, evidence_url: url, negative_since: null, next_check_at: nextCheckAt })
     .where('id', '=', identity.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  await db
+  await db.kysely
     .insertInto('verification_attempts')
     .values({
       identity_id: identity.id,
@@ -245,8 +255,8 @@ export async function recordWalkProof(
 }
 
 /** Every run of the user with its pages, oldest first, for the data export. */
-export async function runsWithPagesOf(db: Queryable, userRef: number): Promise<(DiscoveryRun & { pages: DiscoveryPage[] })[]> {
-  const rows = await db.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).orderBy('id').execute();
+export async function runsWithPagesOf(db: Handle, userRef: number): Promise<(DiscoveryRun & { pages: DiscoveryPage[] })[]> {
+  const rows = await db.kysely.selectFrom('discovery_runs').select(RUN_COLUMNS).where('user_ref', '=', userRef).orderBy('id').execute();
   const runs = [];
   for (const r of rows) runs.push({ ...toRun(r), pages: await pagesOf(db, r.id) });
   return runs;

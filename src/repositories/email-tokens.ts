@@ -1,8 +1,9 @@
 // Single-use links sent by mail (migration 007). The link carries 32 random bytes; only their
 // SHA-256 is stored, so a copy of the database opens no account. Using a link is one conditional
 // UPDATE, so two clicks (or two instances) cannot both use it.
+import type { Handle, Write } from '../db/handle.js';
 import { randomBytes } from 'node:crypto';
-import type { EmailTokenRow, Queryable } from '../db/schema.js';
+import type { EmailTokenRow } from '../db/schema.js';
 import { sha256 } from '../domain/secrets.js';
 
 /** 'change': a new address for an account (`email` is the new address, `user_ref` the account). */
@@ -16,9 +17,9 @@ export interface NewToken {
 }
 
 /** Stores a new token; returns the secret that goes into the link (and nowhere else). */
-export async function createEmailToken(db: Queryable, t: NewToken, now: number, ttlMs: number): Promise<string> {
+export async function createEmailToken(db: Write, t: NewToken, now: number, ttlMs: number): Promise<string> {
   const secret = randomBytes(32).toString('base64url');
-  await db
+  await db.kysely
     .insertInto('email_tokens')
     .values({
       token_hash: sha256(secret),
@@ -40,9 +41,9 @@ export async function createEmailToken(db: Queryable, t: NewToken, now: number, 
 export type EmailToken = Omit<EmailTokenRow, 'consented'> & { consented: boolean | null };
 
 /** The unused, unexpired token behind a link's secret, of one of the given purposes. */
-export async function findUsableToken(db: Queryable, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailToken | undefined> {
+export async function findUsableToken(db: Handle, secret: string, purposes: TokenPurpose[], now: number): Promise<EmailToken | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
-  const row = await db
+  const row = await db.kysely
     .selectFrom('email_tokens')
     .selectAll()
     .where('token_hash', '=', sha256(secret))
@@ -54,8 +55,8 @@ export async function findUsableToken(db: Queryable, secret: string, purposes: T
 }
 
 /** Marks the token used; false when it was used (or expired) meanwhile. */
-export async function useToken(db: Queryable, id: number, now: number): Promise<boolean> {
-  const r = await db
+export async function useToken(db: Write, id: number, now: number): Promise<boolean> {
+  const r = await db.kysely
     .updateTable('email_tokens')
     .set({ used_at: now })
     .where('id', '=', id)
@@ -66,8 +67,8 @@ export async function useToken(db: Queryable, id: number, now: number): Promise<
 }
 
 /** Ends every open token of an account for a purpose (a newer link, or the job is done). */
-export async function endUserTokens(db: Queryable, userRef: number, purpose: TokenPurpose, now: number): Promise<void> {
-  await db
+export async function endUserTokens(db: Write, userRef: number, purpose: TokenPurpose, now: number): Promise<void> {
+  await db.kysely
     .updateTable('email_tokens')
     .set({ used_at: now })
     .where('user_ref', '=', userRef)
@@ -77,6 +78,6 @@ export async function endUserTokens(db: Queryable, userRef: number, purpose: Tok
 }
 
 /** Tokens that expired before `before` are of no use to anyone. */
-export async function deleteExpiredTokens(db: Queryable, before: number): Promise<void> {
-  await db.deleteFrom('email_tokens').where('expires_at', '<', before).execute();
+export async function deleteExpiredTokens(db: Write, before: number): Promise<void> {
+  await db.kysely.deleteFrom('email_tokens').where('expires_at', '<', before).execute();
 }

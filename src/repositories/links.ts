@@ -1,6 +1,6 @@
 // Links between a partner's repository for one person (a subject) and a user's account (SPEC §9).
-import { statement, type Exec } from '../db/prepared.js';
-import type { Queryable, Tx } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
+import { statement } from '../db/prepared.js';
 import type { PersonRef } from './people.js';
 
 export interface LinkRef {
@@ -14,14 +14,14 @@ const firstLinkBySubjectOrUser = statement<LinkRef>(
 const linkBySubject = statement<LinkRef>('SELECT id, user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
 
 /** The link between this partner and this person, if any: by the person's subject, or by the account itself. */
-export async function findLink(q: Exec, partnerId: number, person: PersonRef): Promise<LinkRef | undefined> {
+export async function findLink(q: Handle, partnerId: number, person: PersonRef): Promise<LinkRef | undefined> {
   if (person.subjectId === undefined && !person.user) return undefined;
   // -1 never matches an id: stands in for the side that is absent.
   return q.get(firstLinkBySubjectOrUser, partnerId, person.subjectId ?? -1, person.user?.id ?? -1);
 }
 
 /** The link this partner made for this subject (one at most). */
-export function findLinkOfSubject(q: Exec, partnerId: number, subjectId: number): Promise<LinkRef | undefined> {
+export function findLinkOfSubject(q: Handle, partnerId: number, subjectId: number): Promise<LinkRef | undefined> {
   return q.get(linkBySubject, partnerId, subjectId);
 }
 
@@ -32,39 +32,39 @@ export interface NewLink {
   userIdentifier: string;
 }
 
-export async function insertLink(tx: Tx, link: NewLink, now: number): Promise<void> {
-  await tx
+export async function insertLink(w: Write, link: NewLink, now: number): Promise<void> {
+  await w.kysely
     .insertInto('links')
     .values({ partner_id: link.partnerId, subject_id: link.subjectId, user_ref: link.userRef, user_identifier: link.userIdentifier, created_at: now })
     .execute();
 }
 
 /** The person proved a different account: the link moves to it. */
-export async function moveLink(tx: Tx, linkId: number, userRef: number, now: number): Promise<void> {
-  await tx.updateTable('links').set({ user_ref: userRef, created_at: now }).where('id', '=', linkId).execute();
+export async function moveLink(w: Write, linkId: number, userRef: number, now: number): Promise<void> {
+  await w.kysely.updateTable('links').set({ user_ref: userRef, created_at: now }).where('id', '=', linkId).execute();
 }
 
-export async function deleteLink(tx: Tx, linkId: number): Promise<void> {
-  await tx.deleteFrom('links').where('id', '=', linkId).execute();
+export async function deleteLink(w: Write, linkId: number): Promise<void> {
+  await w.kysely.deleteFrom('links').where('id', '=', linkId).execute();
 }
 
 /** A subject's links, one per partner. */
-export function linksOfSubject(tx: Tx, subjectId: number): Promise<{ id: number; partner_id: number }[]> {
-  return tx.selectFrom('links').select(['id', 'partner_id']).where('subject_id', '=', subjectId).execute();
+export function linksOfSubject(w: Write, subjectId: number): Promise<{ id: number; partner_id: number }[]> {
+  return w.kysely.selectFrom('links').select(['id', 'partner_id']).where('subject_id', '=', subjectId).execute();
 }
 
 /** The partner's link on a subject, if any. */
-export function linkOnSubject(tx: Tx, partnerId: number, subjectId: number): Promise<{ id: number } | undefined> {
-  return tx.selectFrom('links').select('id').where('partner_id', '=', partnerId).where('subject_id', '=', subjectId).executeTakeFirst();
+export function linkOnSubject(w: Write, partnerId: number, subjectId: number): Promise<{ id: number } | undefined> {
+  return w.kysely.selectFrom('links').select('id').where('partner_id', '=', partnerId).where('subject_id', '=', subjectId).executeTakeFirst();
 }
 
 /** The link now hangs off another subject. */
-export async function moveLinkToSubject(tx: Tx, linkId: number, subjectId: number): Promise<void> {
-  await tx.updateTable('links').set({ subject_id: subjectId }).where('id', '=', linkId).execute();
+export async function moveLinkToSubject(w: Write, linkId: number, subjectId: number): Promise<void> {
+  await w.kysely.updateTable('links').set({ subject_id: subjectId }).where('id', '=', linkId).execute();
 }
 
-export async function deleteLinksOfUser(tx: Tx, userRef: number, partnerId?: number): Promise<void> {
-  let q = tx.deleteFrom('links').where('user_ref', '=', userRef);
+export async function deleteLinksOfUser(w: Write, userRef: number, partnerId?: number): Promise<void> {
+  let q = w.kysely.deleteFrom('links').where('user_ref', '=', userRef);
   if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
   await q.execute();
 }
@@ -76,8 +76,8 @@ export interface LinkedPartner {
 }
 
 /** The partners linked to the user, once each (a partner may have linked them under two identifiers), oldest link first. */
-export async function linkedPartners(tx: Tx, userRef: number): Promise<LinkedPartner[]> {
-  const rows = await tx
+export async function linkedPartners(w: Write, userRef: number): Promise<LinkedPartner[]> {
+  const rows = await w.kysely
     .selectFrom('links as l')
     .innerJoin('partners as p', 'p.id', 'l.partner_id')
     .where('l.user_ref', '=', userRef)
@@ -100,8 +100,8 @@ export interface UserLinkToPartner extends LinkedPartner {
 }
 
 /** Every link of this user to this partner, oldest first. */
-export async function linksOfUserToPartner(tx: Tx, userRef: number, partnerId: number): Promise<UserLinkToPartner[]> {
-  const rows = await tx
+export async function linksOfUserToPartner(w: Write, userRef: number, partnerId: number): Promise<UserLinkToPartner[]> {
+  const rows = await w.kysely
     .selectFrom('links as l')
     .innerJoin('partners as p', 'p.id', 'l.partner_id')
     .where('l.user_ref', '=', userRef)
@@ -123,8 +123,8 @@ export interface UserLinkRow {
  * The user's links with the partners' names: by when each was made or last moved ('made', what
  * the account page lists), or in the order the rows were written ('written', the export).
  */
-export async function listLinksOfUser(db: Queryable, userRef: number, order: 'made' | 'written'): Promise<UserLinkRow[]> {
-  let q = db
+export async function listLinksOfUser(db: Handle, userRef: number, order: 'made' | 'written'): Promise<UserLinkRow[]> {
+  let q = db.kysely
     .selectFrom('links as l')
     .innerJoin('partners as p', 'p.id', 'l.partner_id')
     .where('l.user_ref', '=', userRef)

@@ -1,5 +1,6 @@
 // The operators' audit log: one row per action, never changed or removed by the application.
-import type { Queryable } from '../db/schema.js';
+
+import type { Handle, Write } from '../db/handle.js';
 
 export interface AuditEntry {
   id: number;
@@ -20,8 +21,8 @@ export interface NewAuditEntry {
   after?: unknown;
 }
 
-export async function writeAudit(db: Queryable, e: NewAuditEntry, now: number): Promise<void> {
-  await db
+export async function writeAudit(db: Write, e: NewAuditEntry, now: number): Promise<void> {
+  await db.kysely
     .insertInto('operator_audit')
     .values({
       actor_ref: e.actorRef,
@@ -38,8 +39,8 @@ export async function writeAudit(db: Queryable, e: NewAuditEntry, now: number): 
 const parse = (t: string | null): unknown => (t === null ? null : JSON.parse(t));
 
 /** Newest first; `beforeId` pages back through older entries. */
-export async function listAudit(db: Queryable, options: { limit: number; beforeId?: number }): Promise<AuditEntry[]> {
-  let q = db.selectFrom('operator_audit').selectAll().orderBy('id', 'desc').limit(options.limit);
+export async function listAudit(db: Handle, options: { limit: number; beforeId?: number }): Promise<AuditEntry[]> {
+  let q = db.kysely.selectFrom('operator_audit').selectAll().orderBy('id', 'desc').limit(options.limit);
   if (options.beforeId !== undefined) q = q.where('id', '<', options.beforeId);
   const rows = await q.execute();
   return rows.map((r) => ({

@@ -1,8 +1,9 @@
 // The transactional outbox (SPEC §9): events are written in the same transaction as the change
 // they announce, one row per receiving partner, and delivered later by the webhook job.
+import type { Handle, Write } from '../db/handle.js';
 import { randomUUID } from 'node:crypto';
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import type { Database, OutboxRow, Queryable } from '../db/schema.js';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, OutboxRow } from '../db/schema.js';
 
 export type EventType =
   | 'identity.updated'
@@ -29,9 +30,9 @@ export interface EventToWrite {
   data: Record<string, unknown>;
 }
 
-export async function writeEvents(db: Queryable, events: EventToWrite[], now: number): Promise<void> {
+export async function writeEvents(db: Write, events: EventToWrite[], now: number): Promise<void> {
   if (events.length === 0) return;
-  await db
+  await db.kysely
     .insertInto('outbox')
     .values(
       events.map((e) => {
@@ -56,8 +57,8 @@ export async function writeEvents(db: Queryable, events: EventToWrite[], now: nu
     .execute();
 }
 
-export async function listOutbox(db: Queryable, partnerId?: number): Promise<OutboxRow[]> {
-  let q = db.selectFrom('outbox').selectAll().orderBy('id');
+export async function listOutbox(db: Handle, partnerId?: number): Promise<OutboxRow[]> {
+  let q = db.kysely.selectFrom('outbox').selectAll().orderBy('id');
   if (partnerId !== undefined) q = q.where('partner_id', '=', partnerId);
   return q.execute();
 }
@@ -67,11 +68,11 @@ export async function listOutbox(db: Queryable, partnerId?: number): Promise<Out
  * the outer UPDATE: PostgreSQL re-checks them on the locked row, so two instances racing for one
  * row cannot both win it.
  */
-export async function claimDueEvents(db: Kysely<Database>, now: number, leaseUntil: number, limit: number): Promise<OutboxRow[]> {
+export async function claimDueEvents(db: Write, now: number, leaseUntil: number, limit: number): Promise<OutboxRow[]> {
   const free = (eb: ExpressionBuilder<Database, 'outbox'>) =>
     eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
-  const due = db.selectFrom('outbox').select('id').where(free).orderBy('id').limit(limit);
-  return db.updateTable('outbox').set({ locked_until: leaseUntil }).where('id', 'in', due).where(free).returningAll().execute();
+  const due = db.kysely.selectFrom('outbox').select('id').where(free).orderBy('id').limit(limit);
+  return db.kysely.updateTable('outbox').set({ locked_until: leaseUntil }).where('id', 'in', due).where(free).returningAll().execute();
 }
 
 export interface DeliveryRecord {
@@ -85,8 +86,8 @@ export interface DeliveryRecord {
 }
 
 /** The outcome of one delivery attempt; the lease ends. */
-export async function recordDelivery(db: Queryable, id: number, r: DeliveryRecord): Promise<void> {
-  await db
+export async function recordDelivery(db: Write, id: number, r: DeliveryRecord): Promise<void> {
+  await db.kysely
     .updateTable('outbox')
     .set({
       status: r.status,
@@ -102,13 +103,13 @@ export async function recordDelivery(db: Queryable, id: number, r: DeliveryRecor
 }
 
 /** The partner's most recent events, newest first, for its dashboard. */
-export async function recentEventsOfPartner(db: Queryable, partnerId: number, limit: number): Promise<OutboxRow[]> {
-  return db.selectFrom('outbox').selectAll().where('partner_id', '=', partnerId).orderBy('id', 'desc').limit(limit).execute();
+export async function recentEventsOfPartner(db: Handle, partnerId: number, limit: number): Promise<OutboxRow[]> {
+  return db.kysely.selectFrom('outbox').selectAll().where('partner_id', '=', partnerId).orderBy('id', 'desc').limit(limit).execute();
 }
 
 /** Events that failed: given up on, or waiting for a retry after a failed attempt; newest first. */
-export async function failedEvents(db: Queryable, limit: number): Promise<OutboxRow[]> {
-  return db
+export async function failedEvents(db: Handle, limit: number): Promise<OutboxRow[]> {
+  return db.kysely
     .selectFrom('outbox')
     .selectAll()
     .where((eb) => eb.or([eb('status', '=', 'dead'), eb.and([eb('status', '=', 'pending'), eb('attempts', '>', 0)])]))
@@ -121,8 +122,8 @@ export async function failedEvents(db: Queryable, limit: number): Promise<Outbox
  * "Retry now": a failed event (given up on, or waiting after a failed attempt) becomes due at once;
  * false when there is no such event (of that partner, when one is named).
  */
-export async function retryEventNow(db: Queryable, id: number, partnerId: number | null, now: number): Promise<boolean> {
-  let q = db
+export async function retryEventNow(db: Write, id: number, partnerId: number | null, now: number): Promise<boolean> {
+  let q = db.kysely
     .updateTable('outbox')
     .set({ status: 'pending', next_attempt_at: now, locked_until: null })
     .where('id', '=', id)

@@ -1,6 +1,7 @@
 // Applications for partner keys. Rows leave this module as `Application`s, origins parsed.
 import type { Selectable } from 'kysely';
-import type { PartnerApplicationsTable, Queryable } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
+import type { PartnerApplicationsTable } from '../db/schema.js';
 
 export type ApplicationStatus = 'pending' | 'approved' | 'declined';
 
@@ -56,8 +57,8 @@ function toApplication(row: Selectable<PartnerApplicationsTable>): Application {
   };
 }
 
-export async function insertApplication(db: Queryable, a: NewApplication, now: number): Promise<Application> {
-  const row = await db
+export async function insertApplication(db: Write, a: NewApplication, now: number): Promise<Application> {
+  const row = await db.kysely
     .insertInto('partner_applications')
     .values({
       user_ref: a.userRef,
@@ -78,25 +79,25 @@ export async function insertApplication(db: Queryable, a: NewApplication, now: n
   return toApplication(row);
 }
 
-export async function findApplication(db: Queryable, id: number): Promise<Application | undefined> {
-  const row = await db.selectFrom('partner_applications').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findApplication(db: Handle, id: number): Promise<Application | undefined> {
+  const row = await db.kysely.selectFrom('partner_applications').selectAll().where('id', '=', id).executeTakeFirst();
   return row && toApplication(row);
 }
 
-export async function listApplications(db: Queryable, status: ApplicationStatus | 'all', limit = 200): Promise<Application[]> {
-  let q = db.selectFrom('partner_applications').selectAll().orderBy('id', 'desc').limit(limit);
+export async function listApplications(db: Handle, status: ApplicationStatus | 'all', limit = 200): Promise<Application[]> {
+  let q = db.kysely.selectFrom('partner_applications').selectAll().orderBy('id', 'desc').limit(limit);
   if (status !== 'all') q = q.where('status', '=', status);
   return (await q.execute()).map(toApplication);
 }
 
-export async function listApplicationsOfUser(db: Queryable, userRef: number, limit = 50): Promise<Application[]> {
-  return (await db.selectFrom('partner_applications').selectAll().where('user_ref', '=', userRef).orderBy('id', 'desc').limit(limit).execute()).map(
+export async function listApplicationsOfUser(db: Handle, userRef: number, limit = 50): Promise<Application[]> {
+  return (await db.kysely.selectFrom('partner_applications').selectAll().where('user_ref', '=', userRef).orderBy('id', 'desc').limit(limit).execute()).map(
     toApplication,
   );
 }
 
-export async function countPendingOfUser(db: Queryable, userRef: number): Promise<number> {
-  const row = await db
+export async function countPendingOfUser(db: Handle, userRef: number): Promise<number> {
+  const row = await db.kysely
     .selectFrom('partner_applications')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('user_ref', '=', userRef)
@@ -110,12 +111,12 @@ export async function countPendingOfUser(db: Queryable, userRef: number): Promis
  * once: the first one wins, the second is told).
  */
 export async function decideApplication(
-  db: Queryable,
+  db: Write,
   id: number,
   d: { status: 'approved' | 'declined'; declineReason: string | null; partnerId: number | null; decidedBy: string },
   now: number,
 ): Promise<boolean> {
-  const r = await db
+  const r = await db.kysely
     .updateTable('partner_applications')
     .set({ status: d.status, decline_reason: d.declineReason, partner_id: d.partnerId, decided_by: d.decidedBy, decided_at: now })
     .where('id', '=', id)

@@ -11,7 +11,7 @@
 // it has (verified), and then an `identity.updated` event for every other partner linked to that
 // account, while the account is visible. The events' payloads are the bytes writeEvents would write
 // (JSON.stringify's form; to_json escapes strings as it does).
-import type { Db } from '../db/database.js';
+import type { Db, Handle } from '../db/handle.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { provenAccountSql } from '../domain/visibility.js';
 
@@ -106,6 +106,11 @@ export interface PushInOneStatement {
   /** The profile URL, for the events. */
   url: string;
   now: number;
+}
+
+/** Whether this database pushes in one statement (PostgreSQL); SQLite takes the transaction, in a group commit. */
+export function pushesInOneStatement(db: Handle): boolean {
+  return db.dialect === 'postgres';
 }
 
 /**

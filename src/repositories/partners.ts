@@ -1,9 +1,9 @@
 // Partners: api_key is public, api_token is stored only as a SHA-256 hash (SPEC §2, §5). Rows
 // leave this module as `Partner`s, with booleans for the 0/1 columns.
-import { sql, type Kysely } from 'kysely';
-import type { Db } from '../db/database.js';
+import { sql } from 'kysely';
+import type { Handle, Write } from '../db/handle.js';
 import { statement } from '../db/prepared.js';
-import type { Database, PartnerRow } from '../db/schema.js';
+import type { PartnerRow } from '../db/schema.js';
 import { digestsEqual, newApiKey, newApiToken, newWebhookSecret, sha256 } from '../domain/secrets.js';
 
 type Flag = 'trusted' | 'suspended' | 'legacy_open_reads' | 'webhook_disabled' | 'token_unissued';
@@ -51,10 +51,10 @@ function partnersWritten(): void {
   for (const l of writeListeners) l();
 }
 
-export async function createPartner(db: Kysely<Database>, input: NewPartner, now: number): Promise<CreatedPartner> {
+export async function createPartner(db: Write, input: NewPartner, now: number): Promise<CreatedPartner> {
   const apiKey = newApiKey();
   const apiToken = newApiToken();
-  const partner = await db
+  const partner = await db.kysely
     .insertInto('partners')
     .values({
       name: input.name,
@@ -88,13 +88,13 @@ const partnerByKey = statement<PartnerRow>('SELECT * FROM partners WHERE api_key
  * The partner behind an api_key: the check every API call makes (through services/partner-cache.ts),
  * a prepared statement on the read connection, so it sees committed changes only.
  */
-export async function findPartnerByKey(db: Db, apiKey: string): Promise<Partner | undefined> {
-  const row = await partnerByKey.get(db, apiKey);
+export async function findPartnerByKey(db: Handle, apiKey: string): Promise<Partner | undefined> {
+  const row = await db.get(partnerByKey, apiKey);
   return row && toPartner(row);
 }
 
 /** By id (digits) or api_key, as operators type them. */
-export async function findPartner(db: Db, keyOrId: string): Promise<Partner | undefined> {
+export async function findPartner(db: Handle, keyOrId: string): Promise<Partner | undefined> {
   if (/^\d+$/.test(keyOrId)) {
     const row = await db.kysely.selectFrom('partners').selectAll().where('id', '=', Number(keyOrId)).executeTakeFirst();
     return row && toPartner(row);
@@ -102,13 +102,13 @@ export async function findPartner(db: Db, keyOrId: string): Promise<Partner | un
   return findPartnerByKey(db, keyOrId);
 }
 
-export async function listPartners(db: Kysely<Database>): Promise<Partner[]> {
-  return (await db.selectFrom('partners').selectAll().orderBy('id').execute()).map(toPartner);
+export async function listPartners(db: Handle): Promise<Partner[]> {
+  return (await db.kysely.selectFrom('partners').selectAll().orderBy('id').execute()).map(toPartner);
 }
 
 /** Where and how the partner's webhooks are delivered. */
-export async function findWebhookTarget(db: Kysely<Database>, partnerId: number) {
-  const row = await db
+export async function findWebhookTarget(db: Handle, partnerId: number) {
+  const row = await db.kysely
     .selectFrom('partners')
     .select(['webhook_url', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at', 'webhook_disabled'])
     .where('id', '=', partnerId)
@@ -116,8 +116,8 @@ export async function findWebhookTarget(db: Kysely<Database>, partnerId: number)
   return row && { ...row, webhook_disabled: row.webhook_disabled === 1 };
 }
 
-export async function countPartners(db: Kysely<Database>): Promise<number> {
-  const row = await db
+export async function countPartners(db: Handle): Promise<number> {
+  const row = await db.kysely
     .selectFrom('partners')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
@@ -140,9 +140,9 @@ export function tokenMatches(partner: Partner, token: string, now: number): bool
  * The partner whose api_token this is, the current one or the previous one within its grace
  * period: the Bearer token of the Gravatar-compatible API names no api_key (indexes: migration 010).
  */
-export async function findPartnerByToken(db: Kysely<Database>, token: string, now: number): Promise<Partner | undefined> {
+export async function findPartnerByToken(db: Handle, token: string, now: number): Promise<Partner | undefined> {
   const digest = sha256(token);
-  const rows = await db
+  const rows = await db.kysely
     .selectFrom('partners')
     .selectAll()
     .where((eb) => eb.or([eb('token_hash', '=', digest), eb('previous_token_hash', '=', digest)]))
@@ -150,10 +150,10 @@ export async function findPartnerByToken(db: Kysely<Database>, token: string, no
   return rows.map(toPartner).find((p) => tokenMatches(p, token, now));
 }
 
-export async function rotatePartnerToken(db: Kysely<Database>, partnerId: number, graceSeconds: number, now: number): Promise<string> {
+export async function rotatePartnerToken(db: Write, partnerId: number, graceSeconds: number, now: number): Promise<string> {
   const apiToken = newApiToken();
-  const current = await db.selectFrom('partners').select('token_hash').where('id', '=', partnerId).executeTakeFirstOrThrow();
-  await db
+  const current = await db.kysely.selectFrom('partners').select('token_hash').where('id', '=', partnerId).executeTakeFirstOrThrow();
+  await db.kysely
     .updateTable('partners')
     .set({
       token_hash: sha256(apiToken),
@@ -178,10 +178,10 @@ export interface PartnerSettings {
   rateLimitPerMinute?: number | null;
 }
 
-export async function updatePartner(db: Kysely<Database>, partnerId: number, s: PartnerSettings, now: number): Promise<Partner> {
-  const current = await db.selectFrom('partners').selectAll().where('id', '=', partnerId).executeTakeFirstOrThrow();
+export async function updatePartner(db: Write, partnerId: number, s: PartnerSettings, now: number): Promise<Partner> {
+  const current = await db.kysely.selectFrom('partners').selectAll().where('id', '=', partnerId).executeTakeFirstOrThrow();
   const webhookChanged = s.webhookUrl !== undefined && s.webhookUrl !== current.webhook_url;
-  const updated = await db
+  const updated = await db.kysely
     .updateTable('partners')
     .set({
       ...(s.name !== undefined ? { name: s.name } : {}),
@@ -214,11 +214,11 @@ export async function updatePartner(db: Kysely<Database>, partnerId: number, s: 
  * period, so the partner can move its receiver over without rejecting an event. A second rotation
  * within the grace period drops the oldest secret: only the two most recent ever sign.
  */
-export async function rotateWebhookSecret(db: Kysely<Database>, partnerId: number, graceSeconds: number, now: number): Promise<string> {
+export async function rotateWebhookSecret(db: Write, partnerId: number, graceSeconds: number, now: number): Promise<string> {
   const secret = newWebhookSecret();
-  const current = await db.selectFrom('partners').select('webhook_secret').where('id', '=', partnerId).executeTakeFirstOrThrow();
+  const current = await db.kysely.selectFrom('partners').select('webhook_secret').where('id', '=', partnerId).executeTakeFirstOrThrow();
   const keep = graceSeconds > 0 && current.webhook_secret !== null;
-  await db
+  await db.kysely
     .updateTable('partners')
     .set({
       webhook_secret: secret,
@@ -242,8 +242,8 @@ export function signingSecrets(p: Pick<Partner, 'webhook_secret' | 'previous_web
 }
 
 /** After an endpoint answered 410 Gone (SPEC §9): no more deliveries until the operator sets a URL again. */
-export async function disablePartnerWebhook(db: Kysely<Database>, partnerId: number, now: number): Promise<void> {
-  await db.updateTable('partners').set({ webhook_disabled: 1, updated_at: now }).where('id', '=', partnerId).execute();
+export async function disablePartnerWebhook(db: Write, partnerId: number, now: number): Promise<void> {
+  await db.kysely.updateTable('partners').set({ webhook_disabled: 1, updated_at: now }).where('id', '=', partnerId).execute();
   partnersWritten();
 }
 
@@ -270,13 +270,13 @@ function parseOrigins(text: string): string[] {
 }
 
 /** The console's partner search: by id or api_key exactly, or by a part of the name (any case). */
-export async function searchPartners(db: Kysely<Database>, query: string, limit: number): Promise<Partner[]> {
+export async function searchPartners(db: Handle, query: string, limit: number): Promise<Partner[]> {
   const q = query.trim();
   let rows: PartnerRow[];
-  if (q === '') rows = await db.selectFrom('partners').selectAll().orderBy('id', 'desc').limit(limit).execute();
+  if (q === '') rows = await db.kysely.selectFrom('partners').selectAll().orderBy('id', 'desc').limit(limit).execute();
   else {
     const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    rows = await db
+    rows = await db.kysely
       .selectFrom('partners')
       .selectAll()
       .where((eb) =>

@@ -1,6 +1,7 @@
 // A person's passkeys (migration 018): rows become `Passkey` values here; the counter and times
 // are numbers on both databases.
-import type { Queryable } from '../db/schema.js';
+
+import type { Handle, Write } from '../db/handle.js';
 
 export interface Passkey {
   id: number;
@@ -56,11 +57,11 @@ function toPasskey(r: PasskeyRow): Passkey {
 }
 
 export async function insertPasskey(
-  db: Queryable,
+  db: Write,
   p: { userRef: number; credentialId: string; publicKey: Uint8Array; counter: number; userHandle: string; transports: string[]; name: string },
   now: number,
 ): Promise<number> {
-  const row = await db
+  const row = await db.kysely
     .insertInto('passkeys')
     .values({
       user_ref: p.userRef,
@@ -78,19 +79,19 @@ export async function insertPasskey(
   return row.id;
 }
 
-export async function findPasskeyByCredentialId(db: Queryable, credentialId: string): Promise<Passkey | undefined> {
-  const row = await db.selectFrom('passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
+export async function findPasskeyByCredentialId(db: Handle, credentialId: string): Promise<Passkey | undefined> {
+  const row = await db.kysely.selectFrom('passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
   return row && toPasskey(row);
 }
 
 /** The account's passkeys, oldest first. */
-export async function passkeysOfUser(db: Queryable, userRef: number): Promise<Passkey[]> {
-  const rows = await db.selectFrom('passkeys').selectAll().where('user_ref', '=', userRef).orderBy('id').execute();
+export async function passkeysOfUser(db: Handle, userRef: number): Promise<Passkey[]> {
+  const rows = await db.kysely.selectFrom('passkeys').selectAll().where('user_ref', '=', userRef).orderBy('id').execute();
   return rows.map(toPasskey);
 }
 
-export async function countPasskeys(db: Queryable, userRef: number): Promise<number> {
-  const row = await db
+export async function countPasskeys(db: Handle, userRef: number): Promise<number> {
+  const row = await db.kysely
     .selectFrom('passkeys')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('user_ref', '=', userRef)
@@ -103,8 +104,8 @@ export async function countPasskeys(db: Queryable, userRef: number): Promise<num
  * assertion was checked against. Two requests carrying the same assertion can both pass the
  * signature check; only the first moves the counter, and false tells the second it lost.
  */
-export async function recordPasskeyUse(db: Queryable, id: number, checkedCounter: number, newCounter: number, now: number): Promise<boolean> {
-  const result = await db
+export async function recordPasskeyUse(db: Write, id: number, checkedCounter: number, newCounter: number, now: number): Promise<boolean> {
+  const result = await db.kysely
     .updateTable('passkeys')
     .set({ counter: newCounter, last_used_at: now })
     .where('id', '=', id)
@@ -114,8 +115,8 @@ export async function recordPasskeyUse(db: Queryable, id: number, checkedCounter
 }
 
 /** Deletes one of the account's passkeys; what was deleted, or undefined when the account has no such passkey. */
-export async function deletePasskeyOfUser(db: Queryable, userRef: number, id: number): Promise<PasskeySummary | undefined> {
-  const row = await db
+export async function deletePasskeyOfUser(db: Write, userRef: number, id: number): Promise<PasskeySummary | undefined> {
+  const row = await db.kysely
     .deleteFrom('passkeys')
     .where('id', '=', id)
     .where('user_ref', '=', userRef)

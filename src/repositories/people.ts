@@ -1,7 +1,8 @@
 // Resolving a user_identifier to a person: the account (if any) and the subject that partner
 // repositories and links hang off. Every shape of identifier for one person lands on one subject.
-import { statement, type Exec, type Statement } from '../db/prepared.js';
-import type { Queryable, Tx, UserRow } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
+import { statement, type Statement } from '../db/prepared.js';
+import type { UserRow } from '../db/schema.js';
 import { toUser, type AccountRef, type User } from './users.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { provenAccountSql } from '../domain/visibility.js';
@@ -58,7 +59,7 @@ export interface ByAccountIdentifier<Row> {
 }
 
 /** Runs the statement of `set` that finds the account `id` names; all its rows. */
-export function allByAccountIdentifier<Row>(q: Exec, set: ByAccountIdentifier<Row>, id: ParsedIdentifier): Promise<Row[]> {
+export function allByAccountIdentifier<Row>(q: Handle, set: ByAccountIdentifier<Row>, id: ParsedIdentifier): Promise<Row[]> {
   switch (id.kind) {
     case 'md5':
     case 'email':
@@ -71,16 +72,16 @@ export function allByAccountIdentifier<Row>(q: Exec, set: ByAccountIdentifier<Ro
 }
 
 /** The whole account a partner's identifier names (proven addresses only, as lookupPerson). */
-export async function findUserByIdentifier(q: Exec, id: ParsedIdentifier): Promise<User | undefined> {
+export async function findUserByIdentifier(q: Handle, id: ParsedIdentifier): Promise<User | undefined> {
   const row = (await allByAccountIdentifier(q, fullUserBy, id))[0];
   return row && toUser(row);
 }
 
-async function lookupUserAndSubject(q: Exec, id: ParsedIdentifier): Promise<UserAndSubject | undefined> {
+async function lookupUserAndSubject(q: Handle, id: ParsedIdentifier): Promise<UserAndSubject | undefined> {
   return (await allByAccountIdentifier(q, userBy, id))[0];
 }
 
-function lookupOrphan(q: Exec, id: ParsedIdentifier): Promise<{ id: number } | undefined> {
+function lookupOrphan(q: Handle, id: ParsedIdentifier): Promise<{ id: number } | undefined> {
   switch (id.kind) {
     case 'md5':
       return q.get(orphanBy.md5, id.md5);
@@ -93,13 +94,13 @@ function lookupOrphan(q: Exec, id: ParsedIdentifier): Promise<{ id: number } | u
   }
 }
 
-export async function lookupPerson(q: Exec, id: ParsedIdentifier): Promise<PersonRef> {
+export async function lookupPerson(q: Handle, id: ParsedIdentifier): Promise<PersonRef> {
   const row = await lookupUserAndSubject(q, id);
   if (row) return { user: { id: row.id, opted_in: row.opted_in === 1, pro: row.pro === 1 }, subjectId: row.subject_id ?? undefined };
   return { user: undefined, subjectId: (await lookupOrphan(q, id))?.id };
 }
 
-export async function lookupOrCreatePerson(q: Exec, id: ParsedIdentifier, now: number): Promise<{ user: AccountRef | undefined; subjectId: number }> {
+export async function lookupOrCreatePerson(q: Write, id: ParsedIdentifier, now: number): Promise<{ user: AccountRef | undefined; subjectId: number }> {
   const found = await lookupPerson(q, id);
   if (found.subjectId !== undefined) {
     if (!found.user && id.kind === 'email') await q.run(completeSubjectHashes, id.md5, id.sha256, found.subjectId);
@@ -121,21 +122,21 @@ export async function lookupOrCreatePerson(q: Exec, id: ParsedIdentifier, now: n
 }
 
 /** The subject of an account, if a partner ever named them. */
-export async function findSubjectOfUser(db: Queryable, userRef: number): Promise<number | undefined> {
-  return (await db.selectFrom('subjects').select('id').where('user_ref', '=', userRef).executeTakeFirst())?.id;
+export async function findSubjectOfUser(db: Handle, userRef: number): Promise<number | undefined> {
+  return (await db.kysely.selectFrom('subjects').select('id').where('user_ref', '=', userRef).executeTakeFirst())?.id;
 }
 
 /** The subject of an account, created on demand. */
-export async function subjectOfUser(db: Queryable, userRef: number, now: number): Promise<number> {
+export async function subjectOfUser(db: Write, userRef: number, now: number): Promise<number> {
   const found = await findSubjectOfUser(db, userRef);
   if (found !== undefined) return found;
-  const row = await db.insertInto('subjects').values({ user_ref: userRef, created_at: now }).returning('id').executeTakeFirstOrThrow();
+  const row = await db.kysely.insertInto('subjects').values({ user_ref: userRef, created_at: now }).returning('id').executeTakeFirstOrThrow();
   return row.id;
 }
 
 /** Subjects no account holds that carry one of the account's names: its e-mail hashes or its userId. */
-export function orphanSubjectsNaming(tx: Tx, user: User): Promise<{ id: number; email_md5: string | null; email_sha256: string | null }[]> {
-  return tx
+export function orphanSubjectsNaming(w: Write, user: User): Promise<{ id: number; email_md5: string | null; email_sha256: string | null }[]> {
+  return w.kysely
     .selectFrom('subjects')
     .select(['id', 'email_md5', 'email_sha256'])
     .where('user_ref', 'is', null)
@@ -144,12 +145,12 @@ export function orphanSubjectsNaming(tx: Tx, user: User): Promise<{ id: number; 
 }
 
 /** The subject no longer answers to a userId. */
-export async function releaseHandle(tx: Tx, subjectId: number): Promise<void> {
-  await tx.updateTable('subjects').set({ handle: null }).where('id', '=', subjectId).execute();
+export async function releaseHandle(w: Write, subjectId: number): Promise<void> {
+  await w.kysely.updateTable('subjects').set({ handle: null }).where('id', '=', subjectId).execute();
 }
 
-export async function deleteSubject(tx: Tx, subjectId: number): Promise<void> {
-  await tx.deleteFrom('subjects').where('id', '=', subjectId).execute();
+export async function deleteSubject(w: Write, subjectId: number): Promise<void> {
+  await w.kysely.deleteFrom('subjects').where('id', '=', subjectId).execute();
 }
 
 /**
@@ -157,8 +158,8 @@ export async function deleteSubject(tx: Tx, subjectId: number): Promise<void> {
  * e-mail hashes and the userId), so each partner still finds its own pushes under the identifier it
  * used (SPEC §3 rule 1). Links and central entries are the caller's to remove.
  */
-export async function keepSubjectOfDeletedAccount(tx: Tx, user: User): Promise<void> {
-  await tx
+export async function keepSubjectOfDeletedAccount(w: Write, user: User): Promise<void> {
+  await w.kysely
     .updateTable('subjects')
     .set({ user_ref: null, email_md5: user.email_md5, email_sha256: user.email_sha256, handle: user.user_id })
     .where('user_ref', '=', user.id)

@@ -1,6 +1,6 @@
 // The account behind a Gravatar-compatible profile or avatar, by the SHA-256 or MD5 of
 // its e-mail address or by its userId, mapped once into a domain value: no 0/1 flag leaves this file.
-import type { Queryable } from '../db/schema.js';
+import type { Handle } from '../db/handle.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { isVisible } from '../domain/visibility.js';
 import { toUser } from './users.js';
@@ -21,8 +21,8 @@ export interface ProfileAccount {
   createdAt: number;
 }
 
-export async function findProfileAccount(db: Queryable, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
-  let q = db.selectFrom('users').selectAll();
+export async function findProfileAccount(db: Handle, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
+  let q = db.kysely.selectFrom('users').selectAll();
   // An address names an account only once proven, as in every lookup by address (repositories/people.ts).
   if (lookup.kind === 'sha256') q = q.where('email_sha256', '=', lookup.sha256).where(whereProvenAccount);
   else if (lookup.kind === 'md5') q = q.where('email_md5', '=', lookup.md5).where(whereProvenAccount);

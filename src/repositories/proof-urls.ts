@@ -1,6 +1,6 @@
 // The proof addresses people give for their identities (migration 015): a column of
 // central_identities, read and written only here.
-import type { Queryable } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
 
 export interface IdentityWithProofUrl {
   id: number;
@@ -10,8 +10,8 @@ export interface IdentityWithProofUrl {
 }
 
 /** The user's entries with the proof address each has, if any. */
-export async function identitiesWithProofUrls(db: Queryable, userRef: number): Promise<IdentityWithProofUrl[]> {
-  const rows = await db
+export async function identitiesWithProofUrls(db: Handle, userRef: number): Promise<IdentityWithProofUrl[]> {
+  const rows = await db.kysely
     .selectFrom('central_identities')
     .select(['id', 'svc_id', 'usr_svc_id', 'proof_url'])
     .where('user_ref', '=', userRef)
@@ -21,8 +21,8 @@ export async function identitiesWithProofUrls(db: Queryable, userRef: number): P
 }
 
 /** The proof address of one entry, for the check that reads it. */
-export async function proofUrlOf(db: Queryable, identityId: number): Promise<string | null> {
-  const row = await db.selectFrom('central_identities').select('proof_url').where('id', '=', identityId).executeTakeFirst();
+export async function proofUrlOf(db: Handle, identityId: number): Promise<string | null> {
+  const row = await db.kysely.selectFrom('central_identities').select('proof_url').where('id', '=', identityId).executeTakeFirst();
   return row?.proof_url ?? null;
 }
 
@@ -31,8 +31,8 @@ export async function proofUrlOf(db: Queryable, identityId: number): Promise<str
  * The entry becomes due for a check at once (never checked comes first), since what proves it
  * has just changed.
  */
-export async function setProofUrl(db: Queryable, userRef: number, svcId: string, proofUrl: string | null): Promise<boolean> {
-  const r = await db
+export async function setProofUrl(db: Write, userRef: number, svcId: string, proofUrl: string | null): Promise<boolean> {
+  const r = await db.kysely
     .updateTable('central_identities')
     .set({ proof_url: proofUrl, last_checked_at: null })
     .where('user_ref', '=', userRef)

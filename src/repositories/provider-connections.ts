@@ -1,5 +1,6 @@
 // Connections to sign-in providers and the flows in progress at a provider (migration 019).
-import type { Queryable } from '../db/schema.js';
+
+import type { Handle, Write } from '../db/handle.js';
 
 export interface ProviderConnection {
   id: number;
@@ -34,28 +35,33 @@ const toConnection = (r: ConnectionRow): ProviderConnection => ({
   lastLoginAt: r.last_login_at === null ? null : Number(r.last_login_at),
 });
 
-export async function findConnection(db: Queryable, provider: string, subject: string): Promise<ProviderConnection | undefined> {
-  const row = await db.selectFrom('provider_connections').selectAll().where('provider', '=', provider).where('subject', '=', subject).executeTakeFirst();
+export async function findConnection(db: Handle, provider: string, subject: string): Promise<ProviderConnection | undefined> {
+  const row = await db.kysely.selectFrom('provider_connections').selectAll().where('provider', '=', provider).where('subject', '=', subject).executeTakeFirst();
   return row && toConnection(row);
 }
 
-export async function connectionsOfUser(db: Queryable, userRef: number): Promise<ProviderConnection[]> {
-  const rows = await db.selectFrom('provider_connections').selectAll().where('user_ref', '=', userRef).orderBy('provider').orderBy('id').execute();
+export async function connectionsOfUser(db: Handle, userRef: number): Promise<ProviderConnection[]> {
+  const rows = await db.kysely.selectFrom('provider_connections').selectAll().where('user_ref', '=', userRef).orderBy('provider').orderBy('id').execute();
   return rows.map(toConnection);
 }
 
 /** The account's connection to a provider whose key is `provider` (one per provider and account). */
-export async function connectionOfUser(db: Queryable, userRef: number, provider: string): Promise<ProviderConnection | undefined> {
-  const row = await db.selectFrom('provider_connections').selectAll().where('user_ref', '=', userRef).where('provider', '=', provider).executeTakeFirst();
+export async function connectionOfUser(db: Handle, userRef: number, provider: string): Promise<ProviderConnection | undefined> {
+  const row = await db.kysely
+    .selectFrom('provider_connections')
+    .selectAll()
+    .where('user_ref', '=', userRef)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
   return row && toConnection(row);
 }
 
 export async function insertConnection(
-  db: Queryable,
+  db: Write,
   c: { userRef: number; provider: string; subject: string; username: string | null },
   now: number,
 ): Promise<ProviderConnection> {
-  const row = await db
+  const row = await db.kysely
     .insertInto('provider_connections')
     .values({ user_ref: c.userRef, provider: c.provider, subject: c.subject, username: c.username, created_at: now, last_login_at: null })
     .returningAll()
@@ -63,17 +69,17 @@ export async function insertConnection(
   return toConnection(row);
 }
 
-export async function setConnectionUsername(db: Queryable, id: number, username: string | null): Promise<void> {
-  await db.updateTable('provider_connections').set({ username }).where('id', '=', id).execute();
+export async function setConnectionUsername(db: Write, id: number, username: string | null): Promise<void> {
+  await db.kysely.updateTable('provider_connections').set({ username }).where('id', '=', id).execute();
 }
 
-export async function recordConnectionLogin(db: Queryable, id: number, username: string | null, now: number): Promise<void> {
-  await db.updateTable('provider_connections').set({ username, last_login_at: now }).where('id', '=', id).execute();
+export async function recordConnectionLogin(db: Write, id: number, username: string | null, now: number): Promise<void> {
+  await db.kysely.updateTable('provider_connections').set({ username, last_login_at: now }).where('id', '=', id).execute();
 }
 
 /** Removes one of the account's connections; the removed one, or undefined when it had none such. */
-export async function deleteConnection(db: Queryable, userRef: number, id: number): Promise<ProviderConnection | undefined> {
-  const row = await db.deleteFrom('provider_connections').where('id', '=', id).where('user_ref', '=', userRef).returningAll().executeTakeFirst();
+export async function deleteConnection(db: Write, userRef: number, id: number): Promise<ProviderConnection | undefined> {
+  const row = await db.kysely.deleteFrom('provider_connections').where('id', '=', id).where('user_ref', '=', userRef).returningAll().executeTakeFirst();
   return row && toConnection(row);
 }
 
@@ -91,8 +97,8 @@ export interface ProviderFlow {
   expiresAt: number;
 }
 
-export async function insertFlow(db: Queryable, f: ProviderFlow, now: number): Promise<void> {
-  await db
+export async function insertFlow(db: Write, f: ProviderFlow, now: number): Promise<void> {
+  await db.kysely
     .insertInto('provider_flows')
     .values({
       id: f.id,
@@ -110,8 +116,8 @@ export async function insertFlow(db: Queryable, f: ProviderFlow, now: number): P
 }
 
 /** The flow with this id, unless it has expired. */
-export async function findLiveFlow(db: Queryable, id: string, now: number): Promise<ProviderFlow | undefined> {
-  const r = await db.selectFrom('provider_flows').selectAll().where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+export async function findLiveFlow(db: Handle, id: string, now: number): Promise<ProviderFlow | undefined> {
+  const r = await db.kysely.selectFrom('provider_flows').selectAll().where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
   if (!r) return undefined;
   return {
     id: r.id,
@@ -127,11 +133,11 @@ export async function findLiveFlow(db: Queryable, id: string, now: number): Prom
 }
 
 /** Takes a flow for use: true for the one caller that deleted it. */
-export async function takeFlow(db: Queryable, id: string): Promise<boolean> {
-  const r = await db.deleteFrom('provider_flows').where('id', '=', id).executeTakeFirst();
+export async function takeFlow(db: Write, id: string): Promise<boolean> {
+  const r = await db.kysely.deleteFrom('provider_flows').where('id', '=', id).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
 
-export async function deleteExpiredFlows(db: Queryable, now: number): Promise<void> {
-  await db.deleteFrom('provider_flows').where('expires_at', '<=', now).execute();
+export async function deleteExpiredFlows(db: Write, now: number): Promise<void> {
+  await db.kysely.deleteFrom('provider_flows').where('expires_at', '<=', now).execute();
 }

@@ -1,14 +1,13 @@
 // Failure counters in fixed windows (services/throttle.ts holds the rules).
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
 
-export async function findThrottle(db: Kysely<Database>, key: string): Promise<{ count: number; expires_at: number } | undefined> {
-  return db.selectFrom('throttles').select(['count', 'expires_at']).where('key', '=', key).executeTakeFirst();
+export async function findThrottle(db: Handle, key: string): Promise<{ count: number; expires_at: number } | undefined> {
+  return db.kysely.selectFrom('throttles').select(['count', 'expires_at']).where('key', '=', key).executeTakeFirst();
 }
 
 /** Counts one failure: an expired window starts over at one (ending at `expires`), a live one counts up. */
-export async function countFailure(db: Kysely<Database>, key: string, now: number, expires: number): Promise<void> {
-  await db
+export async function countFailure(db: Write, key: string, now: number, expires: number): Promise<void> {
+  await db.kysely
     .insertInto('throttles')
     .values({ key, count: 1, expires_at: expires })
     .onConflict((oc) =>
@@ -25,6 +24,6 @@ export async function countFailure(db: Kysely<Database>, key: string, now: numbe
     .execute();
 }
 
-export async function deleteThrottle(db: Kysely<Database>, key: string): Promise<void> {
-  await db.deleteFrom('throttles').where('key', '=', key).execute();
+export async function deleteThrottle(db: Write, key: string): Promise<void> {
+  await db.kysely.deleteFrom('throttles').where('key', '=', key).execute();
 }

@@ -1,7 +1,4 @@
-// Partner usage in hourly buckets (migration 021). Every server adds what it counted since its last
-// flush, so an upsert adds counts and keeps the higher budget peak; nothing here ever subtracts.
-import type { Kysely } from 'kysely';
-import type { Database, Queryable } from '../db/schema.js';
+import type { Handle, Write } from '../db/handle.js';
 
 /** Answers by status class: 4xx leaves out 429, which has its own. */
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx'] as const;
@@ -34,10 +31,10 @@ export const BUCKETS_PER_STATEMENT = 500;
  * Adds buckets to what is stored, in one statement (at most BUCKETS_PER_STATEMENT of them).
  * A budget's peak and limit move together: the limit kept is the one the higher peak was seen under.
  */
-export async function addUsage(db: Queryable, buckets: readonly UsageBucket[]): Promise<void> {
+export async function addUsage(db: Write, buckets: readonly UsageBucket[]): Promise<void> {
   if (buckets.length === 0) return;
   if (buckets.length > BUCKETS_PER_STATEMENT) throw new Error(`addUsage takes at most ${BUCKETS_PER_STATEMENT} buckets at once`);
-  await db
+  await db.kysely
     .insertInto('partner_usage')
     .values(
       buckets.map((b) => ({
@@ -85,9 +82,9 @@ export async function addUsage(db: Queryable, buckets: readonly UsageBucket[]): 
 }
 
 /** Which of these partners still exist (a flush drops the counts of one deleted since). */
-export async function existingPartnerIds(db: Kysely<Database>, ids: readonly number[]): Promise<Set<number>> {
+export async function existingPartnerIds(db: Handle, ids: readonly number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  const rows = await db
+  const rows = await db.kysely
     .selectFrom('partners')
     .select('id')
     .where('id', 'in', [...ids])
@@ -96,8 +93,8 @@ export async function existingPartnerIds(db: Kysely<Database>, ids: readonly num
 }
 
 /** One partner's buckets from `fromHour` on, oldest first (at most operations × hours rows: the window is bounded by the caller). */
-export async function usageSince(db: Kysely<Database>, partnerId: number, fromHour: number): Promise<UsageBucket[]> {
-  const rows = await db
+export async function usageSince(db: Handle, partnerId: number, fromHour: number): Promise<UsageBucket[]> {
+  const rows = await db.kysely
     .selectFrom('partner_usage')
     .selectAll()
     .where('partner_id', '=', partnerId)
@@ -122,7 +119,7 @@ export async function usageSince(db: Kysely<Database>, partnerId: number, fromHo
 }
 
 /** Drops every bucket that started before `before`; returns how many. */
-export async function deleteUsageBefore(db: Queryable, before: number): Promise<number> {
-  const r = await db.deleteFrom('partner_usage').where('hour_start', '<', before).executeTakeFirst();
+export async function deleteUsageBefore(db: Write, before: number): Promise<number> {
+  const r = await db.kysely.deleteFrom('partner_usage').where('hour_start', '<', before).executeTakeFirst();
   return Number(r.numDeletedRows);
 }

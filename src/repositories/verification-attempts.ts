@@ -1,15 +1,16 @@
 // The record of verification checks, one row per method asked (SPEC §10), shown on the account page and in the export.
+import type { Handle, Write } from '../db/handle.js';
 import type { Selectable } from 'kysely';
-import type { Queryable, Tx, VerificationAttemptsTable } from '../db/schema.js';
+import type { VerificationAttemptsTable } from '../db/schema.js';
 
 export type VerificationAttemptRow = Selectable<VerificationAttemptsTable>;
 
 export async function insertVerificationAttempt(
-  tx: Tx,
+  w: Write,
   a: { identityId: number; userRef: number; svcId: string; url: string; outcome: string; detail: string; method: string; status: number | null },
   now: number,
 ): Promise<void> {
-  await tx
+  await w.kysely
     .insertInto('verification_attempts')
     .values({
       identity_id: a.identityId,
@@ -26,8 +27,8 @@ export async function insertVerificationAttempt(
 }
 
 /** The user's attempts, newest first, at most `limit`. */
-export async function recentAttemptsOfUser(db: Queryable, userRef: number, limit: number): Promise<VerificationAttemptRow[]> {
-  return db
+export async function recentAttemptsOfUser(db: Handle, userRef: number, limit: number): Promise<VerificationAttemptRow[]> {
+  return db.kysely
     .selectFrom('verification_attempts')
     .selectAll()
     .where('user_ref', '=', userRef)
@@ -38,14 +39,14 @@ export async function recentAttemptsOfUser(db: Queryable, userRef: number, limit
 }
 
 /** Every attempt of the user, oldest first (the export). */
-export async function attemptsOfUser(db: Queryable, userRef: number): Promise<VerificationAttemptRow[]> {
-  return db.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at').orderBy('id').execute();
+export async function attemptsOfUser(db: Handle, userRef: number): Promise<VerificationAttemptRow[]> {
+  return db.kysely.selectFrom('verification_attempts').selectAll().where('user_ref', '=', userRef).orderBy('attempted_at').orderBy('id').execute();
 }
 
-export async function deleteAttemptsOfUser(tx: Tx, userRef: number): Promise<void> {
-  await tx.deleteFrom('verification_attempts').where('user_ref', '=', userRef).execute();
+export async function deleteAttemptsOfUser(w: Write, userRef: number): Promise<void> {
+  await w.kysely.deleteFrom('verification_attempts').where('user_ref', '=', userRef).execute();
 }
 
-export async function deleteAttemptsBefore(db: Queryable, before: number): Promise<void> {
-  await db.deleteFrom('verification_attempts').where('attempted_at', '<', before).execute();
+export async function deleteAttemptsBefore(db: Write, before: number): Promise<void> {
+  await db.kysely.deleteFrom('verification_attempts').where('attempted_at', '<', before).execute();
 }

@@ -4,7 +4,7 @@ import { deletePhoto } from '../repositories/avatar-photos.js';
 import { deleteDiscoveryData } from '../repositories/discovery.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../context.js';
-import type { Tx } from '../db/schema.js';
+import type { Write } from '../db/handle.js';
 import { profileFields, type ProfileField } from '../domain/profile.js';
 import { findSubjectOfUser, keepSubjectOfDeletedAccount } from '../repositories/people.js';
 import { deleteUser, findUserByRef, setUserFlags, updateProfile, type ProfileValues, type User } from '../repositories/users.js';
@@ -18,9 +18,9 @@ import { absorbOrphanSubjects } from './orphan-subjects.js';
 /** The user's consent; they are shown only while their address is proven too (users.opted_in). */
 export async function setOptIn(ctx: AppContext, user: User, optedIn: boolean): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    await setUserFlags(tx, user.id, { optedIn }, now);
-    await announceVisibility(tx, user, now);
+  await ctx.db.write(async (w) => {
+    await setUserFlags(w, user.id, { optedIn }, now);
+    await announceVisibility(w, user, now);
   });
 }
 
@@ -42,14 +42,14 @@ function profileAsLinkedPartnersSeeIt(ctx: AppContext, user: User) {
  */
 export async function saveProfile(ctx: AppContext, user: User, values: ProfileValues, publicFields: ProfileField[] | undefined): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    const before = await findUserByRef(tx, user.id);
-    await updateProfile(tx, user.id, values, publicFields, now);
-    const after = await findUserByRef(tx, user.id);
+  await ctx.db.write(async (w) => {
+    const before = await findUserByRef(w, user.id);
+    await updateProfile(w, user.id, values, publicFields, now);
+    const after = await findUserByRef(w, user.id);
     if (!before || !after) return;
     const shown = profileAsLinkedPartnersSeeIt(ctx, after);
     if (isDeepStrictEqual(profileAsLinkedPartnersSeeIt(ctx, before), shown)) return;
-    await announce(tx, after, 'profile.updated', () => shown, now);
+    await announce(w, after, 'profile.updated', () => shown, now);
   });
 }
 
@@ -61,31 +61,31 @@ export async function saveProfile(ctx: AppContext, user: User, values: ProfileVa
  */
 export async function deleteAccount(ctx: AppContext, user: User): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute((tx) => eraseAccount(tx, user, now));
+  await ctx.db.write((w) => eraseAccount(w, user, now));
 }
 
 /** deleteAccount inside the caller's transaction. */
-export async function eraseAccount(tx: Tx, user: User, now: number): Promise<void> {
-  const partners = await linkedPartners(tx, user.id);
-  await announce(tx, user, 'user.deleted', () => ({}), now, { only: partners });
-  await deleteLinksOfUser(tx, user.id);
+export async function eraseAccount(w: Write, user: User, now: number): Promise<void> {
+  const partners = await linkedPartners(w, user.id);
+  await announce(w, user, 'user.deleted', () => ({}), now, { only: partners });
+  await deleteLinksOfUser(w, user.id);
   await recordLinkEvents(
-    tx,
+    w,
     partners.map((p) => p.partner_id),
     'unlinked',
     'deletion',
     now,
   );
-  await deleteCentralIdentitiesOfUser(tx, user.id);
-  await endOtherSessions(tx, user.id, null);
-  await deleteAttemptsOfUser(tx, user.id);
-  await deleteDiscoveryData(tx, user.id);
-  await deletePhoto(tx, user.id);
-  if ((await findSubjectOfUser(tx, user.id)) !== undefined) {
+  await deleteCentralIdentitiesOfUser(w, user.id);
+  await endOtherSessions(w, user.id, null);
+  await deleteAttemptsOfUser(w, user.id);
+  await deleteDiscoveryData(w, user.id);
+  await deletePhoto(w, user.id);
+  if ((await findSubjectOfUser(w, user.id)) !== undefined) {
     // A push that raced the account's creation may have left one of its names on a subject of its
     // own; fold it in first, so that every name is free to stay on the account's.
-    await absorbOrphanSubjects(tx, user, now);
-    await keepSubjectOfDeletedAccount(tx, user);
+    await absorbOrphanSubjects(w, user, now);
+    await keepSubjectOfDeletedAccount(w, user);
   }
-  await deleteUser(tx, user.id);
+  await deleteUser(w, user.id);
 }

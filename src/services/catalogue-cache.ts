@@ -2,7 +2,7 @@
 // the version stamp in the database changes (an operator's CLI edit), checking at most once per
 // `checkEveryMs`; popularity counts are refreshed on their own, slower clock, and their ties are
 // broken by the shipped order of what people most often have (catalogue/popularity.json).
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { loadCuratedPopularity } from '../catalogue/curated-popularity.js';
 import type { Clock } from '../domain/clock.js';
@@ -50,10 +50,10 @@ export class CatalogueCache {
   }
 
   private async refresh(now: number): Promise<CatalogueSnapshot> {
-    const version = await catalogueVersion(this.db.kysely);
+    const version = await catalogueVersion(this.db);
     this.checkedAt = now;
     if (this.snapshot && this.snapshot.version === version) return this.snapshot;
-    const entries = await listCatalogue(this.db.kysely, false);
+    const entries = await listCatalogue(this.db, false);
     const alphanumeric = [...entries].sort(byName);
     this.snapshot = { version, byId: new Map(entries.map((e) => [e.svcId, e])), alphanumeric };
     return this.snapshot;
@@ -68,7 +68,7 @@ export class CatalogueCache {
   private async counts(): Promise<{ counts: Map<string, number>; stamp: number }> {
     const now = this.clock.now();
     if (!this.popularity || now - this.popularity.at >= this.popularityEveryMs) {
-      const counts = await popularityCounts(this.db.kysely);
+      const counts = await popularityCounts(this.db);
       this.popularity = { at: now, counts, stamp: ++this.popularityStamp };
     }
     return this.popularity;

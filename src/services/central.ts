@@ -3,7 +3,7 @@
 // While the user is not visible, nothing is written but `user.hidden` and `user.deleted`.
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
-import type { Tx } from '../db/schema.js';
+import type { Write } from '../db/handle.js';
 import { markEvidence } from '../domain/evidence.js';
 import { isVisible } from '../domain/visibility.js';
 import type { VerificationMethod } from '../verification/methods.js';
@@ -23,24 +23,24 @@ export function normaliseUsrSvcId(usrSvcId: string): string {
 }
 
 export async function announce(
-  tx: Tx,
+  w: Write,
   user: User,
   type: EventType,
   data: (p: LinkedPartner) => Record<string, unknown>,
   now: number,
   options: { except?: number; only?: LinkedPartner[] } = {},
 ): Promise<void> {
-  const partners = (options.only ?? (await linkedPartners(tx, user.id))).filter((p) => p.partner_id !== options.except);
+  const partners = (options.only ?? (await linkedPartners(w, user.id))).filter((p) => p.partner_id !== options.except);
   if (partners.length === 0) return;
   // Read in this transaction, not taken from `user`: the caller's row may predate an opt-out.
-  if (!SENT_WHILE_NOT_VISIBLE.has(type) && !isVisible(await visibilityOf(tx, user.id))) return;
+  if (!SENT_WHILE_NOT_VISIBLE.has(type) && !isVisible(await visibilityOf(w, user.id))) return;
   const events: EventToWrite[] = partners.map((p) => ({
     partnerId: p.partner_id,
     userRef: user.id,
     type,
     data: { user_identifier: p.user_identifier, userId: user.user_id, ...data(p) },
   }));
-  await writeEvents(tx, events, now);
+  await writeEvents(w, events, now);
 }
 
 /**
@@ -49,10 +49,10 @@ export async function announce(
  * hidden (opt-in, opt-out, and whatever else visibility comes to depend on), after the change: it
  * reads the visibility as it now stands, and announces each change once.
  */
-export async function announceVisibility(tx: Tx, user: User, now: number): Promise<void> {
-  const visible = isVisible(await visibilityOf(tx, user.id));
-  if (!(await markVisibilityAnnounced(tx, user.id, visible))) return;
-  await announce(tx, user, visible ? 'user.visible' : 'user.hidden', () => ({}), now);
+export async function announceVisibility(w: Write, user: User, now: number): Promise<void> {
+  const visible = isVisible(await visibilityOf(w, user.id));
+  if (!(await markVisibilityAnnounced(w, user.id, visible))) return;
+  await announce(w, user, visible ? 'user.visible' : 'user.hidden', () => ({}), now);
 }
 
 export function identityData(user: User, svc: CatalogueEntry, row: { usr_svc_id: string; verified: boolean }) {
@@ -102,21 +102,21 @@ export type CentralChange = 'added' | 'replaced' | 'unchanged' | 'kept_verified'
  * the user proved (verified): the proof is the user's, not the partner's.
  */
 export async function setCentralIdentity(
-  tx: Tx,
+  w: Write,
   user: User,
   svc: CatalogueEntry,
   usrSvcId: string,
   source: { partnerId: number | null },
   now: number,
 ): Promise<{ change: CentralChange; row: CentralIdentity }> {
-  const existing = await findCentralIdentity(tx, user.id, svc.svcId);
+  const existing = await findCentralIdentity(w, user.id, svc.svcId);
   if (existing && existing.usr_svc_id === usrSvcId) return { change: 'unchanged', row: existing };
   if (existing?.verified && source.partnerId !== null) return { change: 'kept_verified', row: existing };
   const entry = { usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), sourcePartnerId: source.partnerId };
   const row = existing
-    ? await replaceCentralIdentity(tx, existing.id, entry, now)
-    : await insertCentralIdentity(tx, { ...entry, userRef: user.id, svcId: svc.svcId }, now);
-  await announce(tx, user, 'identity.updated', identityData(user, svc, row), now, source.partnerId !== null ? { except: source.partnerId } : {});
+    ? await replaceCentralIdentity(w, existing.id, entry, now)
+    : await insertCentralIdentity(w, { ...entry, userRef: user.id, svcId: svc.svcId }, now);
+  await announce(w, user, 'identity.updated', identityData(user, svc, row), now, source.partnerId !== null ? { except: source.partnerId } : {});
   return { change: existing ? 'replaced' : 'added', row };
 }
 
@@ -124,8 +124,8 @@ export async function setCentralIdentity(
  * Removes a central entry. A partner may remove only what it put there and the user has not
  * verified (SPEC §9); the user may remove anything.
  */
-export async function removeCentralIdentity(tx: Tx, user: User, svcId: string, by: { partnerId: number | null }, now: number): Promise<boolean> {
-  if (!(await deleteCentralIdentity(tx, user.id, svcId, by.partnerId))) return false;
-  await announce(tx, user, 'identity.removed', () => ({ svcId }), now, by.partnerId !== null ? { except: by.partnerId } : {});
+export async function removeCentralIdentity(w: Write, user: User, svcId: string, by: { partnerId: number | null }, now: number): Promise<boolean> {
+  if (!(await deleteCentralIdentity(w, user.id, svcId, by.partnerId))) return false;
+  await announce(w, user, 'identity.removed', () => ({ svcId }), now, by.partnerId !== null ? { except: by.partnerId } : {});
   return true;
 }

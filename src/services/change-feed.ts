@@ -26,9 +26,9 @@
 // missed. PostgreSQL's NOTIFY is not used: a notifying transaction holds a database-wide lock
 // through its commit, which serialised concurrent pushes (migration 012).
 import { EventEmitter } from 'node:events';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 import { isTimedOut } from '../db/faults.js';
-import { pgFeedReader, sqliteFeedReader, type FeedReader } from '../repositories/answer-feed.js';
+import { feedReader, type FeedReader } from '../repositories/answer-feed.js';
 
 /** What a reading applied: the tags of the changed rows, or `all` when the reader cannot know. */
 export type Changes = readonly string[] | 'all';
@@ -91,8 +91,8 @@ export class ChangeFeed extends EventEmitter {
 
   constructor(db: Db) {
     super();
-    this.local = db.reader !== null;
-    this.reader = db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
+    this.reader = feedReader(db);
+    this.local = this.reader.local;
   }
 
   /**

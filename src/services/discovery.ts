@@ -49,18 +49,18 @@ function httpUrl(raw: string): string | null {
 export async function startDiscovery(ctx: AppContext, user: User, rawUrl: string): Promise<StartOutcome> {
   const url = httpUrl(rawUrl);
   if (!url) return { started: false, reason: 'invalid_url' };
-  const current = await latestRun(ctx.db.kysely, user.id);
+  const current = await latestRun(ctx.db, user.id);
   if (current && current.status !== 'done') return { started: false, reason: 'busy' };
   const limit = await ctx.limiter.consume('site-discover', String(user.id), RUNS_PER_MINUTE);
   if (!limit.allowed) return { started: false, reason: 'throttled', retryAfterSeconds: limit.resetSeconds };
-  return { started: true, run: await createRun(ctx.db.kysely, user.id, url, ctx.clock.now()) };
+  return { started: true, run: await ctx.db.write((w) => createRun(w, user.id, url, ctx.clock.now())) };
 }
 
 /** Runs every queued run there is (or was left by a stopped instance); returns how many ran. */
 export async function runDueDiscoveries(ctx: AppContext, max = 5): Promise<number> {
   let ran = 0;
   while (ran < max) {
-    const run = await claimRun(ctx.db.kysely, ctx.clock.now(), LEASE_MS);
+    const run = await ctx.db.write((w) => claimRun(w, ctx.clock.now(), LEASE_MS));
     if (!run) break;
     await runDiscovery(ctx, run);
     ran++;
@@ -69,7 +69,7 @@ export async function runDueDiscoveries(ctx: AppContext, max = 5): Promise<numbe
 }
 
 async function runDiscovery(ctx: AppContext, run: DiscoveryRun): Promise<void> {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const user = await findUserByRef(db, run.userRef);
   if (!user) return;
   const profile = profilePageUrl(ctx, user.user_id);
@@ -78,7 +78,7 @@ async function runDiscovery(ctx: AppContext, run: DiscoveryRun): Promise<void> {
     allowPrivate: ctx.config.fetchAllowPrivate,
     skip: new Set([normaliseProfileUrl(profile)]),
     async onPage(page) {
-      pageIds.set(page, await recordPage(db, run, page, ctx.clock.now()));
+      pageIds.set(page, await db.write((w) => recordPage(w, run, page, ctx.clock.now())));
     },
   });
 
@@ -93,7 +93,7 @@ async function runDiscovery(ctx: AppContext, run: DiscoveryRun): Promise<void> {
     if (found.kind === 'match') findings.push({ pageId: id, kind: 'identity', svcId: found.svc.svcId, usrSvcId: found.usrSvcId, linksBack });
     else findings.push({ pageId: id, kind: found.kind === 'ambiguous' ? 'ambiguous' : 'homepage', svcId: null, usrSvcId: null, linksBack });
   }
-  await finishRun(db, run.id, findings, result.stoppedBy, ctx.clock.now());
+  await db.write((w) => finishRun(w, run.id, findings, result.stoppedBy, ctx.clock.now()));
 }
 
 /**
@@ -126,10 +126,10 @@ export interface DiscoveryView {
 }
 
 export async function discoveryView(ctx: AppContext, user: User): Promise<DiscoveryView | null> {
-  const run = await latestRun(ctx.db.kysely, user.id);
+  const run = await latestRun(ctx.db, user.id);
   if (!run) return null;
-  const pages = run.status === 'done' ? await pagesOf(ctx.db.kysely, run.id) : [];
-  const rows = await identitiesOfUser(ctx.db.kysely, user.id);
+  const pages = run.status === 'done' ? await pagesOf(ctx.db, run.id) : [];
+  const rows = await identitiesOfUser(ctx.db, user.id);
   return { run, pages, existing: new Map(rows.map((r) => [r.svcId, r.usrSvcId])) };
 }
 
@@ -139,7 +139,7 @@ export async function discoveryView(ctx: AppContext, user: User): Promise<Discov
  * the walk proved become pages that later checks accept as a rel="me" target.
  */
 export async function addDiscovered(ctx: AppContext, user: User, runId: number, pageIds: number[]): Promise<number> {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const run = await findRun(db, user.id, runId);
   if (run?.status !== 'done') return 0;
   const snap = await ctx.catalogue.get();
@@ -150,29 +150,29 @@ export async function addDiscovered(ctx: AppContext, user: User, runId: number, 
   // A user has one entry per service: of two ticked profiles on one service, the first is added.
   const servicesDone = new Set<string>();
   let added = 0;
-  await db.transaction().execute(async (tx) => {
+  await db.write(async (w) => {
     for (const page of pages) {
       if (page.kind === 'homepage' && page.linksBack && fresh) {
-        await addVerifiedPage(tx, user.id, normaliseProfileUrl(page.url), now);
-        if (page.finalUrl) await addVerifiedPage(tx, user.id, normaliseProfileUrl(page.finalUrl), now);
+        await addVerifiedPage(w, user.id, normaliseProfileUrl(page.url), now);
+        if (page.finalUrl) await addVerifiedPage(w, user.id, normaliseProfileUrl(page.finalUrl), now);
       }
       if (!wanted.has(page.id) || page.kind !== 'identity' || page.svcId === null || page.usrSvcId === null) continue;
       const svc = snap.byId.get(page.svcId);
       if (!svc || servicesDone.has(svc.svcId)) continue;
       servicesDone.add(svc.svcId);
-      const { row } = await setCentralIdentity(tx, user, svc, page.usrSvcId, { partnerId: null }, now);
+      const { row } = await setCentralIdentity(w, user, svc, page.usrSvcId, { partnerId: null }, now);
       added++;
       if (!page.linksBack || !fresh || row.verified) continue;
       const verified = await recordWalkProof(
-        tx,
+        w,
         { id: row.id, userRef: user.id, svcId: svc.svcId },
         page.url,
         'rel="me" link to a page of yours found by “Find my identities”',
         now,
         now + RECHECK_AFTER_MS,
       );
-      await announce(tx, user, 'identity.updated', identityData(user, svc, verified), now);
-      await announce(tx, user, 'identity.verified', verificationData(user, svc, verified, null), now);
+      await announce(w, user, 'identity.updated', identityData(user, svc, verified), now);
+      await announce(w, user, 'identity.verified', verificationData(user, svc, verified, null), now);
     }
   });
   return added;

@@ -39,25 +39,25 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
   const send = await mayMailAddress(ctx, email);
   const site = mailSite(ctx.config);
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.db.write(async (w) => {
     // One pending change at a time: an earlier link stops working.
-    await endUserTokens(tx, user.id, 'change', now);
-    const holder = await findUserByEmail(tx, email);
+    await endUserTokens(w, user.id, 'change', now);
+    const holder = await findUserByEmail(w, email);
     if (send && holder && isProvenAccount(holder)) {
       await queueMail(
-        tx,
+        w,
         { to: email, ...newAddressTakenMail(site, { userId: user.user_id, loginUrl: `${site.baseUrl}/login`, resetUrl: `${site.baseUrl}/forgot` }) },
         now,
       );
     } else if (send) {
       // An unproven account holding the address does not block the change: whoever proves it first gets it.
-      const secret = await createEmailToken(tx, { purpose: 'change', userRef: user.id, email }, now, CONFIRM_LINK_HOURS * HOUR);
+      const secret = await createEmailToken(w, { purpose: 'change', userRef: user.id, email }, now, CONFIRM_LINK_HOURS * HOUR);
       const link = `${site.baseUrl}/email/confirm?token=${secret}`;
-      await queueMail(tx, { to: email, ...confirmNewAddressMail(site, { userId: user.user_id, link, hours: CONFIRM_LINK_HOURS }) }, now);
+      await queueMail(w, { to: email, ...confirmNewAddressMail(site, { userId: user.user_id, link, hours: CONFIRM_LINK_HOURS }) }, now);
     }
     if (isProvenAccount(user)) {
       await queueMail(
-        tx,
+        w,
         { to: user.email, ...emailChangeRequestedMail(site, { userId: user.user_id, hours: CONFIRM_LINK_HOURS, resetUrl: `${site.baseUrl}/forgot` }) },
         now,
       );
@@ -68,8 +68,8 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
 
 /** What a change link is about, for the page it opens (a GET never uses the link up). */
 export async function previewEmailChange(ctx: AppContext, secret: string): Promise<{ userId: string; newEmail: string } | undefined> {
-  const row = await findUsableToken(ctx.db.kysely, secret, ['change'], ctx.clock.now());
-  const user = row?.user_ref == null ? undefined : await findUserByRef(ctx.db.kysely, row.user_ref);
+  const row = await findUsableToken(ctx.db, secret, ['change'], ctx.clock.now());
+  const user = row?.user_ref == null ? undefined : await findUserByRef(ctx.db, row.user_ref);
   return row && user && user.email !== row.email ? { userId: user.user_id, newEmail: row.email } : undefined;
 }
 
@@ -78,28 +78,28 @@ export type ChangeOutcome = { kind: 'changed'; userRef: number } | { kind: 'inva
 /** Following the link: the switch. `sessionId` is the browser's session, kept if it is the account's. */
 export async function confirmEmailChange(ctx: AppContext, secret: string, sessionId: string | null): Promise<ChangeOutcome> {
   const now = ctx.clock.now();
-  const row = await findUsableToken(ctx.db.kysely, secret, ['change'], now);
+  const row = await findUsableToken(ctx.db, secret, ['change'], now);
   if (!row || row.user_ref === null) return { kind: 'invalid' };
   const userRef = row.user_ref;
   const site = mailSite(ctx.config);
-  return ctx.db.kysely.transaction().execute(async (tx): Promise<ChangeOutcome> => {
-    const user = await findUserByRef(tx, userRef);
-    if (!user || user.email === row.email || !(await useToken(tx, row.id, now))) return { kind: 'invalid' };
-    const holder = await findUserByEmail(tx, row.email);
+  return ctx.db.write(async (w): Promise<ChangeOutcome> => {
+    const user = await findUserByRef(w, userRef);
+    if (!user || user.email === row.email || !(await useToken(w, row.id, now))) return { kind: 'invalid' };
+    const holder = await findUserByEmail(w, row.email);
     // Proven by another account since the link was sent: that account keeps it.
     if (holder && isProvenAccount(holder)) return { kind: 'address_taken' };
     // An unproven account that typed the address in yields, as it does to a claim (ownership.ts).
-    if (holder) await eraseAccount(tx, holder, now);
-    const changed = await setProvenEmail(tx, user.id, row.email, now);
+    if (holder) await eraseAccount(w, holder, now);
+    const changed = await setProvenEmail(w, user.id, row.email, now);
     // What partners pushed under the new address's hashes becomes the account's.
-    await absorbOrphanSubjects(tx, changed, now);
+    await absorbOrphanSubjects(w, changed, now);
     // Proof may make the user visible (an account proven only now): linked partners hear it once.
-    await announceVisibility(tx, changed, now);
+    await announceVisibility(w, changed, now);
     // Links mailed to the old address (confirm, reset) and other pending changes stop working.
-    for (const purpose of ['confirm', 'reset', 'change'] as const) await endUserTokens(tx, user.id, purpose, now);
+    for (const purpose of ['confirm', 'reset', 'change'] as const) await endUserTokens(w, user.id, purpose, now);
     // The address is how an account is recovered: a change ends the other sessions, as a password change does.
-    await endOtherSessions(tx, user.id, sessionId);
-    if (isProvenAccount(user)) await queueMail(tx, { to: user.email, ...emailChangedMail(site, { userId: user.user_id }) }, now);
+    await endOtherSessions(w, user.id, sessionId);
+    if (isProvenAccount(user)) await queueMail(w, { to: user.email, ...emailChangedMail(site, { userId: user.user_id }) }, now);
     return { kind: 'changed', userRef: user.id };
   });
 }

@@ -6,7 +6,6 @@ import type { AppContext } from '../context.js';
 import { errors } from '../domain/errors.js';
 import { emailHashes, type ParsedIdentifier } from '../domain/identifiers.js';
 import { burnPasswordCheck, verifyPassword } from '../domain/passwords.js';
-import { inTx, onReader } from '../db/prepared.js';
 import { centralServicesOfUser } from '../repositories/central-identities.js';
 import { deleteLink, findLink, findLinkOfSubject, insertLink, moveLink } from '../repositories/links.js';
 import { pushedEntriesInOrder } from '../repositories/partner-identities.js';
@@ -56,7 +55,7 @@ export async function checkCredentials(ctx: AppContext, partner: Partner, c: Cre
     ])),
   );
   if (wait > 0) throw errors.rateLimited(wait);
-  const user = await findUserByEmail(ctx.db.kysely, c.email);
+  const user = await findUserByEmail(ctx.db, c.email);
   const ok = user ? await verifyPassword(user.password_hash, c.password) : await burnPasswordCheck(c.password, ctx.config.argon2Cost);
   if (!user || !ok) {
     for (const key of [keys.place, keys.origin, keys.account]) await t.recordFailure(key, cfg.syncFailureWindowSeconds);
@@ -78,54 +77,53 @@ export async function linkUser(ctx: AppContext, partner: Partner, id: ParsedIden
   // Read before the transaction: on SQLite the one connection is held by the transaction, so a
   // query outside it would wait forever.
   const snap = await ctx.catalogue.get();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    const q = inTx(ctx.db, tx);
-    const person = await lookupOrCreatePerson(q, id, now);
-    const existing = await findLinkOfSubject(q, partner.id, person.subjectId);
+  await ctx.db.write(async (w) => {
+    const person = await lookupOrCreatePerson(w, id, now);
+    const existing = await findLinkOfSubject(w, partner.id, person.subjectId);
     if (existing && existing.user_ref === user.id) return; // already linked: true again, nothing new
     // The person proved a different account: the link moves to it.
-    if (existing) await moveLink(tx, existing.id, user.id, now);
+    if (existing) await moveLink(w, existing.id, user.id, now);
     else
       await insertLink(
-        tx,
+        w,
         { partnerId: partner.id, subjectId: person.subjectId, userRef: user.id, userIdentifier: identifierForPartner(id, rawIdentifier) },
         now,
       );
-    await recordLinkEvents(tx, [partner.id], 'linked', 'partner', now);
-    await announce(tx, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
+    await recordLinkEvents(w, [partner.id], 'linked', 'partner', now);
+    await announce(w, user, 'link.created', () => ({ partner: partner.name }), now, { except: partner.id });
     // Like "a new application was authorised": the owner hears of every new link.
     const site = mailSite(ctx.config);
     await queueMail(
-      tx,
+      w,
       { to: user.email, ...partnerLinkedMail(site, { userId: user.user_id, partner: partner.name, linksUrl: `${site.baseUrl}/account/sites#links` }) },
       now,
     );
     // Copy-in: the partner's entries fill services the central repository does not have yet.
-    const own = await pushedEntriesInOrder(q, partner.id, person.subjectId);
-    const have = await centralServicesOfUser(tx, user.id);
+    const own = await pushedEntriesInOrder(w, partner.id, person.subjectId);
+    const have = await centralServicesOfUser(w, user.id);
     for (const e of own) {
       const svc = snap.byId.get(e.svc_id);
       if (!svc || have.has(e.svc_id)) continue;
-      await setCentralIdentity(tx, user, svc, e.usr_svc_id, { partnerId: partner.id }, now);
+      await setCentralIdentity(w, user, svc, e.usr_svc_id, { partnerId: partner.id }, now);
     }
   });
 }
 
 export async function unlinkUser(ctx: AppContext, partner: Partner, id: ParsedIdentifier, credentials: Credentials | null): Promise<User> {
-  const person = await lookupPerson(onReader(ctx.db), id);
-  const link = await findLink(onReader(ctx.db), partner.id, person);
+  const person = await lookupPerson(ctx.db, id);
+  const link = await findLink(ctx.db, partner.id, person);
   if (!link) throw errors.linkNotFound();
   if (credentials) {
     const user = await checkCredentials(ctx, partner, credentials);
     if (user.id !== link.user_ref) throw errors.invalidCredentials();
   }
   const now = ctx.clock.now();
-  return ctx.db.kysely.transaction().execute(async (tx) => {
-    const user = await findUserByRef(tx, link.user_ref);
+  return ctx.db.write(async (w) => {
+    const user = await findUserByRef(w, link.user_ref);
     if (!user) throw new Error('a link names an account that does not exist');
-    await deleteLink(tx, link.id);
-    await recordLinkEvents(tx, [partner.id], 'unlinked', 'partner', now);
-    await announce(tx, user, 'link.removed', () => ({ partner: partner.name }), now, { except: partner.id });
+    await deleteLink(w, link.id);
+    await recordLinkEvents(w, [partner.id], 'unlinked', 'partner', now);
+    await announce(w, user, 'link.removed', () => ({ partner: partner.name }), now, { except: partner.id });
     return user;
   });
 }

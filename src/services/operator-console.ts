@@ -16,7 +16,7 @@ import { setOperatorMark } from './operator-mark.js';
 export class ConsoleError extends Error {}
 
 const audit = (ctx: AppContext, op: User, action: string, target: string, before: unknown, after: unknown) =>
-  writeAudit(ctx.db.kysely, { actorRef: op.id, actorUserId: op.user_id, action, target, before, after }, ctx.clock.now());
+  ctx.db.write((w) => writeAudit(w, { actorRef: op.id, actorUserId: op.user_id, action, target, before, after }, ctx.clock.now()));
 
 const partnerFacts = (p: Partner) => ({ suspended: p.suspended, trusted: p.trusted, rateLimitPerMinute: p.rate_limit_per_minute });
 
@@ -26,7 +26,7 @@ export async function changePartner(
   partner: Partner,
   change: { suspended?: boolean; trusted?: boolean; rateLimitPerMinute?: number | null },
 ): Promise<Partner> {
-  const after = await updatePartner(ctx.db.kysely, partner.id, change, ctx.clock.now());
+  const after = await ctx.db.write((w) => updatePartner(w, partner.id, change, ctx.clock.now()));
   const action =
     change.suspended !== undefined
       ? change.suspended
@@ -40,18 +40,18 @@ export async function changePartner(
 }
 
 export async function addPartnerMember(ctx: AppContext, op: User, partner: Partner, userId: string): Promise<void> {
-  const u = await findUserByUserId(ctx.db.kysely, userId.trim().toLowerCase());
+  const u = await findUserByUserId(ctx.db, userId.trim().toLowerCase());
   if (!u) throw new ConsoleError(`There is no account ${userId.slice(0, 40)}.`);
-  const before = (await listMembers(ctx.db.kysely, partner.id)).map((m) => m.userId);
-  await addMember(ctx.db.kysely, partner.id, u.id, ctx.clock.now());
+  const before = (await listMembers(ctx.db, partner.id)).map((m) => m.userId);
+  await ctx.db.write((w) => addMember(w, partner.id, u.id, ctx.clock.now()));
   await audit(ctx, op, 'partner.member_add', `partner ${partner.id}`, { members: before }, { members: [...new Set([...before, u.user_id])] });
 }
 
 export async function removePartnerMemberByOperator(ctx: AppContext, op: User, partner: Partner, userId: string): Promise<void> {
-  const before = await listMembers(ctx.db.kysely, partner.id);
+  const before = await listMembers(ctx.db, partner.id);
   const m = before.find((x) => x.userId === userId);
   if (!m) throw new ConsoleError('That person is not a member.');
-  await removeMember(ctx.db.kysely, partner.id, m.userRef);
+  await ctx.db.write((w) => removeMember(w, partner.id, m.userRef));
   await audit(
     ctx,
     op,
@@ -63,12 +63,12 @@ export async function removePartnerMemberByOperator(ctx: AppContext, op: User, p
 }
 
 export async function setPro(ctx: AppContext, op: User, user: User, on: boolean): Promise<void> {
-  await setUserFlags(ctx.db.kysely, user.id, { pro: on }, ctx.clock.now());
+  await ctx.db.write((w) => setUserFlags(w, user.id, { pro: on }, ctx.clock.now()));
   await audit(ctx, op, 'user.pro', `user ${user.user_id}`, { pro: user.pro }, { pro: on });
 }
 
 export async function setMark(ctx: AppContext, op: User, user: User, svc: CatalogueEntry, on: boolean): Promise<void> {
-  const before = await findCentralIdentity(ctx.db.kysely, user.id, svc.svcId);
+  const before = await findCentralIdentity(ctx.db, user.id, svc.svcId);
   const { outcome, entry } = await setOperatorMark(ctx, user, svc, on);
   if (outcome === 'unchanged') return;
   const facts = (e: { verified: boolean; verified_by: string | null } | undefined) => ({ verified: e?.verified ?? false, verifiedBy: e?.verified_by ?? null });
@@ -76,9 +76,9 @@ export async function setMark(ctx: AppContext, op: User, user: User, svc: Catalo
 }
 
 export async function setServiceEnabled(ctx: AppContext, op: User, svcId: string, enabled: boolean): Promise<void> {
-  const current = (await listCatalogue(ctx.db.kysely, true)).find((e) => e.svcId === svcId);
+  const current = (await listCatalogue(ctx.db, true)).find((e) => e.svcId === svcId);
   if (!current) throw new ConsoleError('There is no such service.');
-  await setServiceDisabled(ctx.db.kysely, svcId, !enabled, ctx.clock.now());
+  await ctx.db.write((w) => setServiceDisabled(w, svcId, !enabled, ctx.clock.now()));
   await audit(ctx, op, enabled ? 'catalogue.enable' : 'catalogue.disable', `service ${svcId}`, { disabled: current.disabled }, { disabled: !enabled });
 }
 
@@ -91,7 +91,7 @@ export interface ServiceEdit {
 
 /** A service's name, main address and profile-URL template, checked as `idsvc catalogue set` checks them. */
 export async function editService(ctx: AppContext, op: User, svcId: string, edit: ServiceEdit): Promise<CatalogueEntry> {
-  const current = (await listCatalogue(ctx.db.kysely, true)).find((e) => e.svcId === svcId);
+  const current = (await listCatalogue(ctx.db, true)).find((e) => e.svcId === svcId);
   if (!current) throw new ConsoleError('There is no such service.');
   let entry: CatalogueEntry;
   try {
@@ -99,18 +99,18 @@ export async function editService(ctx: AppContext, op: User, svcId: string, edit
   } catch (e) {
     throw new ConsoleError(e instanceof Error ? e.message : String(e));
   }
-  await upsertServices(ctx.db.kysely, [entry], ctx.clock.now());
+  await ctx.db.write((w) => upsertServices(w, [entry], ctx.clock.now()));
   const pick = (e: CatalogueEntry) => ({ svcName: e.svcName, svcURL: e.svcURL, svcLeftURL: e.svcLeftURL, svcRightURL: e.svcRightURL });
   await audit(ctx, op, 'catalogue.edit', `service ${svcId}`, pick(current), pick(entry));
   return entry;
 }
 
 export async function retryMail(ctx: AppContext, op: User, id: number): Promise<void> {
-  if ((await retryFailedMail(ctx.db.kysely, [id], ctx.clock.now())) !== 1) throw new ConsoleError('That message is not failed.');
+  if ((await ctx.db.write((w) => retryFailedMail(w, [id], ctx.clock.now()))) !== 1) throw new ConsoleError('That message is not failed.');
   await audit(ctx, op, 'queue.retry_mail', `mail ${id}`, { status: 'failed' }, { status: 'pending' });
 }
 
 export async function retryWebhook(ctx: AppContext, op: User, id: number): Promise<void> {
-  if (!(await retryEventNow(ctx.db.kysely, id, null, ctx.clock.now()))) throw new ConsoleError('That delivery is not waiting for a retry.');
+  if (!(await ctx.db.write((w) => retryEventNow(w, id, null, ctx.clock.now())))) throw new ConsoleError('That delivery is not waiting for a retry.');
   await audit(ctx, op, 'queue.retry_webhook', `event ${id}`, { status: 'failed' }, { status: 'pending' });
 }

@@ -32,8 +32,8 @@ export async function setOperatorMark(
   on: boolean,
 ): Promise<{ outcome: MarkOutcome; entry: CentralIdentity }> {
   const now = ctx.clock.now();
-  return ctx.db.kysely.transaction().execute(async (tx) => {
-    const current = await findCentralIdentity(tx, user.id, svc.svcId);
+  return ctx.db.write(async (w) => {
+    const current = await findCentralIdentity(w, user.id, svc.svcId);
     if (!current) throw new NoCentralEntryError(user.user_id, svc.svcId);
     const operatorMarked = current.verified && current.verified_by === 'operator';
     if (on ? operatorMarked : !current.verified) return { outcome: 'unchanged', entry: current };
@@ -41,16 +41,16 @@ export async function setOperatorMark(
     // Setting over a rel="me" proof keeps it verified but makes the mark the operator's, so a later
     // failed check does not clear it; `verified` does not flip then, so partners hear nothing new.
     const entry = await setVerifiedMark(
-      tx,
+      w,
       current.id,
       on
         ? { verified: true, verified_by: 'operator', verified_at: current.verified ? current.verified_at : now }
         : { verified: false, verified_by: null, verified_at: null },
     );
     if (entry.verified !== current.verified) {
-      await announce(tx, user, 'identity.updated', identityData(user, svc, entry), now);
+      await announce(w, user, 'identity.updated', identityData(user, svc, entry), now);
       const reason = { method: 'operator' as const, evidenceUrl: null, detail: 'an operator removed the mark' };
-      await announce(tx, user, on ? 'identity.verified' : 'identity.unverified', verificationData(user, svc, entry, on ? null : reason), now);
+      await announce(w, user, on ? 'identity.verified' : 'identity.unverified', verificationData(user, svc, entry, on ? null : reason), now);
     }
     return { outcome: on ? 'set' : 'cleared', entry };
   });

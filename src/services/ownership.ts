@@ -8,7 +8,7 @@
 // unproven account holds mails a "claim" link, and whoever proves the address first gets it (the
 // unproven account is removed). Unproven accounts are also removed after UNPROVEN_ACCOUNT_DAYS.
 import type { AppContext } from '../context.js';
-import type { Tx } from '../db/schema.js';
+import type { Write } from '../db/handle.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { hashPassword } from '../domain/passwords.js';
 import { sha256 } from '../domain/secrets.js';
@@ -52,12 +52,12 @@ export async function mayMailAddress(ctx: AppContext, email: string): Promise<bo
 }
 
 /** A new confirmation link for an unproven account (older ones stop working), mailed to its address. */
-export async function mailConfirmation(ctx: AppContext, tx: Tx, user: User, now: number, send: boolean): Promise<void> {
-  await endUserTokens(tx, user.id, 'confirm', now);
-  const secret = await createEmailToken(tx, { purpose: 'confirm', userRef: user.id, email: user.email }, now, CONFIRM_LINK_HOURS * HOUR);
+export async function mailConfirmation(ctx: AppContext, w: Write, user: User, now: number, send: boolean): Promise<void> {
+  await endUserTokens(w, user.id, 'confirm', now);
+  const secret = await createEmailToken(w, { purpose: 'confirm', userRef: user.id, email: user.email }, now, CONFIRM_LINK_HOURS * HOUR);
   if (!send) return;
   const mail = confirmAddressMail(mailSite(ctx.config), { userId: user.user_id, link: confirmLink(ctx, secret), hours: CONFIRM_LINK_HOURS });
-  await queueMail(tx, { to: user.email, ...mail }, now);
+  await queueMail(w, { to: user.email, ...mail }, now);
 }
 
 export interface SignUpInput {
@@ -80,26 +80,26 @@ export async function signUp(ctx: AppContext, input: SignUpInput): Promise<void>
   const send = await mayMailAddress(ctx, email);
   const now = ctx.clock.now();
   const site = mailSite(ctx.config);
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    if (await findUserByUserId(tx, input.userId)) throw new DuplicateUserError('userId');
-    const holder = await findUserByEmail(tx, email);
+  await ctx.db.write(async (w) => {
+    if (await findUserByUserId(w, input.userId)) throw new DuplicateUserError('userId');
+    const holder = await findUserByEmail(w, email);
     if (!holder) {
-      const user = await insertUser(tx, { email, userId: input.userId, passwordHash, optedIn: input.optedIn, proven: false }, now);
-      await mailConfirmation(ctx, tx, user, now, send);
+      const user = await insertUser(w, { email, userId: input.userId, passwordHash, optedIn: input.optedIn, proven: false }, now);
+      await mailConfirmation(ctx, w, user, now, send);
     } else if (isProvenAccount(holder)) {
       if (!send) return;
       const mail = signUpAttemptMail(site, { userId: holder.user_id, loginUrl: `${site.baseUrl}/login`, resetUrl: `${site.baseUrl}/forgot` });
-      await queueMail(tx, { to: holder.email, ...mail }, now);
+      await queueMail(w, { to: holder.email, ...mail }, now);
     } else {
       const secret = await createEmailToken(
-        tx,
+        w,
         { purpose: 'claim', userRef: null, email, claim: { userId: input.userId, passwordHash, consented: input.optedIn } },
         now,
         CONFIRM_LINK_HOURS * HOUR,
       );
       if (!send) return;
       const mail = claimAddressMail(site, { newUserId: input.userId, holderUserId: holder.user_id, link: confirmLink(ctx, secret), hours: CONFIRM_LINK_HOURS });
-      await queueMail(tx, { to: email, ...mail }, now);
+      await queueMail(w, { to: email, ...mail }, now);
     }
   });
 }
@@ -107,9 +107,9 @@ export async function signUp(ctx: AppContext, input: SignUpInput): Promise<void>
 /** An account the operator creates without vouching for its address: unproven, with a link mailed. */
 export async function createUnprovenAccount(ctx: AppContext, input: { email: string; userId: string; passwordHash: string; optedIn: boolean }): Promise<User> {
   const now = ctx.clock.now();
-  return ctx.db.kysely.transaction().execute(async (tx) => {
-    const user = await insertUser(tx, { ...input, proven: false }, now);
-    await mailConfirmation(ctx, tx, user, now, true);
+  return ctx.db.write(async (w) => {
+    const user = await insertUser(w, { ...input, proven: false }, now);
+    await mailConfirmation(ctx, w, user, now, true);
     return user;
   });
 }
@@ -125,7 +125,7 @@ export async function resendConfirmation(ctx: AppContext, user: User): Promise<R
   await ctx.throttle.recordFailure(key, 3600);
   if (!(await mayMailAddress(ctx, user.email))) return { sent: false, retryAfterSeconds: 3600 };
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute((tx) => mailConfirmation(ctx, tx, user, now, true));
+  await ctx.db.write((w) => mailConfirmation(ctx, w, user, now, true));
   return { sent: true };
 }
 
@@ -133,7 +133,7 @@ export async function resendConfirmation(ctx: AppContext, user: User): Promise<R
 export type LinkPreview = { purpose: 'confirm'; userId: string } | { purpose: 'claim'; userId: string; holderUserId: string | null };
 
 export async function previewLink(ctx: AppContext, secret: string): Promise<LinkPreview | undefined> {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const row = await findUsableToken(db, secret, ['confirm', 'claim'], ctx.clock.now());
   if (!row) return undefined;
   if (row.purpose === 'confirm') {
@@ -159,33 +159,33 @@ export type FollowOutcome =
 /** Following a link proves the address it was sent to. */
 export async function followLink(ctx: AppContext, secret: string): Promise<FollowOutcome> {
   const now = ctx.clock.now();
-  const row = await findUsableToken(ctx.db.kysely, secret, ['confirm', 'claim'], now);
+  const row = await findUsableToken(ctx.db, secret, ['confirm', 'claim'], now);
   if (!row) return { kind: 'invalid' };
-  return ctx.db.kysely.transaction().execute(async (tx): Promise<FollowOutcome> => {
+  return ctx.db.write(async (w): Promise<FollowOutcome> => {
     if (row.purpose === 'confirm') {
-      const user = row.user_ref === null ? undefined : await findUserByRef(tx, row.user_ref);
+      const user = row.user_ref === null ? undefined : await findUserByRef(w, row.user_ref);
       // A link proves the address it was sent to, and only while the account still has it.
-      if (!user || user.email !== row.email || !(await useToken(tx, row.id, now))) return { kind: 'invalid' };
-      const proven = await markEmailProven(tx, user.id, now);
-      if (proven) await absorbOrphanSubjects(tx, proven, now);
+      if (!user || user.email !== row.email || !(await useToken(w, row.id, now))) return { kind: 'invalid' };
+      const proven = await markEmailProven(w, user.id, now);
+      if (proven) await absorbOrphanSubjects(w, proven, now);
       // Proof may make the user visible: whoever is linked hears it (nobody yet, but the record says so).
-      await announceVisibility(tx, user, now);
-      await endUserTokens(tx, user.id, 'confirm', now);
+      await announceVisibility(w, user, now);
+      await endUserTokens(w, user.id, 'confirm', now);
       return { kind: 'confirmed', userRef: user.id };
     }
-    const holder = await findUserByEmail(tx, row.email);
+    const holder = await findUserByEmail(w, row.email);
     if (holder && isProvenAccount(holder)) {
-      await useToken(tx, row.id, now);
+      await useToken(w, row.id, now);
       return { kind: 'address_taken' };
     }
     const userId = row.new_user_id ?? '';
-    const owner = await findUserByUserId(tx, userId);
+    const owner = await findUserByUserId(w, userId);
     // The unproven account that yields frees its userId too.
     if (owner && owner.id !== holder?.id) return { kind: 'user_id_taken', userId };
-    if (!(await useToken(tx, row.id, now))) return { kind: 'invalid' };
-    if (holder) await eraseAccount(tx, holder, now);
-    const user = await insertUser(tx, { email: row.email, userId, passwordHash: row.password_hash ?? '', optedIn: row.consented === true, proven: true }, now);
-    await absorbOrphanSubjects(tx, user, now);
+    if (!(await useToken(w, row.id, now))) return { kind: 'invalid' };
+    if (holder) await eraseAccount(w, holder, now);
+    const user = await insertUser(w, { email: row.email, userId, passwordHash: row.password_hash ?? '', optedIn: row.consented === true, proven: true }, now);
+    await absorbOrphanSubjects(w, user, now);
     return { kind: 'created', userRef: user.id };
   });
 }
@@ -193,13 +193,13 @@ export async function followLink(ctx: AppContext, secret: string): Promise<Follo
 /** Housekeeping (site-sweep): unproven accounts past their days, and links long expired. */
 export async function sweepUnproven(ctx: AppContext): Promise<number> {
   const now = ctx.clock.now();
-  const stale = await listUnprovenBefore(ctx.db.kysely, now - UNPROVEN_ACCOUNT_DAYS * 24 * HOUR, 500);
+  const stale = await listUnprovenBefore(ctx.db, now - UNPROVEN_ACCOUNT_DAYS * 24 * HOUR, 500);
   for (const user of stale) {
-    await ctx.db.kysely.transaction().execute(async (tx) => {
+    await ctx.db.write(async (w) => {
       // Proven meanwhile? Then it stays.
-      if (await isUnproven(tx, user.id)) await eraseAccount(tx, user, now);
+      if (await isUnproven(w, user.id)) await eraseAccount(w, user, now);
     });
   }
-  await deleteExpiredTokens(ctx.db.kysely, now - 24 * HOUR);
+  await ctx.db.write((w) => deleteExpiredTokens(w, now - 24 * HOUR));
   return stale.length;
 }

@@ -27,12 +27,12 @@ export const MAX_PENDING_PER_PERSON = 3;
 export class ApplicationError extends Error {}
 
 export async function autoApproveOn(ctx: AppContext): Promise<boolean> {
-  return (await readSetting(ctx.db.kysely, AUTO_APPROVE_SETTING)) === '1';
+  return (await readSetting(ctx.db, AUTO_APPROVE_SETTING)) === '1';
 }
 
 export async function setAutoApprove(ctx: AppContext, operator: User, on: boolean): Promise<void> {
   const before = await autoApproveOn(ctx);
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.db.write(async (tx) => {
     await writeSetting(tx, AUTO_APPROVE_SETTING, on ? '1' : '0');
     await writeAudit(
       tx,
@@ -52,13 +52,13 @@ export async function setAutoApprove(ctx: AppContext, operator: User, on: boolea
 /** The applicant's application; approved at once when the installation says so. */
 export async function apply(ctx: AppContext, user: User, input: Omit<NewApplication, 'userRef'>): Promise<Application> {
   if (!isProvenAccount(user)) throw new ApplicationError('Confirm your e-mail address first: follow the link we sent you.');
-  if ((await countPendingOfUser(ctx.db.kysely, user.id)) >= MAX_PENDING_PER_PERSON)
+  if ((await countPendingOfUser(ctx.db, user.id)) >= MAX_PENDING_PER_PERSON)
     throw new ApplicationError(`You have ${MAX_PENDING_PER_PERSON} applications waiting for review. Wait for a decision before applying again.`);
   const auto = await autoApproveOn(ctx);
-  const operators = auto ? [] : (await listOperators(ctx.db.kysely)).filter(isProvenAccount);
+  const operators = auto ? [] : (await listOperators(ctx.db)).filter(isProvenAccount);
   const now = ctx.clock.now();
   const site = mailSite(ctx.config);
-  const application = await ctx.db.kysely.transaction().execute(async (tx) => {
+  const application = await ctx.db.write(async (tx) => {
     const a = await insertApplication(tx, { ...input, userRef: user.id }, now);
     for (const op of operators) {
       const content = applicationReceivedMail(site, {
@@ -86,11 +86,11 @@ const deciderName = (d: Decider) => (d.auto ? 'auto' : d.operator.user_id);
 export async function approveApplication(ctx: AppContext, decider: Decider, id: number): Promise<Application | undefined> {
   const now = ctx.clock.now();
   const site = mailSite(ctx.config);
-  const current = await findApplication(ctx.db.kysely, id);
+  const current = await findApplication(ctx.db, id);
   if (current?.status !== 'pending') return undefined;
-  const applicant = await findUserByRef(ctx.db.kysely, current.userRef);
+  const applicant = await findUserByRef(ctx.db, current.userRef);
   if (!applicant) return undefined;
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  return ctx.db.write(async (tx) => {
     const created = await createPartner(tx, { name: current.name, origins: current.origins, tokenUnissued: true }, now);
     if (!(await decideApplication(tx, id, { status: 'approved', declineReason: null, partnerId: created.partner.id, decidedBy: deciderName(decider) }, now))) {
       throw new ApplicationError('This application was decided already.');
@@ -122,10 +122,10 @@ export async function approveApplication(ctx: AppContext, decider: Decider, id: 
 export async function declineApplication(ctx: AppContext, operator: User, id: number, reason: string): Promise<Application | undefined> {
   const now = ctx.clock.now();
   const site = mailSite(ctx.config);
-  const current = await findApplication(ctx.db.kysely, id);
+  const current = await findApplication(ctx.db, id);
   if (current?.status !== 'pending') return undefined;
-  const applicant = await findUserByRef(ctx.db.kysely, current.userRef);
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  const applicant = await findUserByRef(ctx.db, current.userRef);
+  return ctx.db.write(async (tx) => {
     if (!(await decideApplication(tx, id, { status: 'declined', declineReason: reason, partnerId: null, decidedBy: operator.user_id }, now))) return undefined;
     if (applicant) {
       await queueMail(

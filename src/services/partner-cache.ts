@@ -18,7 +18,7 @@
 //
 // Writes made in this process (repositories/partners.ts) empty it at once, on either database.
 import { EventEmitter } from 'node:events';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 import { findPartnerByKey, onPartnerWrite, type Partner } from '../repositories/partners.js';
 import type { ChangeFeed, Changes } from './change-feed.js';
 

@@ -33,7 +33,7 @@ export class DashboardError extends Error {}
 /** The partner, when this person is one of its members; otherwise the same 404 as for a partner that does not exist. */
 export async function memberPartner(ctx: AppContext, user: User, partnerId: number): Promise<Partner> {
   const partner = await findPartner(ctx.db, String(partnerId));
-  if (!partner || !(await isMember(ctx.db.kysely, partner.id, user.id))) throw new ApiError('not_found', 'There is no such partner among yours.');
+  if (!partner || !(await isMember(ctx.db, partner.id, user.id))) throw new ApiError('not_found', 'There is no such partner among yours.');
   return partner;
 }
 
@@ -44,7 +44,7 @@ export async function memberPartner(ctx: AppContext, user: User, partnerId: numb
  */
 export async function issueToken(ctx: AppContext, partner: Partner): Promise<{ token: string; graceSeconds: number }> {
   const graceSeconds = partner.token_unissued ? 0 : ctx.config.tokenGraceSeconds;
-  const token = await rotatePartnerToken(ctx.db.kysely, partner.id, graceSeconds, ctx.clock.now());
+  const token = await ctx.db.write((w) => rotatePartnerToken(w, partner.id, graceSeconds, ctx.clock.now()));
   return { token, graceSeconds };
 }
 
@@ -70,7 +70,7 @@ export function parseOrigins(text: string): string[] {
 }
 
 export async function setOrigins(ctx: AppContext, partner: Partner, origins: string[]): Promise<Partner> {
-  return updatePartner(ctx.db.kysely, partner.id, { origins }, ctx.clock.now());
+  return ctx.db.write((w) => updatePartner(w, partner.id, { origins }, ctx.clock.now()));
 }
 
 /**
@@ -79,7 +79,7 @@ export async function setOrigins(ctx: AppContext, partner: Partner, origins: str
  */
 export async function setWebhook(ctx: AppContext, partner: Partner, rawUrl: string): Promise<{ partner: Partner; newSecret: string | null }> {
   const trimmed = rawUrl.trim();
-  if (trimmed === '') return { partner: await updatePartner(ctx.db.kysely, partner.id, { webhookUrl: null }, ctx.clock.now()), newSecret: null };
+  if (trimmed === '') return { partner: await ctx.db.write((w) => updatePartner(w, partner.id, { webhookUrl: null }, ctx.clock.now())), newSecret: null };
   let url: URL;
   try {
     url = new URL(trimmed);
@@ -96,14 +96,14 @@ export async function setWebhook(ctx: AppContext, partner: Partner, rawUrl: stri
         : `We do not deliver to that address: ${verdict.detail}. Webhooks go only to public addresses on ports 80 and 443.`,
     );
   }
-  const updated = await updatePartner(ctx.db.kysely, partner.id, { webhookUrl: url.toString() }, ctx.clock.now());
+  const updated = await ctx.db.write((w) => updatePartner(w, partner.id, { webhookUrl: url.toString() }, ctx.clock.now()));
   return { partner: updated, newSecret: partner.webhook_secret === null && updated.webhook_secret !== null ? updated.webhook_secret : null };
 }
 
 export async function rotateSecret(ctx: AppContext, partner: Partner): Promise<{ secret: string; graceSeconds: number }> {
   if (!partner.webhook_url) throw new DashboardError('Set a webhook endpoint first.');
   const graceSeconds = ctx.config.webhookSecretGraceSeconds;
-  return { secret: await rotateWebhookSecret(ctx.db.kysely, partner.id, graceSeconds, ctx.clock.now()), graceSeconds };
+  return { secret: await ctx.db.write((w) => rotateWebhookSecret(w, partner.id, graceSeconds, ctx.clock.now())), graceSeconds };
 }
 
 /**
@@ -112,12 +112,12 @@ export async function rotateSecret(ctx: AppContext, partner: Partner): Promise<{
  */
 export async function invite(ctx: AppContext, inviter: User, partner: Partner, email: string): Promise<void> {
   const now = ctx.clock.now();
-  if ((await countRecentInvitations(ctx.db.kysely, partner.id, now - 24 * 3600 * 1000)) >= INVITATIONS_PER_DAY)
+  if ((await countRecentInvitations(ctx.db, partner.id, now - 24 * 3600 * 1000)) >= INVITATIONS_PER_DAY)
     throw new DashboardError(`This partner has sent ${INVITATIONS_PER_DAY} invitations today. Try again tomorrow.`);
   const token = randomBytes(32).toString('base64url');
   const site = mailSite(ctx.config);
   const h = emailHashes(email);
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.db.write(async (tx) => {
     await insertInvitation(
       tx,
       { partnerId: partner.id, tokenHash: sha256(token), emailSha256: h.sha256, invitedBy: inviter.id, expiresAt: now + INVITATION_DAYS * 24 * 3600 * 1000 },
@@ -136,12 +136,12 @@ export async function invite(ctx: AppContext, inviter: User, partner: Partner, e
 /** The invitation's partner, once the logged-in person (holding the invited address, proven) accepts. */
 export async function acceptInvitation(ctx: AppContext, user: User, token: string): Promise<Partner> {
   const now = ctx.clock.now();
-  const inv = await findInvitationByToken(ctx.db.kysely, sha256(token));
+  const inv = await findInvitationByToken(ctx.db, sha256(token));
   if (!inv || inv.usedAt !== null || inv.expiresAt <= now) throw new DashboardError('This invitation link has expired or was used already. Ask for a new one.');
   if (!isProvenAccount(user)) throw new DashboardError('Confirm your e-mail address first: follow the link we sent you, then open the invitation again.');
   if (emailHashes(user.email).sha256 !== inv.emailSha256)
     throw new DashboardError('This invitation was sent to another e-mail address. Log in with the account of that address to accept it.');
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.db.write(async (tx) => {
     if (!(await useInvitation(tx, inv.id, now))) throw new DashboardError('This invitation link has expired or was used already. Ask for a new one.');
     await addMember(tx, inv.partnerId, user.id, now);
   });
@@ -152,8 +152,8 @@ export async function acceptInvitation(ctx: AppContext, user: User, token: strin
 
 /** A member removes a member (themselves too), but never the last one: a partner always has someone to run it. */
 export async function removePartnerMember(ctx: AppContext, partner: Partner, userRef: number): Promise<void> {
-  const members = await listMembers(ctx.db.kysely, partner.id);
+  const members = await listMembers(ctx.db, partner.id);
   if (!members.some((m) => m.userRef === userRef)) throw new DashboardError('That person is not a member.');
   if (members.length === 1) throw new DashboardError('A partner keeps at least one member. Invite someone else first.');
-  await removeMember(ctx.db.kysely, partner.id, userRef);
+  await ctx.db.write((w) => removeMember(w, partner.id, userRef));
 }

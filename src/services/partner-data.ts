@@ -3,7 +3,7 @@
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
-import { inTx, onReader, type Exec } from '../db/prepared.js';
+import type { Handle } from '../db/handle.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { markEvidence, type MarkEvidence } from '../domain/evidence.js';
 import { isVisible } from '../domain/visibility.js';
@@ -16,7 +16,7 @@ import { lookupOrCreatePerson, lookupPerson } from '../repositories/people.js';
 import { accountRefById, findUserByRef, type AccountRef } from '../repositories/users.js';
 import { subjectTag, userTag, type AnswerTags } from './answer-cache.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
-import { pushInOneStatement } from '../repositories/partner-pushes.js';
+import { pushesInOneStatement, pushInOneStatement } from '../repositories/partner-pushes.js';
 import { normaliseUsrSvcId, removeCentralIdentity, setCentralIdentity } from './central.js';
 
 export interface ViewEntry {
@@ -103,7 +103,7 @@ function centralViewEntries(rows: readonly CentralEntry[], snap: CatalogueSnapsh
 
 /** The user's central entries as `reader` sees them (unsorted): usrSvcId only where SPEC §3 rule 5 allows. */
 export async function centralEntries(
-  q: Exec,
+  q: Handle,
   snap: CatalogueSnapshot,
   user: AccountRef,
   reader: Reader | PrivateAccess,
@@ -117,7 +117,7 @@ export async function centralEntries(
  * for a reader with proof. `tags` collects the rows read, for the answer cache.
  */
 export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier, evidence: Evidence, tags?: AnswerTags): Promise<ViewEntry[]> {
-  const rows = await publicRowsByIdentifier(onReader(ctx.db), id, evidence);
+  const rows = await publicRowsByIdentifier(ctx.db, id, evidence);
   const first = rows[0];
   if (first) tags?.add(userTag(first[7]));
   const user = first && { opted_in: first[0], pro: first[1] };
@@ -140,7 +140,7 @@ export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIden
 /** SPEC §3 rule 4: own pushes, merged with the central repository when linked and visible. `tags` as for publicView. */
 export async function privateView(ctx: AppContext, access: PrivateAccess, id: ParsedIdentifier, evidence: Evidence, tags?: AnswerTags): Promise<ViewEntry[]> {
   const partner = access.partner;
-  const q = onReader(ctx.db);
+  const q = ctx.db;
   const person = await lookupPerson(q, id);
   if (person.user) tags?.add(userTag(person.user.id));
   if (person.subjectId !== undefined) tags?.add(subjectTag(person.subjectId));
@@ -186,8 +186,8 @@ export function validateUsrSvcId(raw: string | undefined): string {
 /** SPEC §4.3: add, replace or remove one entry of the partner's repository (and flow it when linked). */
 export async function pushIdentity(ctx: AppContext, partner: Partner, id: ParsedIdentifier, svc: CatalogueEntry, usrSvcId: string): Promise<void> {
   const now = ctx.clock.now();
-  // PostgreSQL: one round trip, linked or not (repositories/partner-pushes.ts).
-  if (usrSvcId !== '' && ctx.db.dialect === 'postgres') {
+  // One round trip, linked or not, where the database can (repositories/partner-pushes.ts).
+  if (usrSvcId !== '' && pushesInOneStatement(ctx.db)) {
     const push = { svcId: svc.svcId, usrSvcId, usrSvcIdNorm: normaliseUsrSvcId(usrSvcId), url: buildProfileUrl(svc, usrSvcId), now };
     if (await pushInOneStatement(ctx.db, partner.id, id, push)) return;
   }
@@ -208,18 +208,17 @@ export async function pushInTransaction(
   now: number,
 ): Promise<void> {
   // Answered only once committed; on SQLite concurrent pushes share one commit (db/group-commit.ts).
-  await ctx.writes.run(async (tx) => {
-    const q = inTx(ctx.db, tx);
-    const person = usrSvcId === '' ? await lookupPerson(q, id) : await lookupOrCreatePerson(q, id, now);
+  await ctx.db.write(async (w) => {
+    const person = usrSvcId === '' ? await lookupPerson(w, id) : await lookupOrCreatePerson(w, id, now);
     if (person.subjectId === undefined) return; // removing what never existed: a no-op
     const subjectId = person.subjectId;
-    if (usrSvcId === '') await deletePushedEntry(q, partner.id, subjectId, svc.svcId);
-    else await upsertPushedEntry(q, partner.id, subjectId, svc.svcId, usrSvcId, now);
-    const link = await findLinkOfSubject(q, partner.id, subjectId);
+    if (usrSvcId === '') await deletePushedEntry(w, partner.id, subjectId, svc.svcId);
+    else await upsertPushedEntry(w, partner.id, subjectId, svc.svcId, usrSvcId, now);
+    const link = await findLinkOfSubject(w, partner.id, subjectId);
     if (!link) return;
-    const user = await findUserByRef(tx, link.user_ref);
+    const user = await findUserByRef(w, link.user_ref);
     if (!user) throw new Error('a link names an account that does not exist');
-    if (usrSvcId === '') await removeCentralIdentity(tx, user, svc.svcId, { partnerId: partner.id }, now);
-    else await setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: partner.id }, now);
+    if (usrSvcId === '') await removeCentralIdentity(w, user, svc.svcId, { partnerId: partner.id }, now);
+    else await setCentralIdentity(w, user, svc, usrSvcId, { partnerId: partner.id }, now);
   });
 }

@@ -81,7 +81,7 @@ export async function startAddingPasskey(
   sessionId: string,
   name: string,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  const existing = await passkeysOfUser(ctx.db.kysely, user.id);
+  const existing = await passkeysOfUser(ctx.db, user.id);
   if (existing.length >= MAX_PASSKEYS_PER_ACCOUNT)
     throw new PasskeyRefused(`An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
   const options = await generateRegistrationOptions({
@@ -97,13 +97,15 @@ export async function startAddingPasskey(
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
   });
   // The user handle travels with the challenge: it is what the authenticator will keep.
-  await saveChallenge(ctx.db.kysely, addBinding(sessionId), {
-    challenge: options.challenge,
-    userRef: user.id,
-    label: name,
-    userHandle: options.user.id,
-    expiresAt: ctx.clock.now() + CHALLENGE_TTL_MS,
-  });
+  await ctx.db.write((w) =>
+    saveChallenge(w, addBinding(sessionId), {
+      challenge: options.challenge,
+      userRef: user.id,
+      label: name,
+      userHandle: options.user.id,
+      expiresAt: ctx.clock.now() + CHALLENGE_TTL_MS,
+    }),
+  );
   return options;
 }
 
@@ -116,7 +118,7 @@ export async function finishAddingPasskey(
   response: RegistrationResponseJSON,
 ): Promise<string> {
   const now = ctx.clock.now();
-  const challenge = await takeChallenge(ctx.db.kysely, addBinding(sessionId), now);
+  const challenge = await ctx.db.write((w) => takeChallenge(w, addBinding(sessionId), now));
   const name = challenge?.label;
   const userHandle = challenge?.userHandle;
   if (!challenge || challenge.userRef !== user.id || !name || !userHandle) {
@@ -136,7 +138,7 @@ export async function finishAddingPasskey(
   }
   if (!verified.verified) throw new PasskeyRefused('The passkey could not be checked. Try again, or with another device.');
   const { credential } = verified.registrationInfo;
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.db.write(async (tx) => {
     if (await findPasskeyByCredentialId(tx, credential.id)) throw new PasskeyRefused('That passkey is already registered.');
     if ((await countPasskeys(tx, user.id)) >= MAX_PASSKEYS_PER_ACCOUNT) {
       throw new PasskeyRefused(`An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
@@ -163,13 +165,15 @@ export async function finishAddingPasskey(
 export async function startPasskeyLogin(ctx: AppContext, rp: RelyingParty, attempt: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
   // No allowCredentials: naming an account's credentials would tell who has an account.
   const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
-  await saveChallenge(ctx.db.kysely, loginBinding(attempt), {
-    challenge: options.challenge,
-    userRef: null,
-    label: null,
-    userHandle: null,
-    expiresAt: ctx.clock.now() + CHALLENGE_TTL_MS,
-  });
+  await ctx.db.write((w) =>
+    saveChallenge(w, loginBinding(attempt), {
+      challenge: options.challenge,
+      userRef: null,
+      label: null,
+      userHandle: null,
+      expiresAt: ctx.clock.now() + CHALLENGE_TTL_MS,
+    }),
+  );
   return options;
 }
 
@@ -189,16 +193,16 @@ export async function finishPasskeyLogin(
   gate: (ownerRef: number | null) => Promise<number>,
 ): Promise<PasskeyLogin> {
   const now = ctx.clock.now();
-  const challenge = await takeChallenge(ctx.db.kysely, loginBinding(attempt), now);
-  const passkey = await findPasskeyByCredentialId(ctx.db.kysely, response.id);
+  const challenge = await ctx.db.write((w) => takeChallenge(w, loginBinding(attempt), now));
+  const passkey = await findPasskeyByCredentialId(ctx.db, response.id);
   const wait = await gate(passkey?.userRef ?? null);
   if (wait > 0) return { outcome: 'throttled', wait };
   if (!challenge || !passkey) return { outcome: 'refused' };
   const newCounter = await assertionCounter(rp, challenge.challenge, passkey, response);
   if (newCounter === null) return { outcome: 'refused' };
   // Two requests carrying one assertion can both get this far; only the first moves the counter.
-  if (!(await recordPasskeyUse(ctx.db.kysely, passkey.id, passkey.counter, newCounter, now))) return { outcome: 'refused' };
-  const user = await findUserByRef(ctx.db.kysely, passkey.userRef);
+  if (!(await ctx.db.write((w) => recordPasskeyUse(w, passkey.id, passkey.counter, newCounter, now)))) return { outcome: 'refused' };
+  const user = await findUserByRef(ctx.db, passkey.userRef);
   if (!user) return { outcome: 'refused' };
   return { outcome: 'ok', user };
 }
@@ -227,7 +231,7 @@ async function assertionCounter(rp: RelyingParty, challenge: string, passkey: Pa
 /** Removes one of the account's own passkeys and mails the owner; false when it has no such passkey. */
 export async function removePasskey(ctx: AppContext, user: User, id: number): Promise<boolean> {
   const now = ctx.clock.now();
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  return ctx.db.write(async (tx) => {
     const removed = await deletePasskeyOfUser(tx, user.id, id);
     if (!removed) return false;
     await queueMail(tx, { to: user.email, ...changedMail(ctx, user, 'removed', removed.name) }, now);

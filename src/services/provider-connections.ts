@@ -8,7 +8,7 @@ import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { ProviderAccount } from '../connections/oauth-client.js';
 import { accountRecordUrl, type ProviderSettings } from '../connections/providers.js';
 import type { AppContext } from '../context.js';
-import type { Tx } from '../db/schema.js';
+import type { Write } from '../db/handle.js';
 import { emailHashes } from '../domain/identifiers.js';
 import { mailSite, queueMail } from '../mail/index.js';
 import { providerConnectionMail } from '../mail/templates/provider-connection.js';
@@ -29,7 +29,15 @@ import { announce, identityData, setCentralIdentity, verificationData } from './
 import { absorbOrphanSubjects } from './orphan-subjects.js';
 import { mailConfirmation, mayMailAddress } from './ownership.js';
 
-async function mailChange(ctx: AppContext, tx: Tx, user: User, p: ProviderSettings, account: string | null, change: 'connected' | 'disconnected', now: number) {
+async function mailChange(
+  ctx: AppContext,
+  tx: Write,
+  user: User,
+  p: ProviderSettings,
+  account: string | null,
+  change: 'connected' | 'disconnected',
+  now: number,
+) {
   const site = mailSite(ctx.config);
   const mail = providerConnectionMail(site, {
     userId: user.user_id,
@@ -46,7 +54,14 @@ async function mailChange(ctx: AppContext, tx: Tx, user: User, p: ProviderSettin
  * Marks the person's identity on the provider's service verified by the connection: the entry is
  * created with the account's current name when absent, renamed to it when it names someone else.
  */
-async function proveIdentity(tx: Tx, user: User, p: ProviderSettings, svc: CatalogueEntry | undefined, account: ProviderAccount, now: number): Promise<void> {
+async function proveIdentity(
+  tx: Write,
+  user: User,
+  p: ProviderSettings,
+  svc: CatalogueEntry | undefined,
+  account: ProviderAccount,
+  now: number,
+): Promise<void> {
   if (!svc || !account.username) return;
   const { row: before } = await setCentralIdentity(tx, user, svc, account.username, { partnerId: null }, now);
   const evidenceUrl = accountRecordUrl(p, account.subject);
@@ -84,7 +99,7 @@ async function proveIdentity(tx: Tx, user: User, p: ProviderSettings, svc: Catal
 }
 
 /** A disconnection takes back the mark the connection gave; one earned another way stays. */
-async function unproveIdentity(tx: Tx, user: User, p: ProviderSettings, svc: CatalogueEntry | undefined, now: number): Promise<void> {
+async function unproveIdentity(tx: Write, user: User, p: ProviderSettings, svc: CatalogueEntry | undefined, now: number): Promise<void> {
   const entry = svc && (await findCentralIdentity(tx, user.id, svc.svcId));
   if (!svc || !entry?.verified || entry.verified_by !== 'oauth') return;
   const after = await recordCheck(
@@ -108,7 +123,7 @@ async function provedService(ctx: AppContext, p: ProviderSettings): Promise<Cata
 
 async function attach(
   ctx: AppContext,
-  tx: Tx,
+  tx: Write,
   user: User,
   p: ProviderSettings,
   svc: CatalogueEntry | undefined,
@@ -127,7 +142,7 @@ export type ConnectOutcome = 'connected' | 'already_connected' | 'connected_else
 export async function connectProvider(ctx: AppContext, user: User, p: ProviderSettings, account: ProviderAccount): Promise<ConnectOutcome> {
   const now = ctx.clock.now();
   const svc = await provedService(ctx, p);
-  return ctx.db.kysely.transaction().execute(async (tx): Promise<ConnectOutcome> => {
+  return ctx.db.write(async (tx): Promise<ConnectOutcome> => {
     const existing = await findConnection(tx, p.key, account.subject);
     if (existing) {
       if (existing.userRef !== user.id) return 'connected_elsewhere';
@@ -144,7 +159,7 @@ export async function connectProvider(ctx: AppContext, user: User, p: ProviderSe
 export async function disconnectProvider(ctx: AppContext, user: User, p: ProviderSettings | undefined, connectionId: number): Promise<boolean> {
   const now = ctx.clock.now();
   const svc = p && (await provedService(ctx, p));
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  return ctx.db.write(async (tx) => {
     const removed = await deleteConnection(tx, user.id, connectionId);
     if (!removed) return false;
     const settings: ProviderSettings = p ?? {
@@ -172,12 +187,12 @@ export type LogInOutcome =
   | { kind: 'sign_up' };
 
 export async function logInWithProvider(ctx: AppContext, p: ProviderSettings, account: ProviderAccount): Promise<LogInOutcome> {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const connection = await findConnection(db, p.key, account.subject);
   if (connection) {
     const user = await findUserByRef(db, connection.userRef);
     if (user) {
-      await recordConnectionLogin(db, connection.id, account.username ?? connection.username, ctx.clock.now());
+      await db.write((w) => recordConnectionLogin(w, connection.id, account.username ?? connection.username, ctx.clock.now()));
       return { kind: 'log_in', user };
     }
   }
@@ -215,7 +230,7 @@ export async function signUpWithProvider(
   const send = verified ? true : await mayMailAddress(ctx, email);
   const svc = await provedService(ctx, p);
   try {
-    return await ctx.db.kysely.transaction().execute(async (tx): Promise<ProviderSignUpOutcome> => {
+    return await ctx.db.write(async (tx): Promise<ProviderSignUpOutcome> => {
       if (await findConnection(tx, p.key, account.subject)) return { kind: 'connected_meanwhile' };
       if (await findUserByUserId(tx, input.userId)) return { kind: 'user_id_taken' };
       const holder = await findUserByEmail(tx, email);

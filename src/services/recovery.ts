@@ -29,28 +29,28 @@ export async function requestPasswordReset(ctx: AppContext, email: string): Prom
   const addrKey = `mail:addr:${sha256(address)}`;
   if ((await ctx.throttle.blockedFor(addrKey, MAILS_PER_ADDRESS_PER_HOUR)) > 0) return;
   await ctx.throttle.recordFailure(addrKey, 3600);
-  const user = await findUserByEmail(ctx.db.kysely, address);
+  const user = await findUserByEmail(ctx.db, address);
   if (!user) return;
   const acctKey = `mail:reset:${user.id}`;
   if ((await ctx.throttle.blockedFor(acctKey, RESETS_PER_ACCOUNT_PER_HOUR)) > 0) return;
   await ctx.throttle.recordFailure(acctKey, 3600);
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    const secret = await createEmailToken(tx, { purpose: 'reset', userRef: user.id, email: user.email }, now, RESET_LINK_MINUTES * 60_000);
+  await ctx.db.write(async (w) => {
+    const secret = await createEmailToken(w, { purpose: 'reset', userRef: user.id, email: user.email }, now, RESET_LINK_MINUTES * 60_000);
     const mail = resetPasswordMail(mailSite(ctx.config), {
       userId: user.user_id,
       link: `${ctx.config.baseUrl}/reset?token=${secret}`,
       minutes: RESET_LINK_MINUTES,
     });
-    await queueMail(tx, { to: user.email, ...mail }, now);
+    await queueMail(w, { to: user.email, ...mail }, now);
   });
 }
 
 /** The account a reset link is for, if the link still works (a GET never uses it up). */
 export async function resetLinkUser(ctx: AppContext, secret: string): Promise<{ userId: string; email: string; names: (string | null)[] } | undefined> {
-  const row = await findUsableToken(ctx.db.kysely, secret, ['reset'], ctx.clock.now());
+  const row = await findUsableToken(ctx.db, secret, ['reset'], ctx.clock.now());
   if (!row || row.user_ref === null) return undefined;
-  const user = await findUserByRef(ctx.db.kysely, row.user_ref);
+  const user = await findUserByRef(ctx.db, row.user_ref);
   // The names let the new password be judged against the account's own words, as at sign-up.
   return user && user.email === row.email ? { userId: user.user_id, email: user.email, names: [user.nickname, user.first_name, user.last_name] } : undefined;
 }
@@ -59,24 +59,24 @@ export async function resetLinkUser(ctx: AppContext, secret: string): Promise<{ 
 export async function resetPassword(ctx: AppContext, secret: string, newPassword: string): Promise<boolean> {
   const passwordHash = await hashPassword(newPassword, ctx.config.argon2Cost);
   const now = ctx.clock.now();
-  const row = await findUsableToken(ctx.db.kysely, secret, ['reset'], now);
+  const row = await findUsableToken(ctx.db, secret, ['reset'], now);
   if (!row || row.user_ref === null) return false;
   const userRef = row.user_ref;
-  return ctx.db.kysely.transaction().execute(async (tx) => {
-    const user = await findUserByRef(tx, userRef);
-    if (!user || user.email !== row.email || !(await useToken(tx, row.id, now))) return false;
-    await setPasswordHash(tx, user.id, passwordHash, now);
-    await endUserTokens(tx, user.id, 'reset', now);
-    await endOtherSessions(tx, user.id, null);
+  return ctx.db.write(async (w) => {
+    const user = await findUserByRef(w, userRef);
+    if (!user || user.email !== row.email || !(await useToken(w, row.id, now))) return false;
+    await setPasswordHash(w, user.id, passwordHash, now);
+    await endUserTokens(w, user.id, 'reset', now);
+    await endOtherSessions(w, user.id, null);
     // The link reached the address: that proves it, as the confirmation link would.
-    const proven = await markEmailProven(tx, user.id, now);
+    const proven = await markEmailProven(w, user.id, now);
     if (proven) {
-      await absorbOrphanSubjects(tx, proven, now);
-      await endUserTokens(tx, user.id, 'confirm', now);
-      await announceVisibility(tx, user, now);
+      await absorbOrphanSubjects(w, proven, now);
+      await endUserTokens(w, user.id, 'confirm', now);
+      await announceVisibility(w, user, now);
     }
     await queueMail(
-      tx,
+      w,
       { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'reset', resetUrl: `${ctx.config.baseUrl}/forgot` }) },
       now,
     );
@@ -88,12 +88,12 @@ export async function resetPassword(ctx: AppContext, secret: string, newPassword
 export async function changePassword(ctx: AppContext, user: User, newPassword: string, keepSessionId: string | null): Promise<void> {
   const passwordHash = await hashPassword(newPassword, ctx.config.argon2Cost);
   const now = ctx.clock.now();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    await setPasswordHash(tx, user.id, passwordHash, now);
-    await endUserTokens(tx, user.id, 'reset', now);
-    await endOtherSessions(tx, user.id, keepSessionId);
+  await ctx.db.write(async (w) => {
+    await setPasswordHash(w, user.id, passwordHash, now);
+    await endUserTokens(w, user.id, 'reset', now);
+    await endOtherSessions(w, user.id, keepSessionId);
     await queueMail(
-      tx,
+      w,
       { to: user.email, ...passwordChangedMail(mailSite(ctx.config), { userId: user.user_id, how: 'changed', resetUrl: `${ctx.config.baseUrl}/forgot` }) },
       now,
     );

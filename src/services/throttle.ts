@@ -1,6 +1,6 @@
 // Credential-failure throttles (SPEC §4.5, §12): counted in the database (or Redis when configured)
 // so they hold across restarts and instances, and checked *before* any password hashing.
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/handle.js';
 import type { Clock } from '../domain/clock.js';
 import { countFailure, deleteThrottle, findThrottle } from '../repositories/throttles.js';
 import type { RedisLink } from './redis-link.js';
@@ -21,7 +21,7 @@ export class DbFailureThrottle implements FailureThrottle {
 
   async blockedFor(key: string, limit: number): Promise<number> {
     const now = this.clock.now();
-    const row = await findThrottle(this.db.kysely, key);
+    const row = await findThrottle(this.db, key);
     if (!row || row.expires_at <= now || row.count < limit) return 0;
     return Math.max(1, Math.ceil((row.expires_at - now) / 1000));
   }
@@ -29,11 +29,11 @@ export class DbFailureThrottle implements FailureThrottle {
   async recordFailure(key: string, windowSeconds: number): Promise<void> {
     const now = this.clock.now();
     const expires = now + windowSeconds * 1000;
-    await countFailure(this.db.kysely, key, now, expires);
+    await this.db.write((w) => countFailure(w, key, now, expires));
   }
 
   async reset(key: string): Promise<void> {
-    await deleteThrottle(this.db.kysely, key);
+    await this.db.write((w) => deleteThrottle(w, key));
   }
 }
 

@@ -2,8 +2,7 @@
 // hourly and daily (UTC) series of requests per operation, answers by status class and the peak
 // use of each rate-limit budget. Hours and days without calls are there with zeros, so a chart's
 // bars line up with the calendar.
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Db, Handle } from '../db/handle.js';
 import { deleteUsageBefore, STATUS_CLASSES, usageSince, type BudgetPeak, type StatusClass, type UsageBucket } from '../repositories/usage.js';
 import { HOUR_MS } from './usage-counter.js';
 
@@ -92,7 +91,7 @@ export function usageSeries(buckets: readonly UsageBucket[], now: number, days =
 }
 
 /** One partner's usage for the last `days` days (1 to 30) up to `now`. */
-export async function partnerUsage(db: Kysely<Database>, partnerId: number, now: number, days = USAGE_DAYS): Promise<UsageSeries> {
+export async function partnerUsage(db: Handle, partnerId: number, now: number, days = USAGE_DAYS): Promise<UsageSeries> {
   const span = Math.min(USAGE_DAYS, Math.max(1, Math.floor(days)));
   // From a day earlier than the first day shown: the hourly series starts up to 23 hours before it.
   const today = now - (now % DAY_MS);
@@ -100,6 +99,6 @@ export async function partnerUsage(db: Kysely<Database>, partnerId: number, now:
 }
 
 /** Drops the buckets no dashboard shows any more. */
-export async function pruneUsage(db: Kysely<Database>, now: number): Promise<number> {
-  return deleteUsageBefore(db, now - USAGE_KEPT_MS);
+export async function pruneUsage(db: Db, now: number): Promise<number> {
+  return db.write((w) => deleteUsageBefore(w, now - USAGE_KEPT_MS));
 }

@@ -20,8 +20,8 @@ export interface LinkSummary {
 
 /** The user's links, one line per partner (a partner may have linked the user under two identifiers). */
 export async function listUserLinks(ctx: AppContext, user: User): Promise<LinkSummary[]> {
-  const rows = await listLinksOfUser(ctx.db.kysely, user.id, 'made');
-  const addedBy = await countUnverifiedBySource(ctx.db.kysely, user.id);
+  const rows = await listLinksOfUser(ctx.db, user.id, 'made');
+  const addedBy = await countUnverifiedBySource(ctx.db, user.id);
   const out = new Map<number, LinkSummary>();
   for (const r of rows) {
     if (!out.has(r.partner_id))
@@ -32,22 +32,22 @@ export async function listUserLinks(ctx: AppContext, user: User): Promise<LinkSu
 
 export async function endLinkByUser(ctx: AppContext, user: User, partnerId: number, options: { removeAdded: boolean }): Promise<{ removed: string[] }> {
   const now = ctx.clock.now();
-  return ctx.db.kysely.transaction().execute(async (tx) => {
-    const links = await linksOfUserToPartner(tx, user.id, partnerId);
+  return ctx.db.write(async (w) => {
+    const links = await linksOfUserToPartner(w, user.id, partnerId);
     const first = links[0];
     if (!first) throw errors.linkNotFound();
     const data = () => ({ partner: first.partner_name, endedBy: 'user' });
     // The partner itself, once for each identifier it linked the user under.
-    await announce(tx, user, 'link.removed', data, now, { only: links });
-    await deleteLinksOfUser(tx, user.id, partnerId);
-    await recordLinkEvents(tx, [partnerId], 'unlinked', 'user', now);
+    await announce(w, user, 'link.removed', data, now, { only: links });
+    await deleteLinksOfUser(w, user.id, partnerId);
+    await recordLinkEvents(w, [partnerId], 'unlinked', 'user', now);
     // Everyone still linked.
-    await announce(tx, user, 'link.removed', data, now);
+    await announce(w, user, 'link.removed', data, now);
     const removed: string[] = [];
     if (options.removeAdded) {
-      const added = await unverifiedServicesFrom(tx, user.id, partnerId);
+      const added = await unverifiedServicesFrom(w, user.id, partnerId);
       for (const svcId of added) {
-        if (await removeCentralIdentity(tx, user, svcId, { partnerId }, now)) removed.push(svcId);
+        if (await removeCentralIdentity(w, user, svcId, { partnerId }, now)) removed.push(svcId);
       }
     }
     return { removed };

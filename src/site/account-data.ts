@@ -62,7 +62,7 @@ export interface AccountData {
 }
 
 export async function loadAccountData(ctx: AppContext, user: User): Promise<AccountData> {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const snap = await ctx.catalogue.get();
   const nameOf = (svcId: string) => snap.byId.get(svcId)?.svcName ?? svcId;
   const rows = await centralIdentitiesWithSource(db, user.id);

@@ -20,7 +20,7 @@ import { connectionsOfUser } from '../repositories/provider-connections.js';
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export async function buildExport(ctx: AppContext, user: User) {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const snap = await ctx.catalogue.get();
   const identities = await centralIdentitiesWithSource(db, user.id);
   const links = await listLinksOfUser(db, user.id, 'written');

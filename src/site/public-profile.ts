@@ -1,7 +1,6 @@
 // The public side of a user: what /u/{userId} and WebFinger show. Only opted-in users have one
 // (SPEC §3 rule 2); unknown and hidden users look the same from outside.
 import type { AppContext } from '../context.js';
-import { onReader } from '../db/prepared.js';
 import { parsePublicFields, PROFILE_FIELDS, type ProfileField } from '../domain/profile.js';
 import { findUserByUserId, type User } from '../repositories/users.js';
 import { centralEntries, entryUrl, bySvcName } from '../services/partner-data.js';
@@ -15,7 +14,7 @@ export interface PublicProfile {
 }
 
 export async function findVisibleUser(ctx: AppContext, userId: string): Promise<User | undefined> {
-  const user = await findUserByUserId(ctx.db.kysely, userId);
+  const user = await findUserByUserId(ctx.db, userId);
   return user?.opted_in ? user : undefined;
 }
 
@@ -26,7 +25,7 @@ export async function publicProfileOf(ctx: AppContext, user: User): Promise<Publ
     const v = user[column];
     if (v && pub.has(field)) fields[field] = v;
   }
-  const entries = (await centralEntries(onReader(ctx.db), await ctx.catalogue.get(), user, 'anyone')).sort(bySvcName);
+  const entries = (await centralEntries(ctx.db, await ctx.catalogue.get(), user, 'anyone')).sort(bySvcName);
   return {
     user,
     profileUrl: profilePageUrl(ctx, user.user_id),

@@ -89,7 +89,7 @@ export function cookieOptions(ctx: AppContext, maxAgeSeconds?: number) {
 const secrets = new WeakMap<AppContext, Promise<Buffer>>();
 
 async function loadSecret(ctx: AppContext): Promise<Buffer> {
-  return Buffer.from(await settingOrInit(ctx.db.kysely, 'site_secret', randomBytes(32).toString('base64')), 'base64');
+  return Buffer.from(await ctx.db.write((w) => settingOrInit(w, 'site_secret', randomBytes(32).toString('base64'))), 'base64');
 }
 
 export function siteSecret(ctx: AppContext): Promise<Buffer> {

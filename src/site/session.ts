@@ -27,8 +27,8 @@ export async function loadSession(ctx: AppContext, request: FastifyRequest): Pro
   const value = request.cookies[cookieNames(ctx).session];
   if (!value) return { user: null, sessionId: null, sessionCsrf: null };
   const id = sha256(value);
-  const row = await findLiveSession(ctx.db.kysely, id, ctx.clock.now());
-  const user = row ? await findUserByRef(ctx.db.kysely, row.user_ref) : undefined;
+  const row = await findLiveSession(ctx.db, id, ctx.clock.now());
+  const user = row ? await findUserByRef(ctx.db, row.user_ref) : undefined;
   if (!row || !user) return { user: null, sessionId: null, sessionCsrf: null };
   return { user, sessionId: id, sessionCsrf: row.csrf_token };
 }
@@ -36,17 +36,20 @@ export async function loadSession(ctx: AppContext, request: FastifyRequest): Pro
 /** Ends the session the request came with (if any) and starts a new one for this user. */
 export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
   const now = ctx.clock.now();
-  const db = ctx.db.kysely;
-  if (request.site.sessionId) await deleteSession(db, request.site.sessionId);
+  const ended = request.site.sessionId;
   const value = randomToken();
   const csrf = randomToken();
-  await insertSession(db, { id: sha256(value), userRef: user.id, csrfToken: csrf, expiresAt: now + SESSION_DAYS * DAY }, now);
+  await ctx.db.write(async (w) => {
+    if (ended) await deleteSession(w, ended);
+    await insertSession(w, { id: sha256(value), userRef: user.id, csrfToken: csrf, expiresAt: now + SESSION_DAYS * DAY }, now);
+  });
   reply.setCookie(cookieNames(ctx).session, value, cookieOptions(ctx, SESSION_DAYS * 24 * 3600));
   request.site = { user, sessionId: sha256(value), sessionCsrf: csrf };
 }
 
 export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (request.site.sessionId) await deleteSession(ctx.db.kysely, request.site.sessionId);
+  const ended = request.site.sessionId;
+  if (ended) await ctx.db.write((w) => deleteSession(w, ended));
   reply.clearCookie(cookieNames(ctx).session, cookieOptions(ctx));
   request.site = { user: null, sessionId: null, sessionCsrf: null };
 }

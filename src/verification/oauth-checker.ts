@@ -36,11 +36,11 @@ export const oauthChecker: VerificationChecker = {
   // Only an entry whose owner connected an account of the provider is this method's to judge.
   async concerns(ctx, subject) {
     const p = providerFor(ctx, subject.svc.svcId);
-    return p !== undefined && (await connectionOfUser(ctx.db.kysely, subject.userRef, p.key)) !== undefined;
+    return p !== undefined && (await connectionOfUser(ctx.db, subject.userRef, p.key)) !== undefined;
   },
   async check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutcome> {
     const p = providerFor(ctx, subject.svc.svcId);
-    const connection = p && (await connectionOfUser(ctx.db.kysely, subject.userRef, p.key));
+    const connection = p && (await connectionOfUser(ctx.db, subject.userRef, p.key));
     const url = p && connection ? accountRecordUrl(p, connection.subject) : null;
     const base = { method: 'oauth' as const, evidenceUrl: url };
     if (!p || !connection || !url) return { ...base, result: 'absent', detail: `no ${subject.svc.svcName} account is connected` };
@@ -61,7 +61,7 @@ export const oauthChecker: VerificationChecker = {
     if (res.status < 200 || res.status > 299) return { ...base, result: 'transient', status: res.status, detail: `${url} answered HTTP ${res.status}` };
     const login = loginIn(p, res.body);
     if (!login) return { ...base, result: 'transient', status: res.status, detail: `${url} did not name the account` };
-    if (connection.username !== login) await setConnectionUsername(ctx.db.kysely, connection.id, login);
+    if (connection.username !== login) await ctx.db.write((w) => setConnectionUsername(w, connection.id, login));
     if (same(login, subject.usrSvcId)) return { ...base, result: 'verified', status: res.status, detail: `the connected ${p.name} account is ${login}` };
     // The entry named the account by its old name: the account was renamed, and the entry follows it.
     if (connection.username !== null && same(connection.username, subject.usrSvcId)) {

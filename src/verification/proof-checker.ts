@@ -7,7 +7,7 @@ import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { AppContext } from '../context.js';
 import { proofUrlOf } from '../repositories/proof-urls.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
-import { fillUrl, identityVariables, loadProofProviders, proofUrlVariables, readAnswer, type ProofProvider, type Variables } from './proof-providers.js';
+import { configuredProofProviders, fillUrl, identityVariables, proofUrlVariables, readAnswer, type ProofProvider, type Variables } from './proof-providers.js';
 import { proofForms } from './proof-text.js';
 import { type Fetcher, retryAfterMs, testOriginOf, verificationUserAgent } from './polite-fetch.js';
 import { safeFetch, type SafeFetchFailureReason } from './safe-fetch.js';
@@ -153,7 +153,7 @@ export async function checkProof(
   // The address the person gave is kept with the identity: read here when the caller did not, and
   // only for services where some definition reads one.
   const readsAddress = providers.some((p) => p.proofUrlPattern && identityVariables(p, subject.svc.svcId, subject.usrSvcId, url));
-  const proofUrl = subject.proofUrl ?? (readsAddress ? await proofUrlOf(ctx.db.kysely, subject.identityId) : null);
+  const proofUrl = subject.proofUrl ?? (readsAddress ? await proofUrlOf(ctx.db, subject.identityId) : null);
   for (const p of providers) {
     const base = identityVariables(p, subject.svc.svcId, subject.usrSvcId, url);
     if (!base) continue;
@@ -190,20 +190,11 @@ export async function checkProof(
   return strongest(outcomes);
 }
 
-let configured: readonly ProofProvider[] | null = null;
-
-/** The configured definitions (PROOF_PROVIDERS), handed over once the configuration is read. */
-export function useProofProviders(providers: readonly ProofProvider[]): void {
-  configured = providers;
-}
-
 export const proofChecker: VerificationChecker = {
   method: 'proof',
   appliesTo(svc, usrSvcId) {
-    // appliesTo is asked without a context (the catalogue coverage asks it of every service): the
-    // configured definitions once start-up has read them, the shipped file before that.
-    configured ??= loadProofProviders();
-    return providersFor(configured, svc, usrSvcId).length > 0;
+    // appliesTo is asked without a context (the catalogue coverage asks it of every service).
+    return providersFor(configuredProofProviders(), svc, usrSvcId).length > 0;
   },
   check(ctx, subject) {
     return checkProof(ctx, subject);

@@ -498,3 +498,16 @@ function readBody(p: ProofProvider, vars: Variables, answer: Answer, forms: Proo
   const empty = places.every((pl) => pl.values.every((v) => v.trim() === ''));
   return { result: 'absent', detail: `${looked} of ${p.name}'s answer and found ${empty ? 'nothing there' : 'other text'}` };
 }
+
+let configured: readonly ProofProvider[] | null = null;
+
+/** The configured definitions (PROOF_PROVIDERS), handed over once the configuration is read. */
+export function useProofProviders(providers: readonly ProofProvider[]): void {
+  configured = providers;
+}
+
+/** The configured definitions once start-up has read them, the shipped file before that. */
+export function configuredProofProviders(): readonly ProofProvider[] {
+  configured ??= loadProofProviders();
+  return configured;
+}

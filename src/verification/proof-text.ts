@@ -1,20 +1,24 @@
 // The texts that name an account wherever a person puts a proof (a bio, a DNS TXT record, a
 // profile description, a gist): its public profile URL on this idsvc, and a short form for places
 // where space is tight. Either one, found where the method looks, ties the identity to the account.
-import type { AppContext } from '../context.js';
+
+/** What the proof texts are made of: the site's address (an AppContext is one). */
+interface Site {
+  readonly config: { readonly baseUrl: string };
+}
 
 /** `${BASE_URL}/u/<userId>`: the account's public profile page. */
-export function profilePageUrl(ctx: AppContext, userId: string): string {
+export function profilePageUrl(ctx: Site, userId: string): string {
   return `${ctx.config.baseUrl}/u/${userId}`;
 }
 
 /** `idsvc:<host>:<userId>`, host with its port when BASE_URL has one. */
-export function shortProofText(ctx: AppContext, userId: string): string {
+export function shortProofText(ctx: Site, userId: string): string {
   return `idsvc:${new URL(ctx.config.baseUrl).host}:${userId}`;
 }
 
 /** Both proof texts of an account, the long one first. */
-export function proofTexts(ctx: AppContext, userId: string): [string, string] {
+export function proofTexts(ctx: Site, userId: string): [string, string] {
   return [profilePageUrl(ctx, userId), shortProofText(ctx, userId)];
 }
 
@@ -53,7 +57,7 @@ function holdsWhole(text: string, wanted: string): boolean {
  * Whether `text` holds one of the account's proof texts as a whole token: the profile URL with or
  * without a trailing slash, or the short form.
  */
-export function holdsProofText(ctx: AppContext, userId: string, text: string): boolean {
+export function holdsProofText(ctx: Site, userId: string, text: string): boolean {
   return proofTexts(ctx, userId).some((wanted) => holdsWhole(text, wanted));
 }
 

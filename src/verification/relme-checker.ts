@@ -19,12 +19,12 @@ import { safeFetch } from './safe-fetch.js';
 export async function userProvenUrls(ctx: AppContext, userRef: number, exceptIdentityId?: number): Promise<string[]> {
   const snap = await ctx.catalogue.get();
   const urls: string[] = [];
-  for (const r of await identitiesOfUser(ctx.db.kysely, userRef)) {
+  for (const r of await identitiesOfUser(ctx.db, userRef)) {
     const svc = snap.byId.get(r.svcId);
     const url = svc && r.verified && r.id !== exceptIdentityId ? buildProfileUrl(svc, r.usrSvcId) : '';
     if (url) urls.push(normaliseProfileUrl(url));
   }
-  return [...urls, ...(await verifiedPagesOf(ctx.db.kysely, userRef))];
+  return [...urls, ...(await verifiedPagesOf(ctx.db, userRef))];
 }
 
 // A page that is gone says the identity is not there; anything else that is not a 2xx says only

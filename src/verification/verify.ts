@@ -117,7 +117,7 @@ async function runCheckers(ctx: AppContext, subject: CheckSubject): Promise<Chec
 }
 
 async function tellPartners(
-  tx: Parameters<typeof recordCheck>[0],
+  w: Parameters<typeof recordCheck>[0],
   user: User,
   svc: CatalogueEntry,
   before: CentralIdentity,
@@ -126,15 +126,15 @@ async function tellPartners(
   now: number,
 ): Promise<void> {
   if (after.verified === before.verified) return;
-  await announce(tx, user, 'identity.updated', identityData(user, svc, after), now);
+  await announce(w, user, 'identity.updated', identityData(user, svc, after), now);
   if (after.verified) {
-    await announce(tx, user, 'identity.verified', verificationData(user, svc, after, null), now);
+    await announce(w, user, 'identity.verified', verificationData(user, svc, after, null), now);
   } else {
     // The reason is what became of the evidence that earned the mark: a proof text taken out of a
     // bio, not the rel="me" link the profile page never had.
     const absent = outcomes.filter((o) => o.result === 'absent');
     const reason = absent.find((o) => o.method === before.verified_by) ?? absent[0] ?? null;
-    await announce(tx, user, 'identity.unverified', verificationData(user, svc, after, reason), now);
+    await announce(w, user, 'identity.unverified', verificationData(user, svc, after, reason), now);
   }
 }
 
@@ -144,7 +144,7 @@ async function tellPartners(
  * is not recorded: it was about an address the entry no longer has.
  */
 export async function verifyIdentity(ctx: AppContext, identityId: number): Promise<VerificationResult | null> {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const row = await identityToCheck(db, identityId);
   if (!row) return null;
   const svc = (await ctx.catalogue.get()).byId.get(row.svc_id);
@@ -162,7 +162,7 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
   const outcomes = await runCheckers(ctx, subject);
   const now = ctx.clock.now();
   const deciding = outcomes.find((o) => o.result === 'verified') ?? outcomes.find((o) => o.result === 'absent') ?? outcomes[0];
-  return db.transaction().execute(async (tx) => {
+  return db.write(async (w) => {
     const result = (verified: boolean): VerificationResult => ({
       outcome: deciding?.result ?? 'not_checkable',
       method: deciding?.method ?? null,
@@ -171,13 +171,13 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
       attemptedAt: now,
       outcomes,
     });
-    const current = await findCentralIdentityAsChecked(tx, row.id, row.usr_svc_id);
+    const current = await findCentralIdentityAsChecked(w, row.id, row.usr_svc_id);
     if (!current) return result(false);
-    const user = await findUserByRef(tx, current.user_ref);
+    const user = await findUserByRef(w, current.user_ref);
     if (!user) throw new Error('a central entry names an account that does not exist');
     for (const o of outcomes) {
       await insertVerificationAttempt(
-        tx,
+        w,
         {
           identityId: current.id,
           userRef: current.user_ref,
@@ -193,7 +193,7 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
     }
     const d = decide(ctx, current, outcomes, now);
     const recorded = await recordCheck(
-      tx,
+      w,
       current.id,
       {
         verified: d.verified,
@@ -209,10 +209,10 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
     const renamedTo = outcomes.find((o) => o.result === 'verified')?.renamedTo;
     const updated =
       renamedTo && renamedTo !== recorded.usr_svc_id
-        ? await renameCentralIdentity(tx, recorded.id, { usrSvcId: renamedTo, usrSvcIdNorm: normaliseUsrSvcId(renamedTo) }, now)
+        ? await renameCentralIdentity(w, recorded.id, { usrSvcId: renamedTo, usrSvcIdNorm: normaliseUsrSvcId(renamedTo) }, now)
         : recorded;
-    if (updated !== recorded && updated.verified === current.verified) await announce(tx, user, 'identity.updated', identityData(user, svc, updated), now);
-    await tellPartners(tx, user, svc, current, updated, outcomes, now);
+    if (updated !== recorded && updated.verified === current.verified) await announce(w, user, 'identity.updated', identityData(user, svc, updated), now);
+    await tellPartners(w, user, svc, current, updated, outcomes, now);
     return result(updated.verified);
   });
 }
@@ -223,5 +223,5 @@ export async function verifyIdentity(ctx: AppContext, identityId: number): Promi
  */
 export async function claimDueIdentities(ctx: AppContext, limit: number): Promise<number[]> {
   const now = ctx.clock.now();
-  return claimDue(ctx.db.kysely, now, now + CLAIM_LEASE_MS, limit);
+  return ctx.db.write((w) => claimDue(w, now, now + CLAIM_LEASE_MS, limit));
 }

@@ -23,7 +23,7 @@ test('keys and tokens have the documented shapes; the token is stored only as a 
 
 test('a rotated token works; the old one works within the grace period and not after it', async () => {
   const P = await t.partner();
-  const newToken = await rotatePartnerToken(t.ctx.db.kysely, P.id, 3600, t.clock.now());
+  const newToken = await t.ctx.db.write((w) => rotatePartnerToken(w, P.id, 3600, t.clock.now()));
   const fresh = new IdsvcClient({ baseUrl: t.baseUrl, apiKey: P.apiKey, apiToken: newToken });
   assert.equal(await code(fresh.updateService('ivy@example.org', 'github', 'ivy')), 'ok');
   assert.equal(await code(P.client.updateService('ivy@example.org', 'github', 'ivy')), 'ok', 'old token inside the grace period');
@@ -33,7 +33,7 @@ test('a rotated token works; the old one works within the grace period and not a
   assert.equal(await code(P.client.updateService('ivy@example.org', 'github', 'ivy')), 'invalid_api_token', 'old token after the grace period');
   assert.equal(await code(fresh.updateService('ivy@example.org', 'github', 'ivy')), 'ok');
   // Rotating again ends the first token's grace at once and starts the second's.
-  const third = await rotatePartnerToken(t.ctx.db.kysely, P.id, 60, t.clock.now());
+  const third = await t.ctx.db.write((w) => rotatePartnerToken(w, P.id, 60, t.clock.now()));
   assert.equal(await code(fresh.updateService('ivy@example.org', 'github', 'ivy')), 'ok');
   assert.equal(await code(new IdsvcClient({ baseUrl: t.baseUrl, apiKey: P.apiKey, apiToken: third }).updateService('ivy@example.org', 'github', 'ivy')), 'ok');
 });
@@ -73,7 +73,7 @@ test('allowed origins: browser requests from elsewhere are forbidden', async () 
 
 test('request rate limits per api_key, with headers and Retry-After', async () => {
   const P = await t.partner();
-  await updatePartner(t.ctx.db.kysely, P.id, { rateLimitPerMinute: 3 }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, P.id, { rateLimitPerMinute: 3 }, t.clock.now()));
   const url = `${t.baseUrl}/api/service_details/${P.apiKey}/github`;
   const seen: number[] = [];
   for (let i = 0; i < 4; i++) {

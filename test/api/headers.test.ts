@@ -57,7 +57,7 @@ test('refusals on the API carry RateLimit-* and X-Idsvc-Api-Version', async () =
 
 test("a proven partner's schema 400 counts against its own key, like its other calls", async () => {
   const P = await t.partner();
-  await updatePartner(t.ctx.db.kysely, P.id, { rateLimitPerMinute: 77 }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, P.id, { rateLimitPerMinute: 77 }, t.clock.now()));
   const bad = () => postForm(`${t.baseUrl}/api/update_service/${P.apiKey}/alice/github`, { api_token: P.apiToken, usrSvcId: 'a', verified: 'TRUE' });
   const first = assertApiHeaders(await bad(), 'first');
   const second = assertApiHeaders(await bad(), 'second');

@@ -22,8 +22,8 @@ export async function expectError(res: Response, status: number, code: string, m
 
 /** An entry the user added on the site (no partner as its source); its row's id. */
 export async function addCentralIdentity(t: TestApp, userId: string, svcId: string, usrSvcId: string): Promise<number> {
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
+  const user = (await findUserByUserId(t.ctx.db, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
   return row.id;
 }

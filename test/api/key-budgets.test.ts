@@ -87,7 +87,7 @@ describe('in one process', () => {
 
   test("a partner's own limit sets its proven budget and caps its unproven one", async () => {
     const P = await t.partner();
-    await updatePartner(t.ctx.db.kysely, P.id, { rateLimitPerMinute: 2 }, t.clock.now());
+    await t.ctx.db.write((w) => updatePartner(w, P.id, { rateLimitPerMinute: 2 }, t.clock.now()));
     assert.deepEqual([(await proven(t.baseUrl, P)).status, (await proven(t.baseUrl, P)).status, (await proven(t.baseUrl, P)).status], [200, 200, 429]);
     const first = await anonymous(t.baseUrl, P, freshAddress());
     assert.equal(first.headers.get('ratelimit-limit'), '2');
@@ -96,7 +96,7 @@ describe('in one process', () => {
       [200, 200, 429],
     );
     const Q = await t.partner();
-    await updatePartner(t.ctx.db.kysely, Q.id, { rateLimitPerMinute: 1000 }, t.clock.now());
+    await t.ctx.db.write((w) => updatePartner(w, Q.id, { rateLimitPerMinute: 1000 }, t.clock.now()));
     assert.equal((await anonymous(t.baseUrl, Q, freshAddress())).headers.get('ratelimit-limit'), '5', "a raised limit is for the partner's own calls");
   });
 });

@@ -35,7 +35,7 @@ before(async () => {
   await source.client.syncUser('ada', { email: 'ada@example.org', password: ada.password });
   // pia: a pro user with one entry of her own.
   const pia = await t.user({ email: 'pia@example.org', userId: 'pia' });
-  await setUserFlags(t.ctx.db.kysely, pia.id, { pro: true }, t.clock.now());
+  await t.ctx.db.write((w) => setUserFlags(w, pia.id, { pro: true }, t.clock.now()));
   await central('pia', 'gitlab', 'pia-gl');
 });
 after(() => t.close());
@@ -136,8 +136,10 @@ describe('service_collection_widget', () => {
 describe('return_contacts (always with the api_token)', () => {
   test("contacts' identities follow rule 5 for the proven partner", async () => {
     const owner = await t.user({ email: 'cleo@example.org', userId: 'cleo' });
-    for (const uid of ['ada', 'pia'])
-      await setUserFlags(t.ctx.db.kysely, (await findUserByUserId(t.ctx.db.kysely, uid))!.id, { discoverable: true }, t.clock.now());
+    for (const uid of ['ada', 'pia']) {
+      const ref = (await findUserByUserId(t.ctx.db, uid))!.id;
+      await t.ctx.db.write((w) => setUserFlags(w, ref, { discoverable: true }, t.clock.now()));
+    }
     for (const p of [trusted, other]) await p.client.syncUser('cleo', { email: 'cleo@example.org', password: owner.password });
     const byTrusted = await trusted.client.returnContacts('cleo', ['ada', 'pia']);
     assert.deepEqual(

@@ -26,7 +26,7 @@ after(async () => {
 
 test('the per-api_key limit counts requests on both instances', async () => {
   const P = await one.partner();
-  await updatePartner(one.ctx.db.kysely, P.id, { rateLimitPerMinute: 4 }, one.clock.now());
+  await one.ctx.db.write((w) => updatePartner(w, P.id, { rateLimitPerMinute: 4 }, one.clock.now()));
   const statuses: number[] = [];
   for (let i = 0; i < 5; i++) {
     const base = i % 2 === 0 ? one.baseUrl : two.baseUrl;

@@ -14,7 +14,7 @@ test('return_profile: public fields, or all for a linked partner', async () => {
   const { updateProfile } = await import('../../src/repositories/users.js');
   const P = await t.partner();
   const u = await t.user({ email: 'quinn@example.org', userId: 'quinn' });
-  await updateProfile(t.ctx.db.kysely, u.id, { nickname: 'Q', city: 'Oslo', bio: 'hi' }, ['nickname'], t.clock.now());
+  await t.ctx.db.write((w) => updateProfile(w, u.id, { nickname: 'Q', city: 'Oslo', bio: 'hi' }, ['nickname'], t.clock.now()));
   assert.deepEqual(await P.publicClient.returnProfile('quinn', { profileType: 'public' }), {
     userId: 'quinn',
     url: `${t.config.baseUrl}/u/quinn`,

@@ -17,7 +17,7 @@ test('the private view without the api_token says what to do; legacy_open_reads 
   await P.client.updateService('frank@example.org', 'github', 'frank');
   const res = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/${md5('frank@example.org')}`);
   await expectError(res, 401, 'invalid_api_token', /api_token in the POST body.*profile_type=public/);
-  await updatePartner(t.ctx.db.kysely, P.id, { legacyOpenReads: true }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, P.id, { legacyOpenReads: true }, t.clock.now()));
   const open = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/${md5('frank@example.org')}`);
   assert.equal(open.status, 200);
   assert.match(await open.text(), /<usrSvcId>frank<\/usrSvcId>/);

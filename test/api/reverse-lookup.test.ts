@@ -25,7 +25,7 @@ test('the discoverable, opted-in claimants of an identity, verified first, in an
   };
   await claim('rl_ann', 'Same-Name');
   const bob = await claim('rl_bob', 'same-name');
-  await setVerifiedMark(t.ctx.db.kysely, bob, { verified: true, verified_by: 'operator', verified_at: t.clock.now() });
+  await t.ctx.db.write((w) => setVerifiedMark(w, bob, { verified: true, verified_by: 'operator', verified_at: t.clock.now() }));
   await claim('rl_cat', 'same-name', { discoverable: false });
   await claim('rl_dan', 'SAME-NAME', { optedIn: false });
   await claim('rl_eve', 'other-name');

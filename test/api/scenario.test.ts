@@ -98,14 +98,14 @@ test('the partner API story', async (story) => {
     async () => {
       assert.ok((await A.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
       assert.ok((await A.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
-      await updatePartner(t.ctx.db.kysely, B.id, { trusted: true }, t.clock.now());
+      await t.ctx.db.write((w) => updatePartner(w, B.id, { trusted: true }, t.clock.now()));
       assert.ok((await B.client.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId !== undefined));
       assert.ok((await B.publicClient.returnServices(alice, { profileType: 'public' })).every((s) => s.usrSvcId === undefined));
-      await updatePartner(t.ctx.db.kysely, B.id, { trusted: false }, t.clock.now());
-      await setUserFlags(t.ctx.db.kysely, user.id, { pro: true }, t.clock.now());
+      await t.ctx.db.write((w) => updatePartner(w, B.id, { trusted: false }, t.clock.now()));
+      await t.ctx.db.write((w) => setUserFlags(w, user.id, { pro: true }, t.clock.now()));
       assert.equal((await B.client.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, 'alice-gh');
       assert.equal((await B.publicClient.returnServices(alice, { profileType: 'public' }))[0]?.usrSvcId, undefined);
-      await setUserFlags(t.ctx.db.kysely, user.id, { pro: false }, t.clock.now());
+      await t.ctx.db.write((w) => setUserFlags(w, user.id, { pro: false }, t.clock.now()));
     },
   );
 
@@ -133,7 +133,7 @@ test('the partner API story', async (story) => {
   });
 
   await step('alice opts out: B sees only its own pushes; the public view is gone', async () => {
-    const aliceRow = (await findUserByUserId(t.ctx.db.kysely, 'alice'))!;
+    const aliceRow = (await findUserByUserId(t.ctx.db, 'alice'))!;
     await setOptIn(t.ctx, aliceRow, false);
     assert.deepEqual(
       (await B.client.returnServices(alice)).map((s) => s.svcId),
@@ -154,7 +154,7 @@ test('the partner API story', async (story) => {
   });
 
   await step('the outbox: one event per change, in order, to the partners that did not cause it', async () => {
-    const events = (await listOutbox(t.ctx.db.kysely)).map(
+    const events = (await listOutbox(t.ctx.db)).map(
       (e) => `${e.partner_id === A.id ? 'A' : 'B'}:${e.event_type}:${(JSON.parse(e.payload).data.svcId as string | undefined) ?? ''}`,
     );
     assert.deepEqual(events, [
@@ -167,7 +167,7 @@ test('the partner API story', async (story) => {
       'B:user.visible:',
       'B:link.removed:', // A unlinked
     ]);
-    const payload = JSON.parse((await listOutbox(t.ctx.db.kysely))[1]!.payload);
+    const payload = JSON.parse((await listOutbox(t.ctx.db))[1]!.payload);
     assert.equal(payload.type, 'identity.updated');
     assert.equal(payload.data.user_identifier, alice);
     assert.equal(payload.data.userId, 'alice');

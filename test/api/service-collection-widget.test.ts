@@ -130,7 +130,7 @@ describe('the per-user boot script', () => {
     assert.match(leaked, /^idsvc widget: credentials_in_query: /);
     assert.ok(!leaked.includes('s3cr3tvalue'));
     const S = await t.partner();
-    await updatePartner(t.ctx.db.kysely, S.id, { suspended: true }, t.clock.now());
+    await t.ctx.db.write((w) => updatePartner(w, S.id, { suspended: true }, t.clock.now()));
     assert.equal(await widgetError(widgetPath(S.apiKey, 'wanda'), 403), 'idsvc widget: forbidden: This partner is suspended');
   });
 
@@ -267,7 +267,7 @@ describe('signed widget URLs', () => {
     const R = await t.partner();
     await R.client.updateService('sigrid', 'github', 'r-gh');
     const oldQuery = signedQuery(R.apiKey, 'sigrid', R.apiToken, nowSeconds() + 86400);
-    const newToken = await rotatePartnerToken(t.ctx.db.kysely, R.id, 3600, t.clock.now());
+    const newToken = await t.ctx.db.write((w) => rotatePartnerToken(w, R.id, 3600, t.clock.now()));
     const newQuery = signedQuery(R.apiKey, 'sigrid', newToken, nowSeconds() + 86400);
     assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', oldQuery))).view, 'private');
     assert.equal((await widgetFor(widgetPath(R.apiKey, 'sigrid', 'TRUE', newQuery))).view, 'private');

@@ -125,11 +125,11 @@ test('ETag and conditional requests', async () => {
 
 test('an operator change to the catalogue shows without a restart', async () => {
   const { setServiceDisabled } = await import('../../src/repositories/catalogue.js');
-  await setServiceDisabled(t.ctx.db.kysely, 'github', true, t.clock.now());
+  await t.ctx.db.write((w) => setServiceDisabled(w, 'github', true, t.clock.now()));
   assert.equal((await get(`/api/service_details/${key}/github`)).res.status, 404);
   const all = parser.parse((await get(`/api/service_details/${key}`)).body).services.service;
   assert.equal(all.length, 449);
-  await setServiceDisabled(t.ctx.db.kysely, 'github', false, t.clock.now());
+  await t.ctx.db.write((w) => setServiceDisabled(w, 'github', false, t.clock.now()));
   assert.equal((await get(`/api/service_details/${key}/github`)).res.status, 200);
 });
 

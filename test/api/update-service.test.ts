@@ -72,9 +72,9 @@ test('bad writes get their error and leave the data as it was', async () => {
     'invalid_request',
     /256/,
   );
-  await updatePartner(t.ctx.db.kysely, P.id, { suspended: true }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, P.id, { suspended: true }, t.clock.now()));
   await expectError(await postForm(url('github'), { api_token: P.apiToken, usrSvcId: 'x' }), 403, 'forbidden');
-  await updatePartner(t.ctx.db.kysely, P.id, { suspended: false }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, P.id, { suspended: false }, t.clock.now()));
   assert.deepEqual(await snapshot(), before);
 });
 

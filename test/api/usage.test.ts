@@ -69,7 +69,7 @@ describe('usage counting', () => {
     assert.equal(await post(`${api}/return_services/${Q.apiKey}/ann`, { api_token: 'wrong' }), 401);
     // 429: a key whose operator set a budget of 2 a minute.
     const R = await t.partner({ name: 'Limited' });
-    await updatePartner(t.ctx.db.kysely, R.id, { rateLimitPerMinute: 2 }, t.clock.now());
+    await t.ctx.db.write((w) => updatePartner(w, R.id, { rateLimitPerMinute: 2 }, t.clock.now()));
     const limited = [];
     for (let i = 0; i < 4; i++) limited.push(await call(`${api}/service_details/${R.apiKey}/github`));
     assert.deepEqual(limited, [200, 200, 429, 429]);
@@ -86,7 +86,7 @@ describe('usage counting', () => {
     });
     assert.deepEqual(await stored(t, R.id), { service_details: counts({ '2xx': 2, '429': 2 }) });
     // R's budget: 2 of 2 in use at its busiest (the refused calls do not count past the budget).
-    const r = await partnerUsage(t.ctx.db.kysely, R.id, t.clock.now());
+    const r = await partnerUsage(t.ctx.db, R.id, t.clock.now());
     assert.deepEqual(r.daily.at(-1)!.unproven, { used: 2, limit: 2 });
     assert.deepEqual(r.daily.at(-1)!.proven, { used: 0, limit: 0 });
   });
@@ -111,7 +111,7 @@ describe('usage counting', () => {
     for (let i = 0; i < 3; i++) assert.equal(await post(`${api}/service_details/${P.apiKey}/github`, { api_token: P.apiToken }), 200);
     for (let i = 0; i < 5; i++) assert.equal(await call(`${api}/service_details/${P.apiKey}/github`), 200);
     await t.ctx.usage.flush();
-    const u = await partnerUsage(t.ctx.db.kysely, P.id, t.clock.now());
+    const u = await partnerUsage(t.ctx.db, P.id, t.clock.now());
     const hour = u.hourly.at(-1)!;
     assert.deepEqual(hour.proven, { used: 3, limit: 50 });
     assert.deepEqual(hour.unproven, { used: 5, limit: 1000 });
@@ -164,7 +164,7 @@ describe('usage counting', () => {
     assert.equal(await call(url), 200);
     assert.equal(await call(url), 200);
     await t.ctx.usage.flush();
-    const u = await partnerUsage(t.ctx.db.kysely, H.id, t.clock.now());
+    const u = await partnerUsage(t.ctx.db, H.id, t.clock.now());
     assert.deepEqual(
       u.hourly.slice(-2).map((h) => h.total),
       [1, 2],
@@ -261,7 +261,7 @@ describe('usage counting', () => {
       unproven: { used: 1, limit: 40 },
     });
     const kept = [hour - 31 * DAY_MS + HOUR_MS, hour - 29 * DAY_MS, hour];
-    await addUsage(t.ctx.db.kysely, [bucket(hour - 40 * DAY_MS), bucket(hour - 32 * DAY_MS), ...kept.map(bucket)]);
+    await t.ctx.db.write((w) => addUsage(w, [bucket(hour - 40 * DAY_MS), bucket(hour - 32 * DAY_MS), ...kept.map(bucket)]));
     const job = JOBS.find((j) => j.name === 'usage-prune');
     assert.ok(job);
     await job.run(t.ctx, t.app.log);

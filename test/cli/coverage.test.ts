@@ -21,11 +21,11 @@ before(async () => {
   ];
   for (let i = 1; i <= 2; i++) {
     const u = await t.user({ email: `popular.${i}@example.org`, userId: `popular_${i}`, optedIn: true });
-    const user = (await findUserByUserId(t.ctx.db.kysely, u.userId))!;
+    const user = (await findUserByUserId(t.ctx.db, u.userId))!;
     const snap = await t.ctx.catalogue.get();
     for (const [svcId, usrSvcId, n] of counts) {
       if (i > n) continue;
-      await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, snap.byId.get(svcId)!, usrSvcId, { partnerId: null }, t.clock.now()));
+      await t.ctx.db.write((tx) => setCentralIdentity(tx, user, snap.byId.get(svcId)!, usrSvcId, { partnerId: null }, t.clock.now()));
     }
   }
 });

@@ -101,8 +101,8 @@ test('user create makes accounts not discoverable unless --discoverable; user se
   // Each claims a GitHub name, as the site's account page would add it.
   const github = (await t.ctx.catalogue.get()).byId.get('github')!;
   for (const who of ['vic', 'wes']) {
-    const user = (await findUserByUserId(t.ctx.db.kysely, who))!;
-    await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, github, `${who}-gh`, { partnerId: null }, t.clock.now()));
+    const user = (await findUserByUserId(t.ctx.db, who))!;
+    await t.ctx.db.write((tx) => setCentralIdentity(tx, user, github, `${who}-gh`, { partnerId: null }, t.clock.now()));
   }
   const found = async (svc: string) => (await P.publicClient.reverseLookup('github', svc)).map((u) => u.userId);
   assert.deepEqual(await found('vic-gh'), []);

@@ -105,8 +105,8 @@ test('user verify sets the mark, in any case of svcId; partners hear of it; a fa
 
   // The operator's judgement is not undone by a page without a backlink.
   remote.pages.set('alice-page', pageWithoutBacklink);
-  const user = (await findUserByUserId(t.ctx.db.kysely, 'alice'))!;
-  const row = (await findCentralIdentity(t.ctx.db.kysely, user.id, 'pages'))!;
+  const user = (await findUserByUserId(t.ctx.db, 'alice'))!;
+  const row = (await findCentralIdentity(t.ctx.db, user.id, 'pages'))!;
   assert.equal((await verifyIdentity(t.ctx, row.id))?.verified, true);
   assert.equal((await publicEntry('pages'))?.verified, true);
 
@@ -148,8 +148,8 @@ test('user verify --clear removes the mark; partners hear of it; clearing again 
 
 test('a rel="me" proof: the operator may take it over, but --clear does not undo a proof', async () => {
   remote.pages.set('alice-more', pageWithBacklink(`${t.config.baseUrl}/u/alice`));
-  const user = (await findUserByUserId(t.ctx.db.kysely, 'alice'))!;
-  const row = (await findCentralIdentity(t.ctx.db.kysely, user.id, 'morepages'))!;
+  const user = (await findUserByUserId(t.ctx.db, 'alice'))!;
+  const row = (await findCentralIdentity(t.ctx.db, user.id, 'morepages'))!;
   assert.equal((await verifyIdentity(t.ctx, row.id))?.verified, true);
   await eventsForA();
 
@@ -163,7 +163,7 @@ test('a rel="me" proof: the operator may take it over, but --clear does not undo
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'alice morepages (alice-more): verified by the operator\n');
   assert.deepEqual(await eventsForA(), []);
-  assert.equal((await findCentralIdentity(t.ctx.db.kysely, user.id, 'morepages'))?.verified_by, 'operator');
+  assert.equal((await findCentralIdentity(t.ctx.db, user.id, 'morepages'))?.verified_by, 'operator');
 });
 
 test('an unknown user, service or entry is a clear error', async () => {

@@ -38,7 +38,7 @@ after(async () => {
 const githubEntry = (userRef: number) =>
   t.ctx.db.kysely.selectFrom('central_identities').selectAll().where('user_ref', '=', userRef).where('svc_id', '=', 'github').executeTakeFirst();
 const events = async (type: string) =>
-  (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === type).map((e) => JSON.parse(e.payload).data as Record<string, unknown>);
+  (await listOutbox(t.ctx.db, partner.id)).filter((e) => e.event_type === type).map((e) => JSON.parse(e.payload).data as Record<string, unknown>);
 
 describe('connecting GitHub while logged in', () => {
   const client = new SiteClient('');
@@ -65,7 +65,7 @@ describe('connecting GitHub while logged in', () => {
     assert.equal(entry?.verified, 1);
     assert.equal(entry?.verified_by, 'oauth');
     assert.equal(entry?.evidence_url, 'https://api.github.com/user/4101');
-    const [connection] = await connectionsOfUser(t.ctx.db.kysely, userRef);
+    const [connection] = await connectionsOfUser(t.ctx.db, userRef);
     assert.equal(connection?.subject, '4101');
     const listed = await client.get('/account/security');
     assert.match(listed.body, /data-connection="GitHub"/);
@@ -125,7 +125,7 @@ describe('connecting GitHub while logged in', () => {
     const after = await githubEntry(userRef);
     assert.equal(after?.usr_svc_id, 'alice-renamed');
     assert.equal(after?.verified_by, 'oauth');
-    assert.equal((await connectionsOfUser(t.ctx.db.kysely, userRef))[0]?.username, 'alice-renamed');
+    assert.equal((await connectionsOfUser(t.ctx.db, userRef))[0]?.username, 'alice-renamed');
     const updated = (await events('identity.updated')).filter((d) => d.svcId === 'github');
     assert.match(String(updated.at(-1)?.url), /alice-renamed$/);
   });
@@ -143,11 +143,11 @@ describe('connecting GitHub while logged in', () => {
   });
 
   test('disconnecting removes the connection, is mailed, and GitHub no longer logs in', async () => {
-    const [connection] = await connectionsOfUser(t.ctx.db.kysely, userRef);
+    const [connection] = await connectionsOfUser(t.ctx.db, userRef);
     const res = await client.submit('/account/connections/remove', { connection_id: String(connection?.id) });
     assert.equal(res.res.status, 303);
     assert.equal(res.res.headers.get('location'), '/account/security?msg=provider_disconnected#connections');
-    assert.deepEqual(await connectionsOfUser(t.ctx.db.kysely, userRef), []);
+    assert.deepEqual(await connectionsOfUser(t.ctx.db, userRef), []);
     const mails = await mailsTo(t, 'gh_alice@example.org');
     assert.ok(mails.some((m) => m.subject === 'GitHub was disconnected from your idsvc account'));
     gh.accounts.set(4101, { id: 4101, login: 'alice-renamed', email: 'alice.gh@example.org', emailVerified: true });
@@ -172,7 +172,7 @@ describe('signing up with GitHub', () => {
     const created = await client.post('/auth/signup', { _csrf: csrf, user_id: 'bob_gh', opt_in: '1' });
     assert.equal(created.res.status, 303);
     assert.equal(created.res.headers.get('location'), '/account');
-    const user = await findUserByUserId(t.ctx.db.kysely, 'bob_gh');
+    const user = await findUserByUserId(t.ctx.db, 'bob_gh');
     assert.ok(user?.email_proven_at, 'the address the provider verified counts as proven');
     assert.equal(user?.email, 'bob.gh@example.org');
     assert.equal((await githubEntry(user.id))?.verified_by, 'oauth');

@@ -51,7 +51,7 @@ describe('GitLab', () => {
     const { csrf } = await signUpForm(client, 'gitlab');
     const created = await client.post('/auth/signup', { _csrf: csrf, user_id: 'dora', opt_in: '1' });
     assert.equal(created.res.headers.get('location'), '/account');
-    const user = (await findUserByUserId(t.ctx.db.kysely, 'dora'))!;
+    const user = (await findUserByUserId(t.ctx.db, 'dora'))!;
     const entry = await t.ctx.db.kysely
       .selectFrom('central_identities')
       .selectAll()
@@ -85,9 +85,9 @@ describe('Google', () => {
     const { csrf } = await signUpForm(client, 'google');
     const created = await client.post('/auth/signup', { _csrf: csrf, user_id: 'erin' });
     assert.equal(created.res.headers.get('location'), '/account');
-    const user = (await findUserByUserId(t.ctx.db.kysely, 'erin'))!;
+    const user = (await findUserByUserId(t.ctx.db, 'erin'))!;
     assert.ok(user.email_proven_at);
-    assert.equal((await connectionsOfUser(t.ctx.db.kysely, user.id))[0]?.provider, 'google');
+    assert.equal((await connectionsOfUser(t.ctx.db, user.id))[0]?.provider, 'google');
     const entries = await t.ctx.db.kysely.selectFrom('central_identities').select('svc_id').where('user_ref', '=', user.id).execute();
     assert.deepEqual(entries, []);
     const login = await throughProvider(new SiteClient(t.baseUrl), 'google', 'login');
@@ -102,7 +102,7 @@ describe('Google', () => {
     assert.match(body, /name="email"/);
     const done = await client.post('/auth/signup', { _csrf: csrf, user_id: 'frank', email: 'frank.typed@example.org' });
     assert.equal(done.res.headers.get('location'), '/signup/sent');
-    const user = (await findUserByUserId(t.ctx.db.kysely, 'frank'))!;
+    const user = (await findUserByUserId(t.ctx.db, 'frank'))!;
     assert.equal(user.email, 'frank.typed@example.org');
     assert.equal(user.email_proven_at, null, 'unproven until the mailed link is followed');
     const mails = await mailsTo(t, 'frank.typed@example.org');
@@ -111,7 +111,7 @@ describe('Google', () => {
     assert.ok(confirm, 'a confirmation link was mailed');
     const confirmed = await followMailedLink(client, linkIn(confirm, '/confirm?token='));
     assert.equal(confirmed.res.status, 303);
-    assert.ok((await findUserByUserId(t.ctx.db.kysely, 'frank'))?.email_proven_at);
+    assert.ok((await findUserByUserId(t.ctx.db, 'frank'))?.email_proven_at);
   });
 
   test("a verified address that is another account's attaches nothing: log in there first", async () => {
@@ -121,7 +121,7 @@ describe('Google', () => {
     const res = await throughProvider(client, 'google', 'login');
     assert.equal(res.res.status, 409);
     assert.match(res.body, /data-page="provider-log-in-first"/);
-    assert.deepEqual(await connectionsOfUser(t.ctx.db.kysely, owner.id), []);
+    assert.deepEqual(await connectionsOfUser(t.ctx.db, owner.id), []);
     assert.equal(client.cookies.has('idsvc_session'), false);
   });
 

@@ -55,9 +55,9 @@ async function person(): Promise<{ uid: string; userId: number; subjectId: numbe
   const email = `${uid}@example.org`;
   const u = await t.user({ email, userId: uid });
   const partner = await t.partner({ name: `Partner of ${uid}` });
-  const user = (await findUserByUserId(t.ctx.db.kysely, uid))!;
+  const user = (await findUserByUserId(t.ctx.db, uid))!;
   const gitlab = (await t.ctx.catalogue.get()).byId.get('gitlab')!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, gitlab, `${uid}-gl`, { partnerId: null }, t.clock.now()));
+  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, gitlab, `${uid}-gl`, { partnerId: null }, t.clock.now()));
   await partner.client.updateService(uid, 'github', `${uid}-gh`);
   await partner.client.syncUser(uid, { email, password: u.password });
   const subject = await t.ctx.db.kysely.selectFrom('subjects').select('id').where('user_ref', '=', u.id).executeTakeFirstOrThrow();

@@ -1,4 +1,4 @@
-// Group commit (src/db/group-commit.ts): concurrent writes share a commit on SQLite, yet each one
+// Group commit (src/db/group-commit.ts, behind `db.write`): concurrent writes share a commit on SQLite, yet each one
 // succeeds or fails on its own, and a caller hears back only once its write is committed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openDatabase, migrate } from '../../src/db/database.js';
-import { GroupCommit } from '../../src/db/group-commit.js';
 import { isUnavailable } from '../../src/db/faults.js';
 import { TEST_DB, PG_URL } from '../helpers/app.js';
 
@@ -16,11 +15,10 @@ test('concurrent writes: each is committed or undone on its own', async () => {
   const db = TEST_DB === 'postgres' ? await openDatabase(PG_URL, { pgSchema: schema }) : await openDatabase(`sqlite:${path.join(dir, 'gc.sqlite')}`);
   try {
     await migrate(db);
-    const writes = new GroupCommit(db);
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) =>
-        writes.run(async (tx) => {
-          await tx
+        db.write(async (w) => {
+          await w.kysely
             .insertInto('settings')
             .values({ key: `k${i}`, value: String(i) })
             .execute();
@@ -61,11 +59,10 @@ test('SQLite: a write that finds the disk full fails its whole commit with the c
     // SQLite answers SQLITE_FULL once the file would pass max_page_count, as on a full disk; for a
     // one-row insert (no statement journal) it then rolls the whole transaction back by itself.
     raw.pragma(`max_page_count = ${Number(raw.pragma('page_count', { simple: true })) + 2}`);
-    const writes = new GroupCommit(db);
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
-        writes.run(async (tx) => {
-          await tx
+        db.write(async (w) => {
+          await w.kysely
             .insertInto('settings')
             .values({ key: `full${i}`, value: 'x'.repeat(i === 0 ? 10 : 3000) })
             .execute();
@@ -79,7 +76,7 @@ test('SQLite: a write that finds the disk full fails its whole commit with the c
     assert.ok(results.every((r) => r.status === 'rejected' && isUnavailable(r.reason)));
     assert.equal((raw.prepare("SELECT count(*) AS n FROM settings WHERE key LIKE 'full%'").get() as { n: number }).n, 0);
     raw.pragma(`max_page_count = ${2 ** 30}`);
-    assert.equal(await writes.run(async (tx) => (await tx.insertInto('settings').values({ key: 'after', value: '1' }).execute()).length), 1);
+    assert.equal(await db.write(async (w) => (await w.kysely.insertInto('settings').values({ key: 'after', value: '1' }).execute()).length), 1);
   } finally {
     await db.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,7 @@ before(async () => {
 after(() => t.close());
 
 const db = () => t.ctx.db.kysely;
+const handle = () => t.ctx.db;
 const now = () => t.ctx.clock.now();
 
 async function fromScratch(): Promise<Map<string, number>> {
@@ -26,7 +27,7 @@ async function fromScratch(): Promise<Map<string, number>> {
 }
 
 async function assertExact(step: string): Promise<Map<string, number>> {
-  const kept = await popularityCounts(db());
+  const kept = await popularityCounts(handle());
   assert.deepEqual(kept, await fromScratch(), `after ${step}`);
   return kept;
 }
@@ -39,12 +40,10 @@ async function user(optedIn: boolean): Promise<User> {
 
 async function add(u: User, svcId: string): Promise<void> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await db()
-    .transaction()
-    .execute((tx) => setCentralIdentity(tx, u, svc, `${u.user_id}-${svcId}`, { partnerId: null }, now()));
+  await handle().write((tx) => setCentralIdentity(tx, u, svc, `${u.user_id}-${svcId}`, { partnerId: null }, now()));
 }
 
-const fresh = async (u: User) => (await findUserByRef(db(), u.id))!;
+const fresh = async (u: User) => (await findUserByRef(handle(), u.id))!;
 
 test('every kind of change keeps the counts equal to counting from scratch', async () => {
   const before = await assertExact('start');
@@ -68,9 +67,7 @@ test('every kind of change keeps the counts equal to counting from scratch', asy
   assert.equal(counts.get('gitlab') ?? 0, before.get('gitlab') ?? 0);
 
   await setOptIn(t.ctx, await fresh(a), true);
-  await db()
-    .transaction()
-    .execute((tx) => removeCentralIdentity(tx, a, 'gitlab', { partnerId: null }, now()));
+  await handle().write((tx) => removeCentralIdentity(tx, a, 'gitlab', { partnerId: null }, now()));
   await assertExact('an entry removed');
 
   // Changes by hand, from SQL: a moved entry, a repeated opt-in that changes nothing, a cascade.

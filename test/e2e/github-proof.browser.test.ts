@@ -176,7 +176,7 @@ before(async () => {
   // The app on its real address (BASE_URL), so the proof text names the server the browser uses.
   t = await startSiteApp({ IDSVC_TEST_PROOF_ORIGINS: `https://api.github.com=${githubApi.origin},https://www.github.com=${githubWeb.origin}` });
   partner = await t.partner({ name: 'Proof partner', webhookUrl: `${receiver.origin}/idsvc/webhooks` });
-  secret = (await findWebhookTarget(t.ctx.db.kysely, partner.id))!.webhook_secret!;
+  secret = (await findWebhookTarget(t.ctx.db, partner.id))!.webhook_secret!;
   await t.user({ email: EMAIL, userId: USER_ID, password: PASSWORD });
   // The person linked the partner earlier: it hears of their identities from now on.
   await partner.client.syncUser(MEMBER, { email: EMAIL, password: PASSWORD });

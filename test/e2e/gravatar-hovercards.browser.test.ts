@@ -34,12 +34,12 @@ const opened: Opened[] = [];
 const sha = (email: string) => emailHashes(email).sha256;
 
 async function identity(userRef: number, svcId: string, usrSvcId: string, verified: boolean): Promise<void> {
-  const user = (await findUserByRef(t.ctx.db.kysely, userRef))!;
+  const user = (await findUserByRef(t.ctx.db, userRef))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
   if (verified) {
-    const row = (await findCentralIdentity(t.ctx.db.kysely, userRef, svcId))!;
-    await setVerifiedMark(t.ctx.db.kysely, row.id, { verified: true, verified_by: 'operator', verified_at: t.clock.now() });
+    const row = (await findCentralIdentity(t.ctx.db, userRef, svcId))!;
+    await t.ctx.db.write((w) => setVerifiedMark(w, row.id, { verified: true, verified_by: 'operator', verified_at: t.clock.now() }));
   }
 }
 
@@ -56,24 +56,27 @@ before(async () => {
   browser = await launchChromium();
   pages = await startPageServer();
   const alice = await t.user({ email: 'alice@example.org', userId: 'alice' });
-  await updateProfile(
-    t.ctx.db.kysely,
-    alice.id,
-    { firstName: 'Alice', lastName: 'Example', city: 'Lyon', bio: 'Writes code.' },
-    ['firstName', 'lastName', 'city', 'bio'],
-    t.clock.now(),
+  await t.ctx.db.write((w) =>
+    updateProfile(
+      w,
+      alice.id,
+      { firstName: 'Alice', lastName: 'Example', city: 'Lyon', bio: 'Writes code.' },
+      ['firstName', 'lastName', 'city', 'bio'],
+      t.clock.now(),
+    ),
   );
   await identity(alice.id, 'github', 'alice-gh', true);
   await identity(alice.id, 'gitlab', 'alicegl', true);
   await identity(alice.id, 'medium', 'alicemd', false);
   const pat = await t.user({ email: 'pat@example.org', userId: 'pat' });
-  await updateProfile(t.ctx.db.kysely, pat.id, { firstName: 'Pat' }, ['firstName'], t.clock.now());
+  await t.ctx.db.write((w) => updateProfile(w, pat.id, { firstName: 'Pat' }, ['firstName'], t.clock.now()));
   const photo = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#22aa44' } })
     .jpeg()
     .toBuffer();
-  await savePhoto(t.ctx.db.kysely, pat.id, await preparePhoto(photo), t.clock.now());
+  const prepared = await preparePhoto(photo);
+  await t.ctx.db.write((w) => savePhoto(w, pat.id, prepared, t.clock.now()));
   const hidden = await t.user({ email: 'hidden@example.org', userId: 'hidden' });
-  await setUserFlags(t.ctx.db.kysely, hidden.id, { optedIn: false }, t.clock.now());
+  await t.ctx.db.write((w) => setUserFlags(w, hidden.id, { optedIn: false }, t.clock.now()));
   pages.pages.set(
     'comments',
     `<!doctype html><html><head><meta charset="utf-8"><style>${styles}</style><script>${library}</script></head><body>

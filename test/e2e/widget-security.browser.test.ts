@@ -51,9 +51,9 @@ window.service_change_callback_idsvc = function () { calls.push(Array.prototype.
 }
 
 async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
+  const user = (await findUserByUserId(t.ctx.db, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
 }
 
 /** The console has had time to report everything the widget logged while rendering. */

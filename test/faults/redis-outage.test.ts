@@ -63,7 +63,7 @@ test('Redis cut: the right password works (API and site), limits and throttles c
   const redis = t.ctx.redis!;
   const P = await t.partner();
   const Q = await t.partner();
-  await updatePartner(t.ctx.db.kysely, Q.id, { rateLimitPerMinute: 3 }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, Q.id, { rateLimitPerMinute: 3 }, t.clock.now()));
   const rhea = { email: `rhea-${run}@example.org`, userId: `rhea_${run}` };
   const sia = { email: `sia-${run}@example.org`, userId: `sia_${run}` };
   const rheaUser = await t.user(rhea);

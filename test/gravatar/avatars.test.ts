@@ -17,11 +17,11 @@ async function avatar(path: string, headers: Record<string, string> = {}): Promi
 before(async () => {
   t = await startTestApp();
   const alice = await t.user({ email: 'alice@example.org', userId: 'alice' });
-  await updateProfile(t.ctx.db.kysely, alice.id, { firstName: 'Alice', lastName: 'Example' }, ['firstName', 'lastName'], t.clock.now());
+  await t.ctx.db.write((w) => updateProfile(w, alice.id, { firstName: 'Alice', lastName: 'Example' }, ['firstName', 'lastName'], t.clock.now()));
   const odd = await t.user({ email: 'odd@example.org', userId: 'odd' });
-  await updateProfile(t.ctx.db.kysely, odd.id, { nickname: '<b>&co' }, ['nickname'], t.clock.now());
+  await t.ctx.db.write((w) => updateProfile(w, odd.id, { nickname: '<b>&co' }, ['nickname'], t.clock.now()));
   const hidden = await t.user({ email: 'hidden@example.org', userId: 'hidden' });
-  await setUserFlags(t.ctx.db.kysely, hidden.id, { optedIn: false }, t.clock.now());
+  await t.ctx.db.write((w) => setUserFlags(w, hidden.id, { optedIn: false }, t.clock.now()));
   await t.user({ email: 'unproven@example.org', userId: 'unproven', proven: false });
 });
 

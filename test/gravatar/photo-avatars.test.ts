@@ -170,7 +170,7 @@ test('d= defaults: 404, mp, identicon and blank, answered alike for unknown and 
   assert.equal((await get(`/avatar/${carol}`)).res.headers.get('content-type'), 'image/jpeg');
   // Carol opts out: her photo is gone from /avatar, which answers exactly as for an address nobody has.
   const carolRow = await t.ctx.db.kysely.selectFrom('users').select('id').where('user_id', '=', 'carol').executeTakeFirstOrThrow();
-  await setUserFlags(t.ctx.db.kysely, carolRow.id, { optedIn: false }, t.clock.now());
+  await t.ctx.db.write((w) => setUserFlags(w, carolRow.id, { optedIn: false }, t.clock.now()));
   // Her own preview on the photo page still shows it.
   const preview = await client.get('/account/photo/image');
   assert.equal(preview.res.status, 200);
@@ -214,7 +214,7 @@ test('d= defaults: 404, mp, identicon and blank, answered alike for unknown and 
   const forced = await answer(ALICE, 'f=y&d=identicon');
   assert.match(forced.body, /aria-label="Identicon"/);
   assert.equal((await answer(ALICE, 'forcedefault=y&d=404')).status, 404);
-  await setUserFlags(t.ctx.db.kysely, carolRow.id, { optedIn: true }, t.clock.now());
+  await t.ctx.db.write((w) => setUserFlags(w, carolRow.id, { optedIn: true }, t.clock.now()));
   assert.equal((await get(`/avatar/${carol}`)).res.headers.get('content-type'), 'image/jpeg');
 });
 

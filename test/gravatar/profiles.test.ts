@@ -18,12 +18,12 @@ const sha = (email: string) => emailHashes(email).sha256;
 const md5 = (email: string) => emailHashes(email).md5;
 
 async function identity(userRef: number, svcId: string, usrSvcId: string, verified: boolean): Promise<void> {
-  const user = (await findUserByRef(t.ctx.db.kysely, userRef))!;
+  const user = (await findUserByRef(t.ctx.db, userRef))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
   if (!verified) return;
-  const row = (await findCentralIdentity(t.ctx.db.kysely, userRef, svcId))!;
-  await setVerifiedMark(t.ctx.db.kysely, row.id, { verified: true, verified_by: 'operator', verified_at: t.clock.now() });
+  const row = (await findCentralIdentity(t.ctx.db, userRef, svcId))!;
+  await t.ctx.db.write((w) => setVerifiedMark(w, row.id, { verified: true, verified_by: 'operator', verified_at: t.clock.now() }));
 }
 
 async function profile(t: TestApp, id: string, headers: Record<string, string> = {}): Promise<{ res: Response; body: Record<string, unknown> }> {
@@ -40,21 +40,23 @@ before(async () => {
   partner = await t.partner();
   alice = await t.user({ email: 'Alice@Example.org', userId: 'alice' });
   const publicFields: ProfileField[] = ['firstName', 'city', 'country', 'bio'];
-  await updateProfile(
-    t.ctx.db.kysely,
-    alice.id,
-    {
-      firstName: 'Alice',
-      lastName: 'Secretname',
-      nickname: 'ally',
-      street: '1 Hidden Road',
-      city: 'Lyon',
-      region: 'Rhône',
-      country: 'France',
-      bio: 'Writes code.',
-    },
-    publicFields,
-    t.clock.now(),
+  await t.ctx.db.write((w) =>
+    updateProfile(
+      w,
+      alice.id,
+      {
+        firstName: 'Alice',
+        lastName: 'Secretname',
+        nickname: 'ally',
+        street: '1 Hidden Road',
+        city: 'Lyon',
+        region: 'Rhône',
+        country: 'France',
+        bio: 'Writes code.',
+      },
+      publicFields,
+      t.clock.now(),
+    ),
   );
   // Five verified identities (one more than Gravatar lists without authentication) and two unverified.
   for (const [svcId, usr] of [
@@ -161,7 +163,7 @@ describe('the profile', () => {
 
   test('unknown, hidden, unproven and malformed identifiers answer the same 404, with or without authentication', async () => {
     const hidden = await t.user({ email: 'hidden@example.org', userId: 'hiddenuser' });
-    await setUserFlags(t.ctx.db.kysely, hidden.id, { optedIn: false }, t.clock.now());
+    await t.ctx.db.write((w) => setUserFlags(w, hidden.id, { optedIn: false }, t.clock.now()));
     await t.user({ email: 'unproven@example.org', userId: 'unproven', proven: false });
     const ids = [
       sha('nobody@example.org'),
@@ -187,7 +189,7 @@ describe('the profile', () => {
   test('follows an e-mail change: the new address hash names the user, the old one nobody', async () => {
     const bob = await t.user({ email: 'bob@example.org', userId: 'bob' });
     assert.equal((await profile(t, sha('bob@example.org'))).res.status, 200);
-    await t.ctx.db.kysely.transaction().execute((tx) => setProvenEmail(tx, bob.id, 'Robert@Example.org', t.clock.now()));
+    await t.ctx.db.write((tx) => setProvenEmail(tx, bob.id, 'Robert@Example.org', t.clock.now()));
     assert.equal((await profile(t, sha('bob@example.org'))).res.status, 404);
     const now = await profile(t, sha('robert@example.org'));
     assert.equal(now.res.status, 200);
@@ -201,7 +203,7 @@ describe('the profile', () => {
       assert.equal(body.code, 'invalid_api_token');
     }
     const other = await t.partner();
-    await updatePartner(t.ctx.db.kysely, other.id, { suspended: true }, t.clock.now());
+    await t.ctx.db.write((w) => updatePartner(w, other.id, { suspended: true }, t.clock.now()));
     const { res, body } = await profile(t, sha('alice@example.org'), { Authorization: `Bearer ${other.apiToken}` });
     assert.equal(res.status, 403);
     assert.equal(body.code, 'forbidden');
@@ -222,7 +224,7 @@ describe('caching and CORS', () => {
     assert.equal(again.headers.get('etag'), etag);
     const weak = await fetch(`${t.baseUrl}/v3/profiles/${id}`, { headers: { 'If-None-Match': `"other", W/${etag}` } });
     assert.equal(weak.status, 304);
-    await updateProfile(t.ctx.db.kysely, alice.id, { bio: 'Writes more code.' }, undefined, t.clock.now());
+    await t.ctx.db.write((w) => updateProfile(w, alice.id, { bio: 'Writes more code.' }, undefined, t.clock.now()));
     const changed = await fetch(`${t.baseUrl}/v3/profiles/${id}`, { headers: { 'If-None-Match': etag! } });
     assert.equal(changed.status, 200);
     assert.notEqual(changed.headers.get('etag'), etag);

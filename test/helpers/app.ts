@@ -114,7 +114,7 @@ export async function startTestApp(
       BASE_URL: config.baseUrl,
     },
     async partner(input = {}) {
-      const created = await createPartner(ctx.db.kysely, { name: 'Test partner', ...input }, clock.now());
+      const created = await ctx.db.write((w) => createPartner(w, { name: 'Test partner', ...input }, clock.now()));
       return {
         id: created.partner.id,
         apiKey: created.apiKey,

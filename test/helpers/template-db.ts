@@ -48,7 +48,7 @@ async function buildSqliteTemplate(): Promise<string> {
   const db = await openDatabase(`sqlite:${building}`);
   try {
     await migrate(db);
-    await upsertServices(db.kysely, loadCatalogueFile(), TEST_START);
+    await db.write((w) => upsertServices(w, loadCatalogueFile(), TEST_START));
   } finally {
     await db.close();
   }
@@ -146,7 +146,7 @@ async function buildPgTemplate(url: string): Promise<string | null> {
       const db = await openDatabase(url, { pgSchema: building, timeoutMs: 0 });
       try {
         await migrate(db);
-        await upsertServices(db.kysely, loadCatalogueFile(), TEST_START);
+        await db.write((w) => upsertServices(w, loadCatalogueFile(), TEST_START));
       } finally {
         await db.close();
       }

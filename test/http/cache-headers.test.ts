@@ -32,9 +32,9 @@ before(async () => {
 after(() => t.close());
 
 async function central(userId: string, svcId: string, usrSvcId: string): Promise<void> {
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
+  const user = (await findUserByUserId(t.ctx.db, userId))!;
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
 }
 
 async function get(path: string, headers: Record<string, string> = {}): Promise<{ res: Response; body: string }> {
@@ -241,7 +241,7 @@ describe('a person who hides', () => {
     }
     const avatar = `/avatar/${sha}?s=64`;
     const avatarTag = assertPublic((await get(avatar)).res, null);
-    await setOptIn(t.ctx, (await findUserByUserId(t.ctx.db.kysely, 'hilda'))!, false);
+    await setOptIn(t.ctx, (await findUserByUserId(t.ctx.db, 'hilda'))!, false);
     for (const [path] of reads) {
       const { res, body } = await get(path, { 'if-none-match': held.get(path)! });
       assert.equal(res.status, 404, path);

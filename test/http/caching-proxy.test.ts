@@ -58,9 +58,9 @@ before(async () => {
     ['hilda', 'gitlab'],
   ] as const) {
     const created = await t.user({ email: `${userId}@example.org`, userId, password: `${userId} has a long password` });
-    const user = (await findUserByUserId(t.ctx.db.kysely, created.userId))!;
+    const user = (await findUserByUserId(t.ctx.db, created.userId))!;
     const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-    await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, `${userId}-1`, { partnerId: null }, t.clock.now()));
+    await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, `${userId}-1`, { partnerId: null }, t.clock.now()));
   }
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-nginx-'));
   const port = await freePort();
@@ -155,7 +155,7 @@ test('public reads are served by nginx and revalidated with 304; answers with pr
   assert.notEqual(post.headers.get('x-cache-status'), 'HIT');
 
   // Hilda opts out: idsvc answers 404 at once; the proxy's copy lasts at most the max-age.
-  await setOptIn(t.ctx, (await findUserByUserId(t.ctx.db.kysely, 'hilda'))!, false);
+  await setOptIn(t.ctx, (await findUserByUserId(t.ctx.db, 'hilda'))!, false);
   for (const read of publicReads('hilda')) assert.equal((await fetch(`${t.baseUrl}${read}`)).status, 404, read);
   await sleep(MAX_AGE_SECONDS * 1000 + 1500);
   for (const read of publicReads('hilda')) {

@@ -40,7 +40,9 @@ async function queueOne(
 ): Promise<{ to: string; secret: string; id: number }> {
   const to = `person${n}.${Math.random().toString(36).slice(2, 7)}@example.net`;
   const link = `${app.config.baseUrl}/confirm?token=${secret}`;
-  const id = await queueMail(app.ctx.db.kysely, { to, ...confirmAddressMail(mailSite(app.config), { userId: `user${n}`, link, hours: 24 }) }, app.clock.now());
+  const id = await app.ctx.db.write((w) =>
+    queueMail(w, { to, ...confirmAddressMail(mailSite(app.config), { userId: `user${n}`, link, hours: 24 }) }, app.clock.now()),
+  );
   return { to, secret, id };
 }
 

@@ -102,7 +102,7 @@ test('queues: a failed mail and a failed delivery are listed without addresses a
   const q = await person(t, 'quentin_queue');
   const id = await approvedPartner(q, op, 'Queue App');
   const mailRow = await t.ctx.db.kysely.selectFrom('mail_queue').select(['id']).orderBy('id', 'desc').executeTakeFirstOrThrow();
-  await markMailFailed(t.ctx.db.kysely, mailRow.id, 5, 'SMTP 550 mailbox unavailable');
+  await t.ctx.db.write((w) => markMailFailed(w, mailRow.id, 5, 'SMTP 550 mailbox unavailable'));
   const page = await op.client.get('/console/queues');
   assert.match(page.body, new RegExp(`data-mail="${mailRow.id}"`));
   assert.doesNotMatch(page.body, /quentin_queue@example\.org/, 'no address in the queue list');

@@ -37,7 +37,7 @@ async function linkedPartner(name: string, who: { email: string; password: strin
 }
 
 const eventsOf = async (partnerId: number) =>
-  (await listOutbox(t.ctx.db.kysely, partnerId)).map((e) => ({ type: e.event_type, data: JSON.parse(e.payload).data as Record<string, unknown> }));
+  (await listOutbox(t.ctx.db, partnerId)).map((e) => ({ type: e.event_type, data: JSON.parse(e.payload).data as Record<string, unknown> }));
 
 describe('the account pages', () => {
   // Which forms each page holds: every form is on exactly one page.

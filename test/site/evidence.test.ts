@@ -30,11 +30,11 @@ after(async () => {
 /** A user whose `pages` identity is verified by rel="me" and who linked the partner. */
 async function verifiedUser(userId: string): Promise<{ user: User; id: number; verifiedAt: number }> {
   await t.user({ email: `${userId}@example.org`, userId });
-  const user = (await findUserByUserId(t.ctx.db.kysely, userId))!;
+  const user = (await findUserByUserId(t.ctx.db, userId))!;
   await partner.client.syncUser(userId, { email: user.email, password: 'correct horse battery' });
   remote.pages.set(userId, pageWithBacklink(`${t.config.baseUrl}/u/${userId}`));
   const svc = (await t.ctx.catalogue.get()).byId.get('pages')!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, userId, { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, userId, { partnerId: null }, t.clock.now()));
   const verifiedAt = t.clock.now();
   assert.equal((await verifyIdentity(t.ctx, row.id))?.verified, true);
   return { user, id: row.id, verifiedAt };
@@ -42,7 +42,7 @@ async function verifiedUser(userId: string): Promise<{ user: User; id: number; v
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const events = async (type: string) =>
-  (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === type).map((e) => JSON.parse(e.payload).data as Record<string, unknown>);
+  (await listOutbox(t.ctx.db, partner.id)).filter((e) => e.event_type === type).map((e) => JSON.parse(e.payload).data as Record<string, unknown>);
 
 describe('a verified entry shows how and when', () => {
   let verifiedAt: number;
@@ -181,12 +181,12 @@ test('a lost proof: the account page warns before the mark goes; the partner hea
 
 test('a person who is not opted in shows no evidence anywhere, and partners hear nothing of it', async () => {
   await t.user({ email: 'evi_carol@example.org', userId: 'evi_carol' });
-  const user = (await findUserByUserId(t.ctx.db.kysely, 'evi_carol'))!;
+  const user = (await findUserByUserId(t.ctx.db, 'evi_carol'))!;
   await partner.client.syncUser('evi_carol', { email: user.email, password: 'correct horse battery' });
-  await setUserFlags(t.ctx.db.kysely, user.id, { optedIn: false }, t.clock.now());
+  await t.ctx.db.write((w) => setUserFlags(w, user.id, { optedIn: false }, t.clock.now()));
   remote.pages.set('evi_carol', pageWithBacklink(`${t.config.baseUrl}/u/evi_carol`));
   const svc = (await t.ctx.catalogue.get()).byId.get('pages')!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, 'evi_carol', { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, 'evi_carol', { partnerId: null }, t.clock.now()));
   assert.equal((await verifyIdentity(t.ctx, row.id))?.verified, true);
 
   const json = await fetch(`${t.baseUrl}/api/return_services/${partner.apiKey}/evi_carol/public?format=json`);

@@ -15,26 +15,28 @@ export async function startSiteApp(env: Record<string, string> = {}): Promise<Te
 
 /** A catalogue entry whose profile pages live on a local server: `${origin}/{id}`. */
 export async function addLocalService(t: TestApp, svcId: string, svcName: string, origin: string): Promise<void> {
-  await upsertServices(
-    t.ctx.db.kysely,
-    [
-      {
-        svcId,
-        svcName,
-        svcURL: `${origin}/`,
-        svcLeftURL: `${origin}/`,
-        svcRightURL: '',
-        svcMobileURL: '',
-        svcIphoneURL: '',
-        svcFavicon: `${origin}/favicon.ico`,
-        svcIcon: `${origin}/apple-touch-icon.png`,
-        svcIphoneIcon: `${origin}/apple-touch-icon.png`,
-        regexCheck: null,
-        urlBuilder: null,
-        disabled: false,
-      },
-    ],
-    t.clock.now(),
+  await t.ctx.db.write((w) =>
+    upsertServices(
+      w,
+      [
+        {
+          svcId,
+          svcName,
+          svcURL: `${origin}/`,
+          svcLeftURL: `${origin}/`,
+          svcRightURL: '',
+          svcMobileURL: '',
+          svcIphoneURL: '',
+          svcFavicon: `${origin}/favicon.ico`,
+          svcIcon: `${origin}/apple-touch-icon.png`,
+          svcIphoneIcon: `${origin}/apple-touch-icon.png`,
+          regexCheck: null,
+          urlBuilder: null,
+          disabled: false,
+        },
+      ],
+      t.clock.now(),
+    ),
   );
 }
 
@@ -43,24 +45,26 @@ export async function addLocalService(t: TestApp, svcId: string, svcName: string
  * `${origin}/{name}/{id}`, so that every other page of that server is nobody's profile.
  */
 export async function addSitesOnOneServer(t: TestApp, origin: string, names: readonly string[]): Promise<void> {
-  await upsertServices(
-    t.ctx.db.kysely,
-    names.map((name) => ({
-      svcId: name,
-      svcName: `Site ${name}`,
-      svcURL: `${origin}/`,
-      svcLeftURL: `${origin}/${name}/`,
-      svcRightURL: '',
-      svcMobileURL: '',
-      svcIphoneURL: '',
-      svcFavicon: '',
-      svcIcon: '',
-      svcIphoneIcon: '',
-      regexCheck: null,
-      urlBuilder: null,
-      disabled: false,
-    })),
-    t.clock.now(),
+  await t.ctx.db.write((w) =>
+    upsertServices(
+      w,
+      names.map((name) => ({
+        svcId: name,
+        svcName: `Site ${name}`,
+        svcURL: `${origin}/`,
+        svcLeftURL: `${origin}/${name}/`,
+        svcRightURL: '',
+        svcMobileURL: '',
+        svcIphoneURL: '',
+        svcFavicon: '',
+        svcIcon: '',
+        svcIphoneIcon: '',
+        regexCheck: null,
+        urlBuilder: null,
+        disabled: false,
+      })),
+      t.clock.now(),
+    ),
   );
 }
 

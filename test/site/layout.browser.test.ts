@@ -58,16 +58,16 @@ before(async () => {
   partnerPages.set('/beta/me', '<p>no link back</p>');
   await addSitesOnOneServer(t, o, ['alpha', 'beta']);
   await t.user({ email: EMAIL, userId: USER_ID, password: PASSWORD, optedIn: true });
-  const user = (await findUserByUserId(t.ctx.db.kysely, USER_ID))!;
+  const user = (await findUserByUserId(t.ctx.db, USER_ID))!;
   const snap = await t.ctx.catalogue.get();
   for (const [svcId, name] of [
     ['beta', 'me'],
     ['github', 'layout-person'],
   ] as const) {
-    await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, snap.byId.get(svcId)!, name, { partnerId: null }, t.clock.now()));
+    await t.ctx.db.write((tx) => setCentralIdentity(tx, user, snap.byId.get(svcId)!, name, { partnerId: null }, t.clock.now()));
   }
   // A failed check with its reason, so "Recent checks" has a long "Why".
-  await verifyIdentity(t.ctx, (await centralIdentityIdOf(t.ctx.db.kysely, user.id, 'beta'))!);
+  await verifyIdentity(t.ctx, (await centralIdentityIdOf(t.ctx.db, user.id, 'beta'))!);
   await saveProfile(t.ctx, user, { nickname: 'Lay', firstName: 'Layla', city: 'Porto', bio: 'Draws maps of places that do not exist.' }, [
     'nickname',
     'firstName',

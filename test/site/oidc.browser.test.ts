@@ -101,7 +101,7 @@ test('sign up with the provider, then log in with it in another browser', async 
   await page.getByLabel('userId').fill('kim');
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/account$/);
-  const user = await findUserByUserId(t.ctx.db.kysely, 'kim');
+  const user = await findUserByUserId(t.ctx.db, 'kim');
   assert.equal(user?.email, 'kim@example.org');
   assert.ok(user?.email_proven_at, 'the verified address counts as proven');
   await page.context().close();
@@ -125,10 +125,10 @@ test('connect while logged in, then disconnect; both are mailed', async () => {
   await signInAtProvider(page, 'lee_kc');
   await page.waitForURL(/\/account\/security\?msg=provider_connected/);
   await page.getByText('The provider is connected').waitFor();
-  assert.equal((await connectionsOfUser(t.ctx.db.kysely, lee.id)).length, 1);
+  assert.equal((await connectionsOfUser(t.ctx.db, lee.id)).length, 1);
   await page.getByRole('button', { name: 'Disconnect Keycloak' }).click();
   await page.waitForURL(/msg=provider_disconnected/);
-  assert.equal((await connectionsOfUser(t.ctx.db.kysely, lee.id)).length, 0);
+  assert.equal((await connectionsOfUser(t.ctx.db, lee.id)).length, 0);
   const subjects = (await t.ctx.db.kysely.selectFrom('mail_queue').select(['subject']).execute()).map((m) => m.subject);
   assert.ok(subjects.includes('Keycloak was connected to your idsvc account'));
   assert.ok(subjects.includes('Keycloak was disconnected from your idsvc account'));
@@ -146,7 +146,7 @@ test('an address the provider has not verified is not used: the person gives one
   await page.getByLabel('userId').fill('nov');
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/signup\/sent$/);
-  const user = await findUserByUserId(t.ctx.db.kysely, 'nov');
+  const user = await findUserByUserId(t.ctx.db, 'nov');
   assert.equal(user?.email, 'nov.typed@example.org');
   assert.equal(user?.email_proven_at, null);
   await page.context().close();
@@ -159,7 +159,7 @@ test("an address that is another account's never attaches the connection (no tak
   await page.getByRole('button', { name: 'Log in with Keycloak' }).click();
   await signInAtProvider(page, 'gina_kc');
   await page.getByRole('heading', { name: 'Log in to your account first' }).waitFor();
-  assert.deepEqual(await connectionsOfUser(t.ctx.db.kysely, gina.id), []);
+  assert.deepEqual(await connectionsOfUser(t.ctx.db, gina.id), []);
   await page.goto(`${t.baseUrl}/account`);
   await page.waitForURL(/\/login$/);
   await page.context().close();
@@ -177,7 +177,7 @@ test('a tampered state is refused', async () => {
   await page.getByRole('button', { name: 'Log in with Keycloak' }).click();
   await signInAtProvider(page, 'tam');
   await page.getByRole('heading', { name: 'The sign-in did not complete' }).waitFor();
-  assert.equal(await findUserByUserId(t.ctx.db.kysely, 'tam'), undefined);
+  assert.equal(await findUserByUserId(t.ctx.db, 'tam'), undefined);
   await page.goto(`${t.baseUrl}/account`);
   await page.waitForURL(/\/login$/);
   await page.context().close();

@@ -125,7 +125,7 @@ describe('passkeys in Chromium', () => {
     await page.locator('.account-hello', { hasText: `Hello, ${USER_ID}` }).waitFor();
     // The server keeps the counter the authenticator signed, to refuse any later signature that is not past it.
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
-    const [stored] = await passkeysOfUser(t.ctx.db.kysely, (await findUserByUserId(t.ctx.db.kysely, USER_ID))!.id);
+    const [stored] = await passkeysOfUser(t.ctx.db, (await findUserByUserId(t.ctx.db, USER_ID))!.id);
     assert.ok(credentials[0]!.signCount > 0);
     assert.equal(stored!.counter, credentials[0]!.signCount);
     await page.goto(`${site}/account/passkeys`);

@@ -58,7 +58,7 @@ async function logInWith(auth: SoftAuthenticator, p: { counter?: number; origin?
 }
 
 async function userRef(userId: string): Promise<number> {
-  return (await findUserByUserId(t.ctx.db.kysely, userId))!.id;
+  return (await findUserByUserId(t.ctx.db, userId))!.id;
 }
 
 describe('adding a passkey', () => {
@@ -67,7 +67,7 @@ describe('adding a passkey', () => {
     const { auth, done } = await addPasskey(me.client, '  Work\tlaptop  ');
     assert.equal(done.res.status, 200);
     assert.deepEqual(done.json, { redirect: '/account/passkeys?msg=added' });
-    const [stored] = await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId));
+    const [stored] = await passkeysOfUser(t.ctx.db, await userRef(me.userId));
     assert.equal(stored!.name, 'Work laptop');
     assert.equal(stored!.credentialId, auth.id);
     assert.equal(stored!.createdAt, t.clock.now());
@@ -112,7 +112,7 @@ describe('adding a passkey', () => {
     // The challenge was spent by that refusal: a good answer to it now is too late.
     const late = await me.client.postJson('/account/passkeys/add', { _csrf: csrf, response: auth.register(start.json.options as RegistrationOptions) });
     assert.equal(late.res.status, 400);
-    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId))).length, 0);
+    assert.equal((await passkeysOfUser(t.ctx.db, await userRef(me.userId))).length, 0);
   });
 
   test('a credential already registered, to this account or another, is refused', async () => {
@@ -122,8 +122,8 @@ describe('adding a passkey', () => {
     const again = await addPasskey(second.client, 'Same key', auth);
     assert.equal(again.done.res.status, 400);
     assert.deepEqual(again.done.json, { error: 'That passkey is already registered.' });
-    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(second.userId))).length, 0);
-    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(first.userId)))[0]!.name, 'Shared key');
+    assert.equal((await passkeysOfUser(t.ctx.db, await userRef(second.userId))).length, 0);
+    assert.equal((await passkeysOfUser(t.ctx.db, await userRef(first.userId)))[0]!.name, 'Shared key');
   });
 
   test('an expired challenge is refused', async () => {
@@ -148,7 +148,7 @@ describe('logging in with a passkey', () => {
     const account = await client.get('/account');
     assert.equal(account.res.status, 200);
     assert.match(account.body, new RegExp(`Hello, <span class="user-id">${me.userId}</span>`));
-    const [stored] = await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId));
+    const [stored] = await passkeysOfUser(t.ctx.db, await userRef(me.userId));
     assert.equal(stored!.lastUsedAt, t.clock.now());
     assert.equal(stored!.counter, 1);
     // The password still works.
@@ -191,7 +191,7 @@ describe('logging in with a passkey', () => {
     assert.deepEqual(clone.answer.json, REFUSED);
     const same = await logInWith(auth, { counter: 2 });
     assert.equal(same.answer.res.status, 400);
-    const [stored] = await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId));
+    const [stored] = await passkeysOfUser(t.ctx.db, await userRef(me.userId));
     assert.equal(stored!.counter, 2);
   });
 
@@ -238,11 +238,11 @@ describe('removing a passkey', () => {
   test('removes one’s own, mails the account, and the passkey no longer logs in', async () => {
     const me = await person();
     const { auth } = await addPasskey(me.client, 'Old phone');
-    const [stored] = await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId));
+    const [stored] = await passkeysOfUser(t.ctx.db, await userRef(me.userId));
     const removed = await me.client.submit('/account/passkeys/remove', { id: String(stored!.id) });
     assert.equal(removed.res.status, 303);
     assert.equal(removed.res.headers.get('location'), '/account/passkeys?msg=removed');
-    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(me.userId))).length, 0);
+    assert.equal((await passkeysOfUser(t.ctx.db, await userRef(me.userId))).length, 0);
     const mail = (await mailsTo(t, me.email)).at(-1)!;
     assert.equal(mail.subject, 'A passkey was removed from your idsvc account');
     assert.match(mail.text ?? '', /The passkey named "Old phone" was just removed/);
@@ -254,13 +254,13 @@ describe('removing a passkey', () => {
   test('another account’s passkey is refused and stays, unmailed', async () => {
     const owner = await person();
     await addPasskey(owner.client, 'Mine');
-    const [theirs] = await passkeysOfUser(t.ctx.db.kysely, await userRef(owner.userId));
+    const [theirs] = await passkeysOfUser(t.ctx.db, await userRef(owner.userId));
     const mailsBefore = (await mailsTo(t, owner.email)).length;
     const other = await person();
     const refused = await other.client.submit('/account/passkeys/remove', { id: String(theirs!.id) });
     assert.equal(refused.res.status, 303);
     assert.equal(refused.res.headers.get('location'), '/account/passkeys?msg=not_found');
-    assert.equal((await passkeysOfUser(t.ctx.db.kysely, await userRef(owner.userId))).length, 1);
+    assert.equal((await passkeysOfUser(t.ctx.db, await userRef(owner.userId))).length, 1);
     assert.equal((await mailsTo(t, owner.email)).length, mailsBefore);
     const page = await other.client.get('/account/passkeys?msg=not_found');
     assert.match(page.body, /That passkey is not one of yours/);
@@ -283,7 +283,7 @@ describe('the account’s data', () => {
     assert.equal((await challenges()).length, 1);
     const deleted = await me.client.submit('/account/delete', { confirm_user_id: me.userId });
     assert.equal(deleted.res.status, 303);
-    assert.equal((await passkeysOfUser(t.ctx.db.kysely, ref)).length, 0);
+    assert.equal((await passkeysOfUser(t.ctx.db, ref)).length, 0);
     assert.equal((await challenges()).length, 0);
     assert.equal((await logInWith(auth)).answer.res.status, 400);
   });

@@ -67,22 +67,22 @@ test('a gist address of the identity’s account is kept with the identity, show
   const saved = await client.submit('/account/proofs/github', { proof_url: `  ${GIST}  ` });
   assert.equal(saved.res.status, 303);
   assert.equal(saved.res.headers.get('location'), '/account/proofs?msg=saved#proof-github');
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), GIST);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('github')), GIST);
   const { body } = await client.get('/account/proofs?msg=saved');
   assert.match(body, /The proof address is saved/);
   assert.match(body, new RegExp(`name="proof_url" type="url" value="${GIST.replace(/[.]/g, '\\.')}"`));
 
   const removed = await client.submit('/account/proofs/github', { proof_url: '' });
   assert.equal(removed.res.status, 303);
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), null);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('github')), null);
 });
 
 test('a new name for the identity drops its proof address: the gist names the old account', async () => {
   await client.submit('/account/proofs/github', { proof_url: GIST });
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), GIST);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('github')), GIST);
   const { res } = await client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'octocat2', replace: '1' });
   assert.equal(res.status, 303);
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), null);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('github')), null);
   await client.submit('/account/identities', { svc_id: 'github', usr_svc_id: 'octocat', replace: '1' });
 });
 
@@ -93,7 +93,7 @@ test('an address that is not a gist, or another account’s gist, is refused and
   const theirs = await client.submit('/account/proofs/github', { proof_url: 'https://gist.github.com/mallory/aa5a315d61ae9438b18d' });
   assert.equal(theirs.res.status, 400);
   assert.match(theirs.body, /That proof is not yours on GitHub: the proof address belongs to mallory, not to octocat/);
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), null);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('github')), null);
 });
 
 test('a service without an identity, or without an address method, keeps nothing', async () => {
@@ -101,7 +101,7 @@ test('a service without an identity, or without an address method, keeps nothing
   assert.equal(none.res.status, 404);
   const noAddress = await client.submit('/account/proofs/hackernews', { proof_url: GIST });
   assert.equal(noAddress.res.status, 400);
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('hackernews')), null);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('hackernews')), null);
 });
 
 test('the page and the form are the account holder’s only', async () => {
@@ -111,5 +111,5 @@ test('the page and the form are the account holder’s only', async () => {
   assert.equal(page.res.headers.get('location'), '/login');
   const noCsrf = await client.post('/account/proofs/github', { proof_url: GIST });
   assert.notEqual(noCsrf.res.status, 303);
-  assert.equal(await proofUrlOf(t.ctx.db.kysely, await identityId('github')), null);
+  assert.equal(await proofUrlOf(t.ctx.db, await identityId('github')), null);
 });

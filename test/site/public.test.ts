@@ -32,7 +32,7 @@ before(async () => {
   remote = await startProfilePages();
   await addLocalService(t, 'wonderblog', 'Wonderblog', remote.origin);
   // Shipped disabled; its own URL builder is worth reading through.
-  await setServiceDisabled(t.ctx.db.kysely, 'mastodon', false, t.clock.now());
+  await t.ctx.db.write((w) => setServiceDisabled(w, 'mastodon', false, t.clock.now()));
   remote.pages.set('alice', pageWithBacklink(profileUrl));
   alice = new SiteClient(t.baseUrl);
   assert.equal((await signUpConfirmed(t, alice, { email: EMAIL, user_id: 'alice', password: PASSWORD, opt_in: true })).status, 303);

@@ -192,7 +192,7 @@ describe('a newcomer on the site', () => {
     assert.equal(await identity('gitlab').count(), 0, 'the entry the partner added is gone');
     assert.equal(await identity('homepage').count(), 1, "the user's own entries stay");
 
-    const events = (await listOutbox(t.ctx.db.kysely, partner.id)).map((e) => e.event_type);
+    const events = (await listOutbox(t.ctx.db, partner.id)).map((e) => e.event_type);
     assert.ok(events.includes('link.removed'), `link.removed written for the partner (got ${events.join(', ')})`);
     assert.equal(await partner.client.returnServices(EMAIL).then((s) => s.some((x) => x.svcId === 'homepage')), false, 'no longer merged');
   });

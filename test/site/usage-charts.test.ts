@@ -44,7 +44,7 @@ before(async () => {
   t = await startTestApp({ USAGE_FLUSH_SECONDS: '3600', RATE_LIMIT_PER_KEY_UNPROVEN: '1000' });
   const P = await t.partner({ name: 'Charted' });
   // Five a minute: the key's calls without proof run out after five.
-  await updatePartner(t.ctx.db.kysely, P.id, { rateLimitPerMinute: 5 }, t.clock.now());
+  await t.ctx.db.write((w) => updatePartner(w, P.id, { rateLimitPerMinute: 5 }, t.clock.now()));
   await t.user({ email: 'cy@example.org', userId: 'cyrus' });
   const api = `${t.baseUrl}/api`;
   const expected: number[] = [];
@@ -56,7 +56,7 @@ before(async () => {
   for (let i = 0; i < 3; i++) expected.push(await call(`${api}/service_details/${P.apiKey}/github`));
   assert.deepEqual(expected, [200, 200, 200, 200, 200, 404, 200, 429, 429]);
   await t.ctx.usage.flush();
-  usage = await partnerUsage(t.ctx.db.kysely, P.id, t.clock.now());
+  usage = await partnerUsage(t.ctx.db, P.id, t.clock.now());
   doc = parseDocument(render(h(UsageCharts, { usage })));
 });
 after(() => t.close());
@@ -147,7 +147,7 @@ test('every chart is an image named by its title and description; every table ha
 
 test('a partner without calls sees empty charts and says so', async () => {
   const Q = await t.partner({ name: 'Quiet' });
-  const quiet = parseDocument(render(h(UsageCharts, { usage: await partnerUsage(t.ctx.db.kysely, Q.id, t.clock.now()), idPrefix: 'quiet' })));
+  const quiet = parseDocument(render(h(UsageCharts, { usage: await partnerUsage(t.ctx.db, Q.id, t.clock.now()), idPrefix: 'quiet' })));
   assert.match(DomUtils.textContent(quiet), /No calls in the last 30 days \(UTC\)\./);
   // Only the legends' swatches: no bar is drawn.
   assert.equal(DomUtils.getElementsByTagName('rect', quiet, true).filter((r) => r.attribs.width !== '10').length, 0);

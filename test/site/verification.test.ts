@@ -53,12 +53,12 @@ const profileOf = (userId: string) => `${t.config.baseUrl}/u/${userId}`;
 async function newUser(): Promise<User> {
   users += 1;
   const u = await t.user({ email: `verify.${users}@example.org`, userId: `verify_${users}` });
-  return (await findUserByUserId(t.ctx.db.kysely, u.userId))!;
+  return (await findUserByUserId(t.ctx.db, u.userId))!;
 }
 
 async function addEntry(user: User, svcId: string, usrSvcId: string, partnerId: number | null = null): Promise<number> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId }, t.clock.now()));
   return row.id;
 }
 
@@ -153,7 +153,7 @@ describe('the re-verification job', () => {
     await partner.client.syncUser(user.user_id, { email: user.email, password: 'correct horse battery' });
     await reverifyDue(t.ctx);
     assert.equal((await entry(id)).verified, 1);
-    const flippedOn = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.updated');
+    const flippedOn = (await listOutbox(t.ctx.db, partner.id)).filter((e) => e.event_type === 'identity.updated');
     assert.equal(JSON.parse(flippedOn.at(-1)!.payload).data.verified, true, 'linked partners hear of the new mark');
 
     const verifiedAt = (await entry(id)).verified_at;
@@ -181,9 +181,9 @@ describe('the re-verification job', () => {
       (await attemptsOf(id)).map((a) => a.outcome),
       ['verified', 'absent', 'absent'],
     );
-    const events = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.updated');
+    const events = (await listOutbox(t.ctx.db, partner.id)).filter((e) => e.event_type === 'identity.updated');
     assert.equal(JSON.parse(events.at(-1)!.payload).data.verified, false, 'and of its loss');
-    const lost = (await listOutbox(t.ctx.db.kysely, partner.id)).filter((e) => e.event_type === 'identity.unverified');
+    const lost = (await listOutbox(t.ctx.db, partner.id)).filter((e) => e.event_type === 'identity.unverified');
     assert.equal(lost.length, 1);
     const reason = JSON.parse(lost[0]!.payload).data.reason;
     assert.equal(reason.method, 'rel-me');

@@ -56,13 +56,15 @@ before(async () => {
   t = await startSiteApp({ DNS_SERVERS: dns.server, PLC_DIRECTORY_URL: `${remote.origin}/plc`, VERIFY_TIMEOUT_MS: '400' });
   const now = t.clock.now();
   const base = { svcMobileURL: '', svcIphoneURL: '', svcFavicon: '', svcIcon: '', svcIphoneIcon: '', regexCheck: null, urlBuilder: null, disabled: false };
-  await upsertServices(
-    t.ctx.db.kysely,
-    [
-      // `website`, a person's own domain, is the shipped catalogue's own: the tests below use it as shipped.
-      { ...base, svcId: 'bluesky', svcName: 'Bluesky', svcURL: 'https://bsky.app/', svcLeftURL: `${remote.origin}/profile/`, svcRightURL: '.bsky.social' },
-    ],
-    now,
+  await t.ctx.db.write((w) =>
+    upsertServices(
+      w,
+      [
+        // `website`, a person's own domain, is the shipped catalogue's own: the tests below use it as shipped.
+        { ...base, svcId: 'bluesky', svcName: 'Bluesky', svcURL: 'https://bsky.app/', svcLeftURL: `${remote.origin}/profile/`, svcRightURL: '.bsky.social' },
+      ],
+      now,
+    ),
   );
 });
 after(async () => {
@@ -74,12 +76,12 @@ after(async () => {
 async function newUser(): Promise<User> {
   users += 1;
   const u = await t.user({ email: `dnsat.${users}@example.org`, userId: `dnsat_${users}` });
-  return (await findUserByUserId(t.ctx.db.kysely, u.userId))!;
+  return (await findUserByUserId(t.ctx.db, u.userId))!;
 }
 
 async function subjectFor(user: User, svcId: string, usrSvcId: string): Promise<CheckSubject & { id: number }> {
   const svc = (await t.ctx.catalogue.get()).byId.get(svcId)!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
   return {
     id: row.id,
     identityId: row.id,

@@ -51,12 +51,12 @@ beforeEach(async () => {
 async function newUser(): Promise<User> {
   users += 1;
   const u = await t.user({ email: `fair.${users}@example.org`, userId: `fair_${users}` });
-  return (await findUserByUserId(t.ctx.db.kysely, u.userId))!;
+  return (await findUserByUserId(t.ctx.db, u.userId))!;
 }
 
 async function addEntry(user: User, usrSvcId: string): Promise<number> {
   const svc = (await t.ctx.catalogue.get()).byId.get('pages')!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, t.clock.now()));
   return row.id;
 }
 

@@ -87,11 +87,11 @@ before(async () => {
   map.push(`https://gitea.com=http://127.0.0.1:${deadPort}`);
   // A short deadline keeps the hanging server's test short; local answers take milliseconds.
   t = await startTestApp({ BASE_URL: 'https://idsvc.example', IDSVC_TEST_PROOF_ORIGINS: map.join(','), VERIFY_TIMEOUT_MS: '3000' });
-  const all = await listCatalogue(t.ctx.db.kysely, true);
+  const all = await listCatalogue(t.ctx.db, true);
   // Shipped disabled: enabled as an operator would.
   const enabled: CatalogueEntry[] = all.filter((s) => ['mastodon', 'stackoverflow', 'orcid'].includes(s.svcId)).map((s) => ({ ...s, disabled: false }));
   assert.equal(enabled.length, 3);
-  await upsertServices(t.ctx.db.kysely, enabled, t.clock.now());
+  await t.ctx.db.write((w) => upsertServices(w, enabled, t.clock.now()));
 });
 
 after(async () => {
@@ -102,7 +102,7 @@ after(async () => {
 async function newUser(): Promise<User> {
   users += 1;
   const u = await t.user({ email: `proof.${users}@example.org`, userId: `proof_${users}` });
-  return (await findUserByUserId(t.ctx.db.kysely, u.userId))!;
+  return (await findUserByUserId(t.ctx.db, u.userId))!;
 }
 
 interface Case {
@@ -119,8 +119,9 @@ async function check(c: Case, user?: User): Promise<{ outcome: CheckOutcome; use
   for (const [origin, path, reply] of c.replies) answers.get(origin)!.set(path, reply);
   const svc = (await t.ctx.catalogue.get()).byId.get(c.svcId)!;
   assert.ok(svc, `${c.svcId} is in the catalogue`);
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, owner, svc, c.usrSvcId, { partnerId: null }, t.clock.now()));
-  if (c.proofUrl !== undefined) assert.ok(await setProofUrl(t.ctx.db.kysely, owner.id, c.svcId, c.proofUrl));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, owner, svc, c.usrSvcId, { partnerId: null }, t.clock.now()));
+  const proofUrl = c.proofUrl;
+  if (proofUrl !== undefined) assert.ok(await t.ctx.db.write((w) => setProofUrl(w, owner.id, c.svcId, proofUrl)));
   const outcome = await checkProof(t.ctx, {
     identityId: row.id,
     userRef: owner.id,
@@ -128,7 +129,7 @@ async function check(c: Case, user?: User): Promise<{ outcome: CheckOutcome; use
     svc,
     usrSvcId: c.usrSvcId,
     profilePageUrl: `${t.config.baseUrl}/u/${owner.user_id}`,
-    proofUrl: await proofUrlOf(t.ctx.db.kysely, row.id),
+    proofUrl: await proofUrlOf(t.ctx.db, row.id),
   });
   return { outcome, user: owner };
 }
@@ -638,7 +639,7 @@ describe('the checker', () => {
   });
 
   test('applies where a definition reads the identity, and nowhere else', async () => {
-    const byId = new Map((await listCatalogue(t.ctx.db.kysely, true)).map((s) => [s.svcId, s]));
+    const byId = new Map((await listCatalogue(t.ctx.db, true)).map((s) => [s.svcId, s]));
     assert.equal(proofChecker.appliesTo(byId.get('github')!, 'octocat'), true);
     assert.equal(proofChecker.appliesTo(byId.get('mastodon')!, 'alice@mastodon.social'), true);
     assert.equal(proofChecker.appliesTo(byId.get('mastodon')!, 'not a handle'), false);
@@ -651,7 +652,7 @@ describe('through verify.ts, as "Verify now" and the daily re-check run it', () 
     const person = await newUser();
     const svc = (await t.ctx.catalogue.get()).byId.get('github')!;
     answers.get(GH)!.set('/users/throughbio', { json: { login: 'throughbio', bio: `me: ${url(person)}` } });
-    const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, person, svc, 'throughbio', { partnerId: null }, t.clock.now()));
+    const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, person, svc, 'throughbio', { partnerId: null }, t.clock.now()));
     const result = await verifyIdentity(t.ctx, row.id);
     assert.equal(result?.verified, true, JSON.stringify(result?.outcomes));
     assert.equal(result?.method, 'proof');
@@ -670,10 +671,10 @@ describe('through verify.ts, as "Verify now" and the daily re-check run it', () 
     answers
       .get(GH)!
       .set(`/gists/${GIST}`, { json: { id: GIST, owner: { login: 'throughgist' }, description: '', files: { 'a.md': { content: url(gister) } } } });
-    const added = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, gister, svc, 'throughgist', { partnerId: null }, t.clock.now()));
+    const added = await t.ctx.db.write((tx) => setCentralIdentity(tx, gister, svc, 'throughgist', { partnerId: null }, t.clock.now()));
     const before = await verifyIdentity(t.ctx, added.row.id);
     assert.equal(before?.verified, false, 'no address given yet, and the bio is empty');
-    assert.ok(await setProofUrl(t.ctx.db.kysely, gister.id, 'github', `https://gist.github.com/throughgist/${GIST}`));
+    assert.ok(await t.ctx.db.write((w) => setProofUrl(w, gister.id, 'github', `https://gist.github.com/throughgist/${GIST}`)));
     const after = await verifyIdentity(t.ctx, added.row.id);
     assert.equal(after?.verified, true, JSON.stringify(after?.outcomes));
     assert.equal(after?.method, 'proof');

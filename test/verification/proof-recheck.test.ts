@@ -45,9 +45,9 @@ after(async () => {
 });
 
 test('a proof taken out of the GitHub bio is confirmed missing and the mark goes, with the proof as the reason', async () => {
-  const user = (await findUserByUserId(t.ctx.db.kysely, 'rc_alice'))!;
+  const user = (await findUserByUserId(t.ctx.db, 'rc_alice'))!;
   const svc = (await t.ctx.catalogue.get()).byId.get('github')!;
-  const { row } = await t.ctx.db.kysely.transaction().execute((tx) => setCentralIdentity(tx, user, svc, 'octo-rc', { partnerId: null }, t.clock.now()));
+  const { row } = await t.ctx.db.write((tx) => setCentralIdentity(tx, user, svc, 'octo-rc', { partnerId: null }, t.clock.now()));
 
   const first = await verifyIdentity(t.ctx, row.id);
   assert.equal(first?.verified, true);
@@ -71,7 +71,7 @@ test('a proof taken out of the GitHub bio is confirmed missing and the mark goes
   t.clock.advance(t.ctx.config.verifyConfirmAfterMs);
   assert.equal((await verifyIdentity(t.ctx, row.id))?.verified, false, 'confirmed after the delay: the mark goes');
 
-  const unverified = (await listOutbox(t.ctx.db.kysely, partner.id))
+  const unverified = (await listOutbox(t.ctx.db, partner.id))
     .filter((e) => e.event_type === 'identity.unverified')
     .map((e) => JSON.parse(e.payload).data as { reason: Record<string, unknown> });
   assert.equal(unverified.length, 1);

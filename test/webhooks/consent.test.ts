@@ -46,7 +46,7 @@ async function hookedPartner(name: string) {
 }
 
 const typesOf = async (p: { events(): Promise<{ type: string }[]> }) => (await p.events()).map((e) => e.type);
-const written = async (partnerId: number) => (await listOutbox(t.ctx.db.kysely, partnerId)).map((r) => r.event_type);
+const written = async (partnerId: number) => (await listOutbox(t.ctx.db, partnerId)).map((r) => r.event_type);
 
 describe('nothing about a user who is not visible', () => {
   test('a user who never opted in, linked to two partners: one pushes, the other hears nothing', async () => {
@@ -132,7 +132,7 @@ describe('delivery checks again', () => {
     await me.site.submit('/account/opt-in', { opt_in: '0' });
     await deliverAll(t);
     assert.deepEqual(await typesOf(B), ['user.hidden']);
-    const [held] = (await listOutbox(t.ctx.db.kysely, B.id)).filter((r) => r.event_type === 'identity.updated');
+    const [held] = (await listOutbox(t.ctx.db, B.id)).filter((r) => r.event_type === 'identity.updated');
     assert.equal(held?.status, 'suppressed');
     assert.match(String(held?.last_error), /not visible/);
     assert.equal(held?.attempts, 0);
@@ -142,7 +142,7 @@ describe('delivery checks again', () => {
     await me.site.submit('/account/opt-in', { opt_in: '1' });
     await deliverAll(t);
     assert.deepEqual(await typesOf(B), ['user.hidden', 'user.visible']);
-    assert.equal((await listOutbox(t.ctx.db.kysely, B.id)).find((r) => r.id === held?.id)?.status, 'suppressed');
+    assert.equal((await listOutbox(t.ctx.db, B.id)).find((r) => r.id === held?.id)?.status, 'suppressed');
 
     // Queued, then the account is deleted: only user.deleted is sent.
     await A.client.updateService(me.email, 'gitlab', 'queued-before-deletion');
@@ -150,7 +150,7 @@ describe('delivery checks again', () => {
     await deliverAll(t);
     assert.deepEqual(await typesOf(B), ['user.hidden', 'user.visible', 'user.deleted']);
     assert.deepEqual(await typesOf(A), ['link.created', 'user.hidden', 'user.visible', 'user.deleted']);
-    const statuses = (await listOutbox(t.ctx.db.kysely, B.id)).map((r) => `${r.event_type}:${r.status}`);
+    const statuses = (await listOutbox(t.ctx.db, B.id)).map((r) => `${r.event_type}:${r.status}`);
     assert.deepEqual(statuses, [
       'identity.updated:suppressed',
       'user.hidden:delivered',

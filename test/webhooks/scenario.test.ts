@@ -34,7 +34,7 @@ test('not opted in → opted in → hidden → visible → deleted: what each li
   const password = 'ninety-nine lanterns over Bergen';
   const md5 = createHash('md5').update(email).digest('hex');
   const A = await t.partner({ name: 'Partner A', webhookUrl: hookA.url });
-  await updatePartner(t.ctx.db.kysely, A.id, { trusted: true }, t.clock.now()); // sees usrSvcId (SPEC §3 rule 5)
+  await t.ctx.db.write((w) => updatePartner(w, A.id, { trusted: true }, t.clock.now())); // sees usrSvcId (SPEC §3 rule 5)
   const B = await t.partner({ name: 'Partner B', webhookUrl: hookB.url });
   const snap = await t.ctx.catalogue.get();
   const url = (svcId: string, usrSvcId: string) => buildProfileUrl(snap.byId.get(svcId)!, usrSvcId);
@@ -100,7 +100,7 @@ test('not opted in → opted in → hidden → visible → deleted: what each li
   await site.submit('/account/identities', { svc_id: 'reddit', usr_svc_id: 'alice_r2', replace: '1' });
   await site.submit('/account/profile', { nickname: 'Al', public_nickname: '1', city: 'Oslo' });
   await check('hidden');
-  const withheld = (await listOutbox(t.ctx.db.kysely, B.id)).filter((r) => r.status === 'suppressed').map((r) => JSON.parse(r.payload).data.svcId);
+  const withheld = (await listOutbox(t.ctx.db, B.id)).filter((r) => r.status === 'suppressed').map((r) => JSON.parse(r.payload).data.svcId);
   assert.deepEqual(withheld, ['twitch'], 'the queued push was suppressed at delivery');
 
   // 4. The operator opts her in again from the CLI: both are told to read again, and what they read

@@ -106,7 +106,7 @@ test('test-webhook sends a signed ping now and prints the receiver status and an
   assert.match(r.stdout, /^answer {2}pong from the partner \[31mx+…$/m, 'control characters blanked, long answers cut');
   assert.ok(!r.stdout.includes('\u001b'), 'no escape character from the receiver reaches the terminal');
   assert.ok(r.stdout.length < 600);
-  assert.equal((await listOutbox(t.ctx.db.kysely, p.id)).length, 0, 'a ping is not an outbox event');
+  assert.equal((await listOutbox(t.ctx.db, p.id)).length, 0, 'a ping is not an outbox event');
 
   reset({ status: 500, body: 'receiver broke' });
   const failed = await cli(['--json', 'partner', 'test-webhook', p.apiKey]);

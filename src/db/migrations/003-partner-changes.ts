@@ -3,7 +3,7 @@
 // (services/partner-cache.ts). NOTIFY is delivered at commit, and not at all on rollback.
 // SQLite has no such feed; nothing to do there.
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 
 export function partnerChangesMigration(dialect: DialectName) {
   return {

@@ -4,7 +4,7 @@
 // loop and drops what it holds when the number has moved. This is SQLite's stand-in for the
 // NOTIFY of migration 003, which PostgreSQL uses instead.
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 
 const TRIGGERS = ['INSERT', 'UPDATE', 'DELETE'] as const;
 

@@ -10,7 +10,7 @@
 // user deleted (their entries, before any cascade removes them; the cascade's own deletes then find
 // no user and change nothing).
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 
 const SQLITE_TRIGGERS = {
   popularity_entry_added: `AFTER INSERT ON central_identities WHEN (SELECT opted_in FROM users WHERE id = NEW.user_ref) = 1

@@ -11,7 +11,7 @@
 // column default without rebuilding the table, so there it stays 1 for inserts that name no value
 // (none in this code base: bench/dataset.ts and createUser both set it).
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 
 export function discoverableOffMigration(dialect: DialectName) {
   return {

@@ -7,7 +7,7 @@
 // Accounts that exist when this runs predate the rule: they count as proven (at their creation).
 // Single-use links live in `email_tokens`, stored only as SHA-256 hashes.
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 
 function withId<T extends string>(t: CreateTableBuilder<T, never>, dialect: DialectName): CreateTableBuilder<T, 'id'> {
   return dialect === 'postgres' ? t.addColumn('id', 'bigserial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());

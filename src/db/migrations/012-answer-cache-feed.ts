@@ -15,7 +15,7 @@
 //
 // The catalogue needs no tag: an answer remembers the catalogue version it was rendered with.
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 
 /** The tags a row names, per table: a prefix and the column whose value follows it. */
 export const TAG_COLUMNS: Record<string, [prefix: string, column: string][]> = {

@@ -6,7 +6,7 @@
 //
 // PostgreSQL's feed is one trigger function (migration 012), already de-duplicating in memory.
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 import { EVENTS, sqliteTrigger, TAG_COLUMNS } from './012-answer-cache-feed.js';
 
 /** One INSERT per tag; a column that is NULL names no tag. */

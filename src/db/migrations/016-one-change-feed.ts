@@ -3,7 +3,7 @@
 // so its own two feeds go: PostgreSQL's NOTIFY trigger (migration 003) and SQLite's change counter
 // with its triggers (migration 004). Down puts both back as those migrations made them.
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
+import type { DialectName } from '../handle.js';
 import { partnerChangesMigration } from './003-partner-changes.js';
 import { partnerVersionMigration } from './004-partner-version.js';
 

@@ -112,7 +112,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       } catch (e) {
         if (!(e instanceof DuplicateUserError) && !isUniqueViolation(e)) throw e;
         // A race with another sign-up: only a taken userId is worth saying (userIds are public).
-        if (e instanceof DuplicateUserError ? e.field === 'userId' : await findUserByUserId(ctx.db.kysely, userId)) {
+        if (e instanceof DuplicateUserError ? e.field === 'userId' : await findUserByUserId(ctx.db, userId)) {
           return page({ user_id: 'That userId is taken; choose another' }, 400);
         }
       }
@@ -151,7 +151,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
       if (!login || !b.password) {
         return page({ ...(login ? {} : { login: 'Enter your e-mail address or userId' }), ...(b.password ? {} : { password: 'Enter your password' }) }, 400);
       }
-      const user = login.includes('@') ? await findUserByEmail(ctx.db.kysely, login) : await findUserByUserId(ctx.db.kysely, login.toLowerCase());
+      const user = login.includes('@') ? await findUserByEmail(ctx.db, login) : await findUserByUserId(ctx.db, login.toLowerCase());
       const attempt = {
         account: user ? `user:${user.id}` : `unknown:${normaliseEmail(login)}`,
         address: request.ip,

@@ -42,7 +42,7 @@ export function registerConfirmRoutes(app: TypedApp, ctx: AppContext): void {
     const outcome = await followLink(ctx, request.body.token);
     if (outcome.kind === 'confirmed' || outcome.kind === 'created') {
       if (request.site.user?.id === outcome.userRef) return seeOther(reply, '/account?msg=confirmed');
-      const user = await findUserByRef(ctx.db.kysely, outcome.userRef);
+      const user = await findUserByRef(ctx.db, outcome.userRef);
       if (user && (await signedUpHere(ctx, request, reply, user))) {
         await startSession(ctx, request, reply, user);
         return seeOther(reply, '/account?msg=confirmed');

@@ -36,7 +36,7 @@ export function registerPageRoutes(app: TypedApp, ctx: AppContext): void {
       throw new ApiError('not_found', 'There is no public profile at this address. Either no such account exists, or its owner has chosen not to be shown.');
     const p = await publicProfileOf(ctx, user);
     const viewer = await viewerOf(ctx, request, reply);
-    const photo = await photoStampOf(ctx.db.kysely, user.id);
+    const photo = await photoStampOf(ctx.db, user.id);
     return sendPublicPage(
       ctx,
       request,

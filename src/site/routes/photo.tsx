@@ -34,7 +34,7 @@ async function photoPage(
   extra: { notice?: string | undefined; error?: string | undefined },
   status = 200,
 ) {
-  const stamp = await photoStampOf(ctx.db.kysely, user.id);
+  const stamp = await photoStampOf(ctx.db, user.id);
   const name = displayName({ userId: user.user_id, fields: profileFields(user, 'public') });
   return sendPage(
     reply,
@@ -57,7 +57,7 @@ export function photoRoutes(ctx: AppContext): FastifyPluginAsync {
     // Only these routes take multipart bodies; every other form stays urlencoded.
     acceptFileForms(plugin, PHOTO_UPLOAD_MAX_BYTES);
     const app = typed(plugin);
-    const db = ctx.db.kysely;
+    const db = ctx.db;
 
     app.get('/account/photo', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(20) }) } }, async (request, reply) => {
       const msg = request.query.msg;
@@ -88,12 +88,12 @@ export function photoRoutes(ctx: AppContext): FastifyPluginAsync {
         if (e instanceof PhotoRefused) return refuse(e.message, e.status);
         throw e;
       }
-      await savePhoto(db, user.id, photo, ctx.clock.now());
+      await db.write((w) => savePhoto(w, user.id, photo, ctx.clock.now()));
       return seeOther(reply, '/account/photo?msg=saved');
     });
 
     app.post('/account/photo/remove', { config: SITE, schema: formSchema({}) }, async (request, reply) => {
-      await deletePhoto(db, request.user.id);
+      await db.write((w) => deletePhoto(w, request.user.id));
       return seeOther(reply, '/account/photo?msg=removed');
     });
   };

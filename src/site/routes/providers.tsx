@@ -59,14 +59,14 @@ function refused(reply: FastifyReply, status = 400): FastifyReply {
 /** A new flow for this browser: its cookie value, stored only as a digest. */
 async function beginFlow(ctx: AppContext, reply: FastifyReply, flow: Omit<ProviderFlow, 'id'>): Promise<void> {
   const value = randomToken();
-  await insertFlow(ctx.db.kysely, { ...flow, id: sha256(value) }, ctx.clock.now());
+  await ctx.db.write((w) => insertFlow(w, { ...flow, id: sha256(value) }, ctx.clock.now()));
   reply.setCookie(cookieNames(ctx).provider, value, cookieOptions(ctx, Math.ceil((flow.expiresAt - ctx.clock.now()) / 1000)));
 }
 
 async function flowOf(ctx: AppContext, request: FastifyRequest): Promise<ProviderFlow | undefined> {
   const value = request.cookies[cookieNames(ctx).provider];
   if (!value || value.length > 100) return undefined;
-  return findLiveFlow(ctx.db.kysely, sha256(value), ctx.clock.now());
+  return findLiveFlow(ctx.db, sha256(value), ctx.clock.now());
 }
 
 function pendingOf(flow: ProviderFlow): ProviderAccount | undefined {
@@ -132,7 +132,7 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
       const flow = await flowOf(ctx, request);
       const state = request.query.state ?? '';
       // Whatever happens next, this flow is spent: a second use of the answer finds nothing.
-      if (flow) await takeFlow(ctx.db.kysely, flow.id);
+      if (flow) await ctx.db.write((w) => takeFlow(w, flow.id));
       endFlowCookie(reply);
       if (!flow || flow.pending || flow.provider !== p.key || !state || !safeEqual(sha256(state), flow.stateHash)) return refused(reply);
       const query = request.url.slice(request.url.indexOf('?') + 1);
@@ -239,7 +239,7 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
       if (Object.keys(errors).length > 0) return signUpPage(request, reply, p, account, values, errors, 400);
       const outcome = await signUpWithProvider(ctx, p, account, { userId, optedIn: values.opt_in, typedEmail: needsEmail ? typed : null });
       if (outcome.kind === 'user_id_taken') return signUpPage(request, reply, p, account, values, { user_id: 'That userId is taken; choose another' }, 400);
-      await takeFlow(ctx.db.kysely, flow.id);
+      await ctx.db.write((w) => takeFlow(w, flow.id));
       endFlowCookie(reply);
       if (outcome.kind === 'created') {
         await startSession(ctx, request, reply, outcome.user);

@@ -28,7 +28,7 @@ function answer(reply: FastifyReply, status: number, body: unknown): FastifyRepl
 /** The user a resource names, by acct:, mailto: or profile URL; undefined when it names nobody here. */
 async function resolve(ctx: AppContext, resource: string): Promise<User | undefined> {
   const host = new URL(ctx.config.baseUrl).host.toLowerCase();
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const lower = resource.toLowerCase();
   if (lower.startsWith('acct:')) {
     let acct: string;

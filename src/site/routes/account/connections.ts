@@ -18,7 +18,7 @@ export function registerConnectionRemove(app: TypedApp, ctx: AppContext): void {
       const limit = await ctx.limiter.consume('site-disconnect', String(user.id), DISCONNECTS_PER_MINUTE);
       if (!limit.allowed) return seeOther(reply, '/account/security?msg=provider_wait#connections');
       const id = Number(request.body.connection_id);
-      const connection = (await connectionsOfUser(ctx.db.kysely, user.id)).find((c) => c.id === id);
+      const connection = (await connectionsOfUser(ctx.db, user.id)).find((c) => c.id === id);
       const p = connection && ctx.config.providers.find((x) => x.key === connection.provider);
       const removed = await disconnectProvider(ctx, user, p, id);
       return seeOther(reply, `/account/security?msg=${removed ? 'provider_disconnected' : 'provider_gone'}#connections`);

@@ -8,7 +8,7 @@ export function registerDiscoverable(app: TypedApp, ctx: AppContext): void {
   app.post('/account/discoverable', { config: SITE, schema: formSchema({ discoverable: checkbox }) }, async (request, reply) => {
     const user = request.user;
     const on = request.body.discoverable === '1';
-    await setUserFlags(ctx.db.kysely, user.id, { discoverable: on }, ctx.clock.now());
+    await ctx.db.write((w) => setUserFlags(w, user.id, { discoverable: on }, ctx.clock.now()));
     return seeOther(reply, `/account/sharing?msg=${on ? 'discoverable_on' : 'discoverable_off'}#visibility`);
   });
 }

@@ -16,7 +16,7 @@ import { svcIdField } from './fields.js';
 import { accountPage } from './page.js';
 
 export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   app.post(
     '/account/identities',
     {
@@ -83,7 +83,7 @@ export function registerIdentityAdd(app: TypedApp, ctx: AppContext): void {
           identityForm: { svcId: svc.svcId, usrSvcId, replacing: { svcName: svc.svcName, old: existing.usr_svc_id } },
         });
       }
-      await db.transaction().execute((tx) => setCentralIdentity(tx, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
+      await db.write((w) => setCentralIdentity(w, user, svc, usrSvcId, { partnerId: null }, ctx.clock.now()));
       return seeOther(reply, `/account?msg=identity_saved#identity-${svc.svcId}`);
     },
   );

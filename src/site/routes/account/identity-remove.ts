@@ -10,7 +10,7 @@ export function registerIdentityRemove(app: TypedApp, ctx: AppContext): void {
   app.post('/account/identities/remove', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = request.user;
     const svcId = normaliseSvcId(request.body.svc_id);
-    await ctx.db.kysely.transaction().execute((tx) => removeCentralIdentity(tx, user, svcId, { partnerId: null }, ctx.clock.now()));
+    await ctx.db.write((w) => removeCentralIdentity(w, user, svcId, { partnerId: null }, ctx.clock.now()));
     return seeOther(reply, '/account?msg=identity_removed#identities');
   });
 }

@@ -15,7 +15,7 @@ export function registerIdentityVerify(app: TypedApp, ctx: AppContext): void {
   app.post('/account/identities/verify', { config: SITE, schema: formSchema({ svc_id: svcIdField }) }, async (request, reply) => {
     const user = request.user;
     const svcId = normaliseSvcId(request.body.svc_id);
-    const identityId = await centralIdentityIdOf(ctx.db.kysely, user.id, svcId);
+    const identityId = await centralIdentityIdOf(ctx.db, user.id, svcId);
     if (identityId === undefined) throw new ApiError('not_found', 'You have no identity on that service.');
     const limit = await ctx.limiter.consume('site-verify', String(user.id), VERIFY_NOW_PER_MINUTE);
     if (!limit.allowed) throw new ApiError('rate_limited', `You have checked a lot just now. Try again in ${limit.resetSeconds} seconds.`, limit.resetSeconds);

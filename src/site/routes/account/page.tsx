@@ -19,7 +19,7 @@ import { connectionsOfUser } from '../../../repositories/provider-connections.js
 
 /** The account's connections, and the configured providers it has none of. */
 async function connectionsView(ctx: AppContext, user: User) {
-  const list = await connectionsOfUser(ctx.db.kysely, user.id);
+  const list = await connectionsOfUser(ctx.db, user.id);
   if (list.length === 0 && ctx.config.providers.length === 0) return undefined;
   const nameOf = (key: string) => ctx.config.providers.find((p) => p.key === key)?.name ?? key;
   return {
@@ -83,7 +83,7 @@ export async function accountPage(ctx: AppContext, request: FastifyRequest, repl
   const { discoverError, discoverUrl, page: _page, ...props } = extra;
   const page = pageOf(extra);
   // Only the identities page shows the search, so only it reads the search's state.
-  const passkeyCount = page === 'security' ? await countPasskeys(ctx.db.kysely, user.id) : undefined;
+  const passkeyCount = page === 'security' ? await countPasskeys(ctx.db, user.id) : undefined;
   const connections = page === 'security' ? await connectionsView(ctx, user) : undefined;
   const discovery =
     page === 'identities'

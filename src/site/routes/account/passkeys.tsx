@@ -39,7 +39,7 @@ async function passkeysPage(ctx: AppContext, request: FastifyRequest, reply: Fas
     reply,
     <PasskeysPage
       viewer={{ userId: user.user_id, csrf: await csrfToken(ctx, request, reply) }}
-      passkeys={await passkeysOfUser(ctx.db.kysely, user.id)}
+      passkeys={await passkeysOfUser(ctx.db, user.id)}
       offered={relyingParty(ctx.config) !== null}
       maxPasskeys={MAX_PASSKEYS_PER_ACCOUNT}
       nameMax={PASSKEY_NAME_MAX}

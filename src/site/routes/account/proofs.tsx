@@ -30,9 +30,9 @@ async function proofsPage(
   status = 200,
 ) {
   const snap = await ctx.catalogue.get();
-  const verified = new Map((await listCentralIdentities(ctx.db.kysely, user.id)).map((i) => [i.svcId, i.verified]));
+  const verified = new Map((await listCentralIdentities(ctx.db, user.id)).map((i) => [i.svcId, i.verified]));
   const identities: ProofIdentityView[] = [];
-  for (const row of await identitiesWithProofUrls(ctx.db.kysely, user.id)) {
+  for (const row of await identitiesWithProofUrls(ctx.db, user.id)) {
     const svc = snap.byId.get(row.svcId);
     if (!svc) continue;
     const providers = providersFor(ctx.config.proofProviders, svc, row.usrSvcId);
@@ -80,11 +80,11 @@ export function registerProofRoutes(app: TypedApp, ctx: AppContext): void {
       const given = request.body.proof_url.trim();
       const refuse = (message: string, status = 400) =>
         proofsPage(ctx, request, reply, user, { error: { svcId, message, value: given.slice(0, 2048) } }, status);
-      const identity = (await identitiesWithProofUrls(ctx.db.kysely, user.id)).find((i) => i.svcId === svcId);
+      const identity = (await identitiesWithProofUrls(ctx.db, user.id)).find((i) => i.svcId === svcId);
       const svc = (await ctx.catalogue.get()).byId.get(svcId);
       if (!identity || !svc) return refuse('You have no identity on that service. Add it on your account page first.', 404);
       if (given === '') {
-        await setProofUrl(ctx.db.kysely, user.id, svcId, null);
+        await ctx.db.write((w) => setProofUrl(w, user.id, svcId, null));
         return seeOther(reply, `/account/proofs?msg=removed#proof-${svcId}`);
       }
       if (given.length > 2048) return refuse('That address is too long.');
@@ -96,7 +96,7 @@ export function registerProofRoutes(app: TypedApp, ctx: AppContext): void {
         const vars = identityVariables(p, svc.svcId, identity.usrSvcId, profileUrl);
         const found = vars && p.proofUrl ? proofUrlVariables(p, vars, given) : null;
         if (found && 'vars' in found) {
-          await setProofUrl(ctx.db.kysely, user.id, svcId, given);
+          await ctx.db.write((w) => setProofUrl(w, user.id, svcId, given));
           return seeOther(reply, `/account/proofs?msg=saved#proof-${svcId}`);
         }
         if (found && 'refused' in found) why = `That proof is not yours on ${svc.svcName}: ${found.refused}.`;

@@ -15,9 +15,9 @@ const DECIDED = 'This application was decided already.';
 
 export function registerApplicationDecision(app: TypedApp, ctx: AppContext): void {
   const refuse = async (request: FastifyRequest, reply: FastifyReply, id: number, error: string) => {
-    const a = await findApplication(ctx.db.kysely, id);
+    const a = await findApplication(ctx.db, id);
     if (!a) throw new ApiError('not_found', 'There is no such application.');
-    const applicant = await findUserByRef(ctx.db.kysely, a.userRef);
+    const applicant = await findUserByRef(ctx.db, a.userRef);
     return sendPage(
       reply,
       <ApplicationPage viewer={await viewerOfOperator(ctx, request, reply)} a={a} applicant={applicant?.user_id ?? '(deleted)'} error={error} />,

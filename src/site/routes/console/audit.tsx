@@ -31,7 +31,7 @@ export function registerAuditPages(app: TypedApp, ctx: AppContext): void {
     { config: SITE, schema: { hide: true, querystring: Type.Object({ before: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$' })) }) } },
     async (request, reply) => {
       const before = request.query.before === undefined ? undefined : Number(request.query.before);
-      const entries = await listAudit(ctx.db.kysely, { limit: PAGE, ...(before !== undefined ? { beforeId: before } : {}) });
+      const entries = await listAudit(ctx.db, { limit: PAGE, ...(before !== undefined ? { beforeId: before } : {}) });
       const last = entries.at(-1);
       const nextBefore = entries.length === PAGE && last ? last.id : null;
       return sendPage(reply, <AuditPage viewer={await viewerOfOperator(ctx, request, reply)} entries={entries} nextBefore={nextBefore} />);
@@ -42,7 +42,7 @@ export function registerAuditPages(app: TypedApp, ctx: AppContext): void {
     '/console/audit/export',
     { config: SITE, schema: { hide: true, querystring: Type.Object({ format: Type.Union([Type.Literal('csv'), Type.Literal('json')]) }) } },
     async (request, reply) => {
-      const entries = await listAudit(ctx.db.kysely, { limit: EXPORT_LIMIT });
+      const entries = await listAudit(ctx.db, { limit: EXPORT_LIMIT });
       const date = new Date(ctx.clock.now()).toISOString().slice(0, 10);
       reply.header('Cache-Control', 'no-store').header('Content-Disposition', `attachment; filename="idsvc-audit-${date}.${request.query.format}"`);
       if (request.query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(auditCsv(entries));

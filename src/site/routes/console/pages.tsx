@@ -50,7 +50,7 @@ export async function partnerPage(
 ) {
   const partner = await findPartner(ctx.db, String(id));
   if (!partner) throw new ApiError('not_found', 'There is no such partner.');
-  const members = await listMembers(ctx.db.kysely, partner.id);
+  const members = await listMembers(ctx.db, partner.id);
   return sendPage(reply, <PartnerPage viewer={await viewerOfOperator(ctx, request, reply)} partner={partner} members={members} {...extra} />, status);
 }
 
@@ -62,7 +62,7 @@ export async function personPage(
   extra: { notice?: string | undefined; error?: string | undefined },
   status = 200,
 ) {
-  const user = await findUserByUserId(ctx.db.kysely, userId);
+  const user = await findUserByUserId(ctx.db, userId);
   if (!user) throw new ApiError('not_found', 'There is no such account.');
   const data = await loadAccountData(ctx, user);
   return sendPage(reply, <PersonPage viewer={await viewerOfOperator(ctx, request, reply)} data={data} {...extra} />, status);
@@ -77,7 +77,7 @@ export async function cataloguePage(
   status = 200,
 ) {
   const needle = q.trim().toLowerCase();
-  const all = needle === '' ? [] : await listCatalogue(ctx.db.kysely, true);
+  const all = needle === '' ? [] : await listCatalogue(ctx.db, true);
   const services = all.filter((s) => s.svcId.includes(needle) || s.svcName.toLowerCase().includes(needle)).slice(0, LIST_LIMIT);
   return sendPage(reply, <CataloguePage viewer={await viewerOfOperator(ctx, request, reply)} q={q} services={services} {...extra} />, status);
 }
@@ -89,13 +89,13 @@ export async function queuesPage(
   extra: { notice?: string | undefined; error?: string | undefined },
   status = 200,
 ) {
-  const mail = await listMail(ctx.db.kysely, { status: 'failed', limit: LIST_LIMIT });
-  const events = await failedEvents(ctx.db.kysely, LIST_LIMIT);
+  const mail = await listMail(ctx.db, { status: 'failed', limit: LIST_LIMIT });
+  const events = await failedEvents(ctx.db, LIST_LIMIT);
   return sendPage(reply, <QueuesPage viewer={await viewerOfOperator(ctx, request, reply)} mail={mail} events={events} {...extra} />, status);
 }
 
 export function registerConsolePages(app: TypedApp, ctx: AppContext): void {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   app.get('/console', { config: SITE, schema: { hide: true, querystring: msgQuery } }, async (request, reply) => {
     const pending = await listApplications(db, 'pending', LIST_LIMIT);
     const decided = (await listApplications(db, 'all', LIST_LIMIT)).filter((a) => a.status !== 'pending').slice(0, 20);

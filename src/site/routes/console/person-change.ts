@@ -23,7 +23,7 @@ export function registerPersonChange(app: TypedApp, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const user = await findUserByUserId(ctx.db.kysely, request.params.userId);
+      const user = await findUserByUserId(ctx.db, request.params.userId);
       if (!user) throw new ApiError('not_found', 'There is no such account.');
       const b = request.body;
       if (b.action === 'pro_on' || b.action === 'pro_off') await setPro(ctx, request.user, user, b.action === 'pro_on');

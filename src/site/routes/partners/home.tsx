@@ -18,7 +18,7 @@ const NOTICES: Record<string, string> = {
 export function registerPartnersHome(app: TypedApp, ctx: AppContext): void {
   app.get('/partners', { config: SITE, schema: { hide: true, querystring: Type.Object({ msg: optionalText(20) }) } }, async (request, reply) => {
     const user = request.user;
-    const [memberships, applications] = [await membershipsOf(ctx.db.kysely, user.id), await listApplicationsOfUser(ctx.db.kysely, user.id)];
+    const [memberships, applications] = [await membershipsOf(ctx.db, user.id), await listApplicationsOfUser(ctx.db, user.id)];
     const viewer = { userId: user.user_id, csrf: await csrfToken(ctx, request, reply) };
     const notice = request.query.msg ? NOTICES[request.query.msg] : undefined;
     return sendPage(

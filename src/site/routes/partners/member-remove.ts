@@ -13,7 +13,7 @@ export function registerMemberRemove(app: TypedApp, ctx: AppContext): void {
     { config: SITE, schema: { ...formSchema({ member: Type.String({ pattern: '^[a-z0-9_]{3,30}$' }) }), params: partnerParams } },
     async (request, reply) => {
       const partner = await memberPartner(ctx, request.user, Number(request.params.id));
-      const member = (await listMembers(ctx.db.kysely, partner.id)).find((m) => m.userId === request.body.member);
+      const member = (await listMembers(ctx.db, partner.id)).find((m) => m.userId === request.body.member);
       try {
         if (!member) throw new DashboardError('That person is not a member.');
         await removePartnerMember(ctx, partner, member.userRef);

@@ -42,7 +42,7 @@ export async function dashboardPage(
   outcome: Outcome = {},
   status = 200,
 ) {
-  const db = ctx.db.kysely;
+  const db = ctx.db;
   const now = ctx.clock.now();
   const data = {
     partner,

@@ -13,7 +13,7 @@ export function registerWebhookRetry(app: TypedApp, ctx: AppContext): void {
     { config: SITE, schema: { ...formSchema({ event: Type.String({ pattern: '^[0-9]{1,15}$' }) }), params: partnerParams } },
     async (request, reply) => {
       const partner = await memberPartner(ctx, request.user, Number(request.params.id));
-      if (!(await retryEventNow(ctx.db.kysely, Number(request.body.event), partner.id, ctx.clock.now())))
+      if (!(await ctx.db.write((w) => retryEventNow(w, Number(request.body.event), partner.id, ctx.clock.now()))))
         return dashboardPage(ctx, request, reply, partner, 'webhook', { error: 'That delivery is not waiting for a retry.' }, 400);
       return seeOther(reply, `/partners/${partner.id}/webhook?msg=retry`);
     },
