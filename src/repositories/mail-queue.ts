@@ -5,6 +5,9 @@ import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, MailRow } from '../db/schema.js';
 
+/** A row as the site's pages show it (the operator console, a partner's deliveries). */
+export type { MailRow };
+
 export interface MailToQueue {
   to: string;
   kind: string;

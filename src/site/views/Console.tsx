@@ -2,7 +2,8 @@
 // shows no password, token or secret: a partner's api_key (public) and whether a webhook is set.
 import type { ComponentChildren } from 'preact';
 import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
-import type { MailRow, OutboxRow } from '../../db/schema.js';
+import type { MailRow } from '../../repositories/mail-queue.js';
+import type { OutboxRow } from '../../repositories/outbox.js';
 import type { AuditEntry } from '../../repositories/operator-audit.js';
 import type { Application } from '../../repositories/partner-applications.js';
 import type { Member } from '../../repositories/partner-members.js';

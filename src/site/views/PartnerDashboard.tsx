@@ -1,5 +1,5 @@
 // One partner's dashboard, for its members: keys and origins, webhook, members, linked users, usage.
-import type { OutboxRow } from '../../db/schema.js';
+import type { OutboxRow } from '../../repositories/outbox.js';
 import type { UsageSeries } from '../../services/usage.js';
 import { UsageCharts } from './UsageCharts.js';
 import type { LinkEvent } from '../../repositories/partner-link-events.js';
