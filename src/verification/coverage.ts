@@ -6,6 +6,9 @@ import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import { buildProfileUrl, matchesPattern } from '../catalogue/profile-url.js';
 import type { AppContext } from '../context.js';
 import { CHECKERS } from './checkers.js';
+
+/** A provider connection (`oauth`) proves only where the operator configured that provider: not counted here. */
+const ON_ANY_INSTALL = CHECKERS.filter((c) => c.method !== 'oauth');
 import type { VerificationChecker, VerificationMethod } from './methods.js';
 
 export interface Coverage {
@@ -29,7 +32,7 @@ function sampleIdentifier(svc: CatalogueEntry): string | null {
 export async function verificationCoverage(
   ctx: AppContext,
   top: number,
-  checkers: readonly Pick<VerificationChecker, 'method' | 'appliesTo' | 'dependable'>[] = CHECKERS,
+  checkers: readonly Pick<VerificationChecker, 'method' | 'appliesTo' | 'dependable'>[] = ON_ANY_INSTALL,
 ): Promise<Coverage> {
   const { list } = await ctx.catalogue.ordered('popularity');
   const services = list.slice(0, top).map((svc) => {

@@ -2,6 +2,7 @@
 // shows no password, token or secret: a partner's api_key (public) and whether a webhook is set.
 import type { ComponentChildren } from 'preact';
 import type { CatalogueEntry } from '../../catalogue/catalogue-file.js';
+import { isProvenAccount } from '../../domain/visibility.js';
 import type { MailRow } from '../../repositories/mail-queue.js';
 import type { OutboxRow } from '../../repositories/outbox.js';
 import type { AuditEntry } from '../../repositories/operator-audit.js';
@@ -352,7 +353,7 @@ export function PersonPage(p: { viewer: Viewer; data: AccountData; notice?: stri
         <dl class="facts">
           <dt>E-mail address</dt>
           <dd>
-            {u.email} {u.email_proven_at === null ? '(not confirmed)' : '(confirmed)'}
+            {u.email} {isProvenAccount(u) ? '(confirmed)' : '(not confirmed)'}
           </dd>
           <dt>Visible to partners</dt>
           <dd>{u.opted_in ? 'yes' : u.consented ? 'opted in, address not confirmed' : 'no: opted out'}</dd>

@@ -66,7 +66,7 @@ export function registerPasskeyRoutes(app: TypedApp, ctx: AppContext): void {
 
   app.post(
     '/account/passkeys/remove',
-    { config: SITE, schema: formSchema({ id: Type.String({ maxLength: 20, pattern: '^[0-9]{1,15}$' }) }) },
+    { config: SITE, schema: formSchema({ id: Type.String({ maxLength: 9, pattern: '^[0-9]{1,9}$' }) }) },
     async (request, reply) => {
       const wait = await changeWait(ctx, request, request.user);
       if (wait > 0) {
