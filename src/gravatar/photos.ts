@@ -44,7 +44,9 @@ const ACCEPTED = 'Choose a JPEG, PNG or WebP picture.';
 /** The format the file's first bytes announce, or undefined: nothing is decoded to know this. */
 export function sniffFormat(bytes: Uint8Array): 'jpeg' | 'png' | 'webp' | undefined {
   const at = (offset: number, ascii: string) => Buffer.from(bytes.subarray(offset, offset + ascii.length)).toString('latin1') === ascii;
-  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  // A JPEG's first segment after its start marker carries a length of at least 2: a file that fails
+  // this is refused here, before the decoder scans megabytes for a marker.
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return ((bytes[4] ?? 0) << 8) + (bytes[5] ?? 0) >= 2 ? 'jpeg' : undefined;
   if (at(0, '\x89PNG\r\n\x1a\n')) return 'png';
   if (at(0, 'RIFF') && at(8, 'WEBP')) return 'webp';
   return undefined;
