@@ -5,7 +5,9 @@
 // - `gc`: collector pauses of 2 ms or more (kind: minor, major, incremental, weak);
 // - `loop`: turns of the event loop that held it 10 ms or more (a 2 ms timer that came late);
 // - `pg`: statements whose answer took 10 ms or more from the call, waiting in the connection's
-//   own queue included (name or first words of the SQL).
+//   own queue included (name or first words of the SQL);
+// - `statements`, once at exit: how many statements of each kind the process sent, to tell how many
+//   round trips a request costs (divide by the requests the generator counted).
 // Nothing is written until the process exits, so the probe adds no I/O while it measures.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -46,11 +48,14 @@ const labelOf = (config: unknown): string => {
   const c = config as { name?: string; text?: string } | null;
   return [c?.name, c?.text?.replace(/\s+/g, ' ').slice(0, 60)].filter(Boolean).join(': ') || '?';
 };
+const counts = new Map<string, number>();
 pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
   const started = performance.now();
+  const label = labelOf(args[0]);
+  counts.set(label, (counts.get(label) ?? 0) + 1);
   const done = () => {
     const ms = performance.now() - started;
-    if (ms >= 10) events.push(JSON.stringify({ at: wall(), what: 'pg', ms: +ms.toFixed(2), sql: labelOf(args[0]) }));
+    if (ms >= 10) events.push(JSON.stringify({ at: wall(), what: 'pg', ms: +ms.toFixed(2), sql: label }));
   };
   const last = args.length - 1;
   if (typeof args[last] === 'function') {
@@ -67,6 +72,7 @@ pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
 };
 
 process.on('exit', () => {
+  events.push(JSON.stringify({ at: wall(), what: 'statements', counts: Object.fromEntries(counts) }));
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.appendFileSync(out, events.length > 0 ? `${events.join('\n')}\n` : '');
 });

@@ -9,6 +9,7 @@ import type { AppContext } from './context.js';
 import { ApiError } from './domain/errors.js';
 import { unavailableCause } from './db/faults.js';
 import { API_VERSION, errorHandler, installErrorHandling, type ErrorHandling, type ErrorRenderers, type RouteKind } from './http/errors.js';
+import { lazyValidators } from './http/lazy-validators.js';
 import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
@@ -83,6 +84,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
     // The router's refusals (a path segment over maxParamLength, a malformed %-encoding) are
     // answered like every other error, not with Fastify's JSON that quotes the whole path.
     frameworkErrors(err, request, reply) {

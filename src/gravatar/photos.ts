@@ -9,7 +9,7 @@
 // of photo can never be answered from an old entry.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import { etagOf } from '../http/cache-headers.js';
 import { photoByDigest, photoStampOf, type StoredPhoto } from '../repositories/avatar-photos.js';
@@ -25,10 +25,19 @@ export const PHOTO_MIN_SIDE = 16;
 /** Memory for rendered sizes: about 2,000 small avatars. */
 const RENDERED_CACHE_BYTES = 32 * 1024 * 1024;
 
-// libvips keeps its own cache of recent operations; ours is the bounded one. One thread per
-// image: uploads and resizes then share libuv's pool with argon2 instead of taking every core.
-sharp.cache(false);
-sharp.concurrency(1);
+// sharp (libvips) is loaded at the first picture, not at start-up: it is one of the costliest
+// modules to load, and most starts never handle a photo. libvips keeps its own cache of recent
+// operations; ours is the bounded one. One thread per image: uploads and resizes then share
+// libuv's pool with argon2 instead of taking every core.
+let sharpModule: Promise<typeof Sharp> | undefined;
+const loadSharp = () =>
+  (sharpModule ??= import('sharp').then((loaded) => {
+    // A CommonJS module: its default export is the function the static import gives.
+    const sharp = loaded.default as typeof Sharp;
+    sharp.cache(false);
+    sharp.concurrency(1);
+    return sharp;
+  }));
 
 export class PhotoRefused extends Error {
   constructor(
@@ -62,6 +71,7 @@ export async function preparePhoto(upload: Buffer): Promise<StoredPhoto> {
   const format = sniffFormat(upload);
   if (!format) throw new PhotoRefused(`That file is not a picture idsvc can use. ${ACCEPTED}`);
   const options = { limitInputPixels: PHOTO_MAX_INPUT_PIXELS, failOn: 'error', pages: 1 } as const;
+  const sharp = await loadSharp();
   let width: number;
   let height: number;
   try {
@@ -123,10 +133,13 @@ export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Ren
   // Requests for the same size at the same time share one resize.
   let pending = rendering.get(key);
   if (!pending) {
-    pending = sharp(photo.image, { limitInputPixels: PHOTO_STORED_SIDE * PHOTO_STORED_SIDE })
-      .resize(size, size, { fit: 'cover' })
-      .jpeg({ quality: 85, mozjpeg: true })
-      .toBuffer()
+    pending = loadSharp()
+      .then((sharp) =>
+        sharp(photo.image, { limitInputPixels: PHOTO_STORED_SIDE * PHOTO_STORED_SIDE })
+          .resize(size, size, { fit: 'cover' })
+          .jpeg({ quality: 85, mozjpeg: true })
+          .toBuffer(),
+      )
       .then((out) => keep(key, out))
       .finally(() => rendering.delete(key));
     rendering.set(key, pending);

@@ -3,8 +3,11 @@
 // part in 8bit). Both build the MIME message with nodemailer.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import type Nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport';
+import type StreamTransport from 'nodemailer/lib/stream-transport';
 import type { Config } from '../config.js';
 
 export interface OutgoingMessage {
@@ -45,21 +48,43 @@ function mailOptions(config: Config, m: OutgoingMessage) {
   };
 }
 
+// nodemailer is loaded with the first message, not at start-up: most starts (each CLI command, a
+// server with nothing to mail yet) send none, and loading it costs more than the rest of mail.
+let nodemailerModule: Promise<typeof Nodemailer> | undefined;
+// A CommonJS module: its default export is what the static import gives.
+const nodemailer = () => (nodemailerModule ??= import('nodemailer').then((m) => m.default as typeof Nodemailer));
+
+/** A transporter made at the first message; closing before it is made closes nothing. */
+function onFirstSend<T extends Transporter<unknown>>(make: (n: typeof Nodemailer) => T): { get(): Promise<T>; close(): void } {
+  let made: Promise<T> | undefined;
+  return {
+    get: () => (made ??= nodemailer().then(make)),
+    close: () =>
+      void made?.then(
+        (t) => t.close(),
+        () => {},
+      ),
+  };
+}
+
 function smtpTransport(config: Config, smtpUrl: string): MailTransport {
-  const transporter = nodemailer.createTransport({
-    url: smtpUrl,
-    ...(config.smtpUser && config.smtpPassword !== null ? { auth: { user: config.smtpUser, pass: config.smtpPassword } } : {}),
-    connectionTimeout: SMTP_TIMEOUT_MS,
-    greetingTimeout: SMTP_TIMEOUT_MS,
-    socketTimeout: SMTP_TIMEOUT_MS,
-  });
+  const transporter = onFirstSend(
+    (n): Transporter<SMTPTransport.SentMessageInfo> =>
+      n.createTransport({
+        url: smtpUrl,
+        ...(config.smtpUser && config.smtpPassword !== null ? { auth: { user: config.smtpUser, pass: config.smtpPassword } } : {}),
+        connectionTimeout: SMTP_TIMEOUT_MS,
+        greetingTimeout: SMTP_TIMEOUT_MS,
+        socketTimeout: SMTP_TIMEOUT_MS,
+      }),
+  );
   return {
     kind: 'smtp',
     async send(m) {
-      await transporter.sendMail(mailOptions(config, m));
+      await (await transporter.get()).sendMail(mailOptions(config, m));
       return {};
     },
-    close: () => transporter.close(),
+    close: transporter.close,
   };
 }
 
@@ -83,12 +108,14 @@ function fileMailOptions(config: Config, m: OutgoingMessage) {
 }
 
 function fileTransport(config: Config): MailTransport {
-  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const transporter = onFirstSend(
+    (n): Transporter<StreamTransport.SentMessageInfo> => n.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
+  );
   let counter = 0;
   return {
     kind: 'file',
     async send(m) {
-      const info = await transporter.sendMail(fileMailOptions(config, m));
+      const info = await (await transporter.get()).sendMail(fileMailOptions(config, m));
       // Only the owner may read them: the messages hold single-use links.
       await fs.mkdir(config.mailDir, { recursive: true, mode: 0o700 });
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -96,7 +123,7 @@ function fileTransport(config: Config): MailTransport {
       await fs.writeFile(file, info.message as Buffer, { mode: 0o600, flag: 'wx' });
       return { file };
     },
-    close: () => transporter.close(),
+    close: transporter.close,
   };
 }
 

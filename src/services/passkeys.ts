@@ -5,15 +5,12 @@
 // without a PIN still work. Every challenge is stored server-side, bound to what asked for it, lives
 // a few minutes and is taken out of the table by the first answer (passkey-challenges.ts).
 import { randomBytes } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
@@ -30,6 +27,12 @@ import {
   recordPasskeyUse,
 } from '../repositories/passkeys.js';
 import { findUserByRef, type User } from '../repositories/users.js';
+
+// Loaded at the first ceremony, not at start-up: with its ASN.1 and X.509 libraries it is the
+// costliest module of the service to load, and most starts (each CLI command, each instance that
+// no one adds a passkey on) never use it.
+let webauthnModule: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (webauthnModule ??= import('@simplewebauthn/server'));
 
 /** How long a browser has to answer a challenge; the ceremony's own timeout is a little shorter. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -84,7 +87,7 @@ export async function startAddingPasskey(
   const existing = await passkeysOfUser(ctx.db, user.id);
   if (existing.length >= MAX_PASSKEYS_PER_ACCOUNT)
     throw new PasskeyRefused(`An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.user_id,
@@ -124,9 +127,9 @@ export async function finishAddingPasskey(
   if (!challenge || challenge.userRef !== user.id || !name || !userHandle) {
     throw new PasskeyRefused('That took too long, or the page was used twice. Try again.');
   }
-  let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  let verified: VerifiedRegistrationResponse;
   try {
-    verified = await verifyRegistrationResponse({
+    verified = await (await webauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge: challenge.challenge,
       expectedOrigin: rp.origin,
@@ -164,7 +167,7 @@ export async function finishAddingPasskey(
 /** The options for navigator.credentials.get(), with the challenge kept for this log-in attempt. */
 export async function startPasskeyLogin(ctx: AppContext, rp: RelyingParty, attempt: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
   // No allowCredentials: naming an account's credentials would tell who has an account.
-  const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
+  const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
   await ctx.db.write((w) =>
     saveChallenge(w, loginBinding(attempt), {
       challenge: options.challenge,
@@ -213,7 +216,7 @@ async function assertionCounter(rp: RelyingParty, challenge: string, passkey: Pa
   // assertion was not made for this credential's registration.
   if (response.response.userHandle !== undefined && response.response.userHandle !== passkey.userHandle) return null;
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
