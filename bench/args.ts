@@ -51,11 +51,19 @@ export interface BenchSettings {
   serviceNodeArgs: string[];
   /** Turn the host's proactive reclaim (DAMON pageout) off for the run (bench/host-reclaim.ts). */
   pauseReclaim: boolean;
+  /** The load generators' niceness, 0 to 19 (bench/processes.ts, Placement.loadNice). */
+  loadNice: number;
 }
 
 const FULL = { duration: 4, rounds: 3, warmup: 2, openDuration: 4, openWarmup: 1, shares: '25,50,75,90' };
 // A/B checks of one change: one round, one open-loop rate, minutes instead of a quarter of an hour.
 const QUICK = { duration: 3, rounds: 1, warmup: 1, openDuration: 3, openWarmup: 1, shares: '50' };
+
+function loadNiceness(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 19) throw new Error(`--load-nice must be a whole number from 0 to 19, not ${raw}`);
+  return n;
+}
 
 function positive(name: string, raw: string, integer: boolean): number {
   const n = Number(raw);
@@ -92,6 +100,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       env: { type: 'string', multiple: true, default: [] },
       'node-arg': { type: 'string', multiple: true, default: [] },
       'pause-reclaim': { type: 'boolean', default: false },
+      'load-nice': { type: 'string', default: '19' },
     },
     strict: true,
     allowPositionals: false,
@@ -146,5 +155,6 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
     serviceEnv,
     serviceNodeArgs: a['node-arg'],
     pauseReclaim: a['pause-reclaim'],
+    loadNice: loadNiceness(a['load-nice']),
   };
 }

@@ -7,7 +7,7 @@ import type { BenchSettings, Scenario } from './args.js';
 import type { Sample } from './ceiling-server.js';
 import { DATA_DIR, type Dataset } from './dataset.js';
 import type { OpenLoopJob, OpenLoopResult, OpenLoopSettings } from './open-loop.js';
-import { cpuSeconds, heapAllocated, log, pinned, ROOT, request, writeBytes, type Placement, type Server } from './processes.js';
+import { asLoad, cpuSeconds, heapAllocated, log, ROOT, request, writeBytes, type Placement, type Server } from './processes.js';
 import { buildPool, operation, writePoolFile, type RequestSource } from './requests.js';
 import { median } from './stats.js';
 
@@ -57,7 +57,7 @@ interface WrkResult {
 }
 
 function wrk(base: string, poolFile: string, seconds: number, connections: number, where: Placement): Promise<WrkResult> {
-  const [cmd, argv] = pinned(where.loadCpus, 'wrk', [
+  const [cmd, argv] = asLoad(where, 'wrk', [
     '-t1',
     `-c${connections}`,
     `-d${seconds}s`,
@@ -176,7 +176,7 @@ export function openLoop(
     jobs,
   };
   fs.writeFileSync(file, JSON.stringify(openSettings));
-  const [cmd, argv] = pinned(where.loadCpus, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'open-loop.ts'), file]);
+  const [cmd, argv] = asLoad(where, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'open-loop.ts'), file]);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     const results: OpenLoopResult[] = [];

@@ -35,17 +35,31 @@ export interface Placement {
   serverCpus: string | null;
   /** wrk and the open-loop generator: never a server's core. */
   loadCpus: string | null;
+  /**
+   * The generators' niceness (`--load-nice`, default 19). The load core is not theirs alone: the
+   * database's backends run wherever the kernel puts them, and the open-loop generator polls its
+   * schedule without sleeping, so at equal priority it takes half of that core from a PostgreSQL
+   * backend that a request is waiting on. At the lowest priority it yields to them; a request it
+   * sends late because of that still counts from its due time (its send lag is reported).
+   */
+  loadNice: number;
   /** The reference servers are single processes: the service's first core, whatever --workers says. */
   referenceCpus: string | null;
 }
 
-export function placement(workers: number, cores = os.availableParallelism()): Placement {
-  if (cores < 2) return { cores, serverCpus: null, loadCpus: null, referenceCpus: null };
-  return { cores, serverCpus: workers > 1 ? `0-${Math.min(workers, cores - 1) - 1}` : '0', loadCpus: String(cores - 1), referenceCpus: '0' };
+export function placement(workers: number, loadNice = 19, cores = os.availableParallelism()): Placement {
+  if (cores < 2) return { cores, serverCpus: null, loadCpus: null, referenceCpus: null, loadNice };
+  return { cores, serverCpus: workers > 1 ? `0-${Math.min(workers, cores - 1) - 1}` : '0', loadCpus: String(cores - 1), referenceCpus: '0', loadNice };
 }
 
 export function pinned(cpus: string | null, cmd: string, argv: string[]): [string, string[]] {
   return cpus === null ? [cmd, argv] : ['taskset', ['-c', cpus, cmd, ...argv]];
+}
+
+/** A load generator's command: on the load core, at the placement's niceness. */
+export function asLoad(where: Placement, cmd: string, argv: string[]): [string, string[]] {
+  const [c, a] = pinned(where.loadCpus, cmd, argv);
+  return where.loadNice === 0 ? [c, a] : ['nice', ['-n', String(where.loadNice), c, ...a]];
 }
 
 export interface Server {

@@ -88,7 +88,7 @@ async function benchScenario(
 async function main(): Promise<void> {
   const started = Date.now();
   const settings = parseBenchArgs(process.argv.slice(2));
-  const where = placement(settings.workers);
+  const where = placement(settings.workers, settings.loadNice);
   // Checked first, so a missing load generator does not surface after minutes of dataset building.
   if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed: apt-get install -y wrk (Debian/Ubuntu) or brew install wrk');
   log(

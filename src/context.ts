@@ -70,7 +70,7 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
   const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
   const answers = new AnswerCache(feed, config.answerCacheMb);
-  const redis = config.redisUrl ? new RedisLink(config.redisUrl) : null;
+  const redis = config.redisUrl ? await RedisLink.connect(config.redisUrl) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
   await redis?.settled();
   const mail = createMailTransport(config);

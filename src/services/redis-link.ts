@@ -13,7 +13,7 @@
 // timing out: the caller reports it with failed(), which drops the connection so that ioredis
 // reconnects, and its ready check tells when Redis answers again.
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /** The longest a request waits for one Redis command before counting in the process instead. */
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -31,9 +31,15 @@ export class RedisLink extends EventEmitter {
   reason: string | null = null;
   private closed = false;
 
-  constructor(url: string) {
+  /** Loads ioredis only here: most installs run without Redis and need not load it at every start. */
+  static async connect(url: string): Promise<RedisLink> {
+    const { Redis: Client } = await import('ioredis');
+    return new RedisLink(url, Client);
+  }
+
+  private constructor(url: string, Client: typeof Redis) {
     super();
-    this.client = new Redis(url, {
+    this.client = new Client(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: REDIS_COMMAND_TIMEOUT_MS,

@@ -7,7 +7,12 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Agent, errors as undiciErrors, request } from 'undici';
+import type { Dispatcher } from 'undici';
+
+// undici is loaded with the first outbound request, not at start-up: most starts (a CLI command,
+// a test's app, a server before its first check or delivery) send none.
+let undiciModule: Promise<typeof import('undici')> | undefined;
+const undici = () => (undiciModule ??= import('undici'));
 import { addressRefusalReason, isAddressAllowed } from './address-policy.js';
 
 export type SafeFetchFailureReason =
@@ -163,7 +168,7 @@ function errorText(err: unknown): string {
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
-function describeRequestError(err: unknown): SafeFetchFailure {
+function describeRequestError(err: unknown, undiciErrors: typeof import('undici')['errors']): SafeFetchFailure {
   if (err instanceof undiciErrors.ConnectTimeoutError) {
     return { ok: false, reason: 'timeout', detail: 'connecting to the server timed out' };
   }
@@ -271,6 +276,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   const maxRedirects = opts.maxRedirects ?? (method === 'POST' ? 0 : 3);
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const { Agent, request, errors } = await undici();
   const started = Date.now();
 
   const controller = new AbortController();
@@ -300,7 +306,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
       try {
         // Built by hand so user:pass@ and #fragment never reach the wire.
         const target = `${hop.url.protocol}//${hop.url.host}${hop.url.pathname}${hop.url.search}`;
-        let res: Awaited<ReturnType<typeof request>>;
+        let res: Dispatcher.ResponseData;
         try {
           res = await request(target, {
             dispatcher: agent,
@@ -311,7 +317,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
           });
         } catch (err) {
           if (signal.aborted) return timedOut();
-          return describeRequestError(err);
+          return describeRequestError(err, errors);
         }
 
         // An abort or agent teardown after we stop reading surfaces as an 'error' event on the
