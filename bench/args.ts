@@ -100,7 +100,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       env: { type: 'string', multiple: true, default: [] },
       'node-arg': { type: 'string', multiple: true, default: [] },
       'pause-reclaim': { type: 'boolean', default: false },
-      'load-nice': { type: 'string', default: '19' },
+      'load-nice': { type: 'string', default: '0' },
     },
     strict: true,
     allowPositionals: false,

@@ -36,18 +36,19 @@ export interface Placement {
   /** wrk and the open-loop generator: never a server's core. */
   loadCpus: string | null;
   /**
-   * The generators' niceness (`--load-nice`, default 19). The load core is not theirs alone: the
+   * The generators' niceness (`--load-nice`, default 0). The load core is not theirs alone: the
    * database's backends run wherever the kernel puts them, and the open-loop generator polls its
-   * schedule without sleeping, so at equal priority it takes half of that core from a PostgreSQL
-   * backend that a request is waiting on. At the lowest priority it yields to them; a request it
-   * sends late because of that still counts from its due time (its send lag is reported).
+   * schedule without sleeping, so at equal priority it can take half of that core from a
+   * PostgreSQL backend that a request is waiting on. At 19 it yields to them; a request it sends
+   * late because of that still counts from its due time (its send lag is reported). Whether that
+   * changes the PostgreSQL tails is not settled (docs/performance.md), so the default stays 0.
    */
   loadNice: number;
   /** The reference servers are single processes: the service's first core, whatever --workers says. */
   referenceCpus: string | null;
 }
 
-export function placement(workers: number, loadNice = 19, cores = os.availableParallelism()): Placement {
+export function placement(workers: number, loadNice = 0, cores = os.availableParallelism()): Placement {
   if (cores < 2) return { cores, serverCpus: null, loadCpus: null, referenceCpus: null, loadNice };
   return { cores, serverCpus: workers > 1 ? `0-${Math.min(workers, cores - 1) - 1}` : '0', loadCpus: String(cores - 1), referenceCpus: '0', loadNice };
 }
