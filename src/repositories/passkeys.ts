@@ -56,11 +56,12 @@ function toPasskey(r: PasskeyRow): Passkey {
   };
 }
 
+/** Adds a passkey: its id, or null when that credential is registered already. */
 export async function insertPasskey(
   db: Write,
   p: { userRef: number; credentialId: string; publicKey: Uint8Array; counter: number; userHandle: string; transports: string[]; name: string },
   now: number,
-): Promise<number> {
+): Promise<number | null> {
   const row = await db.kysely
     .insertInto('passkeys')
     .values({
@@ -74,9 +75,11 @@ export async function insertPasskey(
       created_at: now,
       last_used_at: null,
     })
+    // Two registrations of one credential at once (both found it new): the second adds nothing.
+    .onConflict((oc) => oc.column('credential_id').doNothing())
     .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+    .executeTakeFirst();
+  return row?.id ?? null;
 }
 
 export async function findPasskeyByCredentialId(db: Handle, credentialId: string): Promise<Passkey | undefined> {

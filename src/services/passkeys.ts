@@ -146,7 +146,7 @@ export async function finishAddingPasskey(
     if ((await countPasskeys(tx, user.id)) >= MAX_PASSKEYS_PER_ACCOUNT) {
       throw new PasskeyRefused(`An account can have at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
     }
-    await insertPasskey(
+    const added = await insertPasskey(
       tx,
       {
         userRef: user.id,
@@ -159,6 +159,7 @@ export async function finishAddingPasskey(
       },
       now,
     );
+    if (added === null) throw new PasskeyRefused('That passkey is already registered.');
     await queueMail(tx, { to: user.email, ...changedMail(ctx, user, 'added', name) }, now);
   });
   return name;

@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { mailsTo } from '../helpers/mailbox.js';
 import { SoftAuthenticator, type RegistrationOptions, type RequestOptions } from '../helpers/soft-authenticator.js';
 import { unusedPort } from '../verification/servers.js';
-import { passkeysOfUser } from '../../src/repositories/passkeys.js';
+import { insertPasskey, passkeysOfUser } from '../../src/repositories/passkeys.js';
 import { relyingParty } from '../../src/services/passkeys.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { assertLogsClean, SiteClient, signUpConfirmed, startSiteApp } from './helpers.js';
@@ -431,4 +431,21 @@ describe('an installation whose address is not https or localhost', () => {
       await plain.close();
     }
   });
+});
+
+test('one credential registered twice at once is kept once, the second registration refused without an error', async () => {
+  const p = await person();
+  const user = (await findUserByUserId(t.ctx.db, p.userId))!;
+  const passkey = (name: string) => ({
+    userRef: user.id,
+    credentialId: 'the-same-credential',
+    publicKey: new Uint8Array([1, 2, 3]),
+    counter: 0,
+    userHandle: 'handle',
+    transports: [],
+    name,
+  });
+  const ids = await Promise.all(['first', 'second'].map((name) => t.ctx.db.write((w) => insertPasskey(w, passkey(name), t.clock.now()))));
+  assert.equal(ids.filter((id) => id === null).length, 1, `${ids}`);
+  assert.equal((await passkeysOfUser(t.ctx.db, user.id)).length, 1);
 });
