@@ -150,22 +150,45 @@ export async function findPartnerByToken(db: Handle, token: string, now: number)
   return rows.map(toPartner).find((p) => tokenMatches(p, token, now));
 }
 
+/** A new api_token for the partner; the current one keeps working for `graceSeconds`. */
 export async function rotatePartnerToken(db: Write, partnerId: number, graceSeconds: number, now: number): Promise<string> {
-  const apiToken = newApiToken();
   const current = await db.kysely.selectFrom('partners').select('token_hash').where('id', '=', partnerId).executeTakeFirstOrThrow();
-  await db.kysely
+  return (await replaceToken(db, partnerId, current.token_hash, graceSeconds, now)) ?? rotatePartnerToken(db, partnerId, graceSeconds, now);
+}
+
+/**
+ * As rotatePartnerToken, when the current api_token is still the one `stamp` names (tokenStamp);
+ * otherwise null, and nothing changes: a form sent twice (a reload) rotates once.
+ */
+export async function rotatePartnerTokenIfCurrent(db: Write, partnerId: number, graceSeconds: number, now: number, stamp: string): Promise<string | null> {
+  const current = await db.kysely.selectFrom('partners').select('token_hash').where('id', '=', partnerId).executeTakeFirstOrThrow();
+  if (stamp !== tokenStamp(current.token_hash)) return null;
+  return replaceToken(db, partnerId, current.token_hash, graceSeconds, now);
+}
+
+/** Replaces the token whose digest is `currentHash`; null when another change replaced it first (the check and the change are one statement). */
+async function replaceToken(db: Write, partnerId: number, currentHash: string, graceSeconds: number, now: number): Promise<string | null> {
+  const apiToken = newApiToken();
+  const changed = await db.kysely
     .updateTable('partners')
     .set({
       token_hash: sha256(apiToken),
-      previous_token_hash: graceSeconds > 0 ? current.token_hash : null,
+      previous_token_hash: graceSeconds > 0 ? currentHash : null,
       previous_token_expires_at: graceSeconds > 0 ? now + graceSeconds * 1000 : null,
       token_unissued: 0,
       updated_at: now,
     })
     .where('id', '=', partnerId)
-    .execute();
+    .where('token_hash', '=', currentHash)
+    .executeTakeFirst();
+  if (Number(changed.numUpdatedRows) === 0) return null;
   partnersWritten();
   return apiToken;
+}
+
+/** Names the current api_token without revealing it (a digest of its digest), for a form to say which one it replaces. */
+export function tokenStamp(tokenHash: string): string {
+  return sha256(`stamp:${tokenHash}`).slice(0, 16);
 }
 
 export interface PartnerSettings {

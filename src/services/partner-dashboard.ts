@@ -20,7 +20,7 @@ import {
   removeMember,
   useInvitation,
 } from '../repositories/partner-members.js';
-import { findPartner, rotatePartnerToken, rotateWebhookSecret, updatePartner, type Partner } from '../repositories/partners.js';
+import { findPartner, rotatePartnerTokenIfCurrent, rotateWebhookSecret, tokenStamp, updatePartner, type Partner } from '../repositories/partners.js';
 import type { User } from '../repositories/users.js';
 
 export const INVITATION_DAYS = 7;
@@ -42,11 +42,19 @@ export async function memberPartner(ctx: AppContext, user: User, partnerId: numb
  * (no one holds the one it replaces); later rotations keep the old one working for TOKEN_GRACE_SECONDS,
  * as `idsvc partner rotate-token` does.
  */
-export async function issueToken(ctx: AppContext, partner: Partner): Promise<{ token: string; graceSeconds: number }> {
+/**
+ * Issues or rotates the partner's api_token, when `replacing` still names the current one (the
+ * stamp the dashboard's form was rendered with); null when it no longer does: the form was sent
+ * again (a reload) after the token it replaced had already been replaced.
+ */
+export async function issueToken(ctx: AppContext, partner: Partner, replacing: string): Promise<{ token: string; graceSeconds: number } | null> {
   const graceSeconds = partner.token_unissued ? 0 : ctx.config.tokenGraceSeconds;
-  const token = await ctx.db.write((w) => rotatePartnerToken(w, partner.id, graceSeconds, ctx.clock.now()));
-  return { token, graceSeconds };
+  const token = await ctx.db.write((w) => rotatePartnerTokenIfCurrent(w, partner.id, graceSeconds, ctx.clock.now(), replacing));
+  return token === null ? null : { token, graceSeconds };
 }
+
+/** What the dashboard's token form sends as `replaces`. */
+export const currentTokenStamp = (partner: Partner): string => tokenStamp(partner.token_hash);
 
 /** Origins as typed one per line: each an http(s) URL, kept as its origin. */
 export function parseOrigins(text: string): string[] {

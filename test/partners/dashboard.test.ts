@@ -68,6 +68,28 @@ test('a rotated api_token: the new one works at once, the old one until the grac
   assert.ok(await fresh.updateService('x@example.org', 'github', 'x'));
 });
 
+test('the token form sent twice (a reload) rotates once: the second is refused, and the token it showed still works', async () => {
+  const rey = await person(t, 'rey_reload');
+  const id = await approvedPartner(rey, op, 'Rey App');
+  await issue(rey, id);
+  const page = await rey.client.get(`/partners/${id}`);
+  const fields = {
+    _csrf: await csrfOf(rey.client, `/partners/${id}`),
+    replaces: /name="replaces" value="([^"]+)"/.exec(page.body)?.[1] ?? '',
+  };
+  assert.ok(fields.replaces, 'the form names the token it replaces');
+  const first = await rey.client.post(`/partners/${id}/token`, fields);
+  assert.equal(first.res.status, 200);
+  const shown = /data-secret="api_token">([a-z0-9]{40})</.exec(first.body)?.[1];
+  assert.ok(shown);
+  const again = await rey.client.post(`/partners/${id}/token`, fields);
+  assert.equal(again.res.status, 409);
+  assert.match(again.body, /already issued/);
+  assert.doesNotMatch(again.body, /data-secret="api_token"/);
+  const client = new IdsvcClient({ baseUrl: t.baseUrl, apiKey: await apiKeyOf(rey, id), apiToken: shown });
+  assert.ok(await client.updateService('x@example.org', 'github', 'x'), 'the token shown the first time is the current one');
+});
+
 test('origins: one per line, kept as origins; a non-http line is refused beside what was typed', async () => {
   const ola = await person(t, 'ola_origins');
   const id = await approvedPartner(ola, op, 'Ola App');

@@ -4,7 +4,7 @@ import type { UsageSeries } from '../../services/usage.js';
 import { UsageCharts } from './UsageCharts.js';
 import type { LinkEvent } from '../../repositories/partner-link-events.js';
 import type { Member } from '../../repositories/partner-members.js';
-import { allowedOrigins, type Partner } from '../../repositories/partners.js';
+import { allowedOrigins, tokenStamp, type Partner } from '../../repositories/partners.js';
 import type { PingResult } from '../../services/webhook-ping.js';
 import { CsrfField, TextField } from './fields.js';
 import { Layout, Notice, When, type Viewer } from './Layout.js';
@@ -86,6 +86,7 @@ function KeysPage({ p }: { p: DashboardProps }) {
         </dl>
         <form method="post" action={`/partners/${partner.id}/token`} class="inline-form">
           <CsrfField token={p.viewer.csrf} />
+          <input type="hidden" name="replaces" value={tokenStamp(partner.token_hash)} />
           <button type="submit" class="button">
             {partner.token_unissued ? 'Issue the api_token' : 'Rotate the api_token'}
           </button>
