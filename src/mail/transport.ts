@@ -51,7 +51,7 @@ function mailOptions(config: Config, m: OutgoingMessage) {
 // nodemailer is loaded with the first message, not at start-up: most starts (each CLI command, a
 // server with nothing to mail yet) send none, and loading it costs more than the rest of mail.
 let nodemailerModule: Promise<typeof Nodemailer> | undefined;
-// A CommonJS module: its default export is what the static import gives.
+// Its default export is what the static import gives; the types of a dynamic import differ.
 const nodemailer = () => (nodemailerModule ??= import('nodemailer').then((m) => m.default as typeof Nodemailer));
 
 /** A transporter made at the first message; closing before it is made closes nothing. */
