@@ -88,9 +88,22 @@ if [ "${TEST_TIMES:-0}" = 1 ]; then
 fi
 
 rc=0
+# TEST_BROWSER_ALONGSIDE=1: the browser files run from the start, one at a time, beside the others
+# (their output printed after them) instead of after them. .ci/run asks it of the PostgreSQL suite,
+# whose browser files would otherwise run last and alone on a half-idle machine.
+browser_pid=''
+if [ "${TEST_BROWSER_ALONGSIDE:-0}" = 1 ] && [ -n "$browser" ]; then
+  browser_log="$compiled/browser.log"
+  # shellcheck disable=SC2086 # one file name per word: test file names hold no spaces
+  node --enable-source-maps --test --test-concurrency=1 --test-timeout=300000 $times $browser >"$browser_log" 2>&1 &
+  browser_pid=$!
+fi
 # Source maps: a failure's stack names the TypeScript lines.
-# shellcheck disable=SC2086 # one file name per word: test file names hold no spaces
-if [ -n "$others" ]; then node --enable-source-maps --test --test-concurrency="$jobs" --test-timeout=300000 $times $others || rc=1; fi
 # shellcheck disable=SC2086
-if [ -n "$browser" ]; then node --enable-source-maps --test --test-concurrency=1 --test-timeout=300000 $times $browser || rc=1; fi
+if [ -n "$others" ]; then node --enable-source-maps --test --test-concurrency="$jobs" --test-timeout=300000 $times $others || rc=1; fi
+if [ -n "$browser_pid" ]; then
+  wait "$browser_pid" || rc=1
+  cat "$browser_log"
+# shellcheck disable=SC2086
+elif [ -n "$browser" ]; then node --enable-source-maps --test --test-concurrency=1 --test-timeout=300000 $times $browser || rc=1; fi
 exit "$rc"
