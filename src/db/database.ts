@@ -5,13 +5,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 import { GroupCommit } from './group-commit.js';
 import type { Connections, Db, Params, Statement } from './handle.js';
 import { migrationsFor } from './migrations/index.js';
 import { createPgPool } from './pg-pool.js';
+import { OwnSchemaPostgresDialect } from './pg-introspector.js';
 
 export type { Db } from './handle.js';
 
@@ -104,7 +105,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   }
   const events = new EventEmitter();
   const bounded = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: bounded.forKysely }) });
+  const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: bounded.forKysely }) });
   return handleOver(kysely, { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool }, schema ?? null, events, bounded.unbounded, () =>
     kysely.destroy(),
   );
@@ -142,32 +143,14 @@ export async function migrate(db: Db): Promise<void> {
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
-    // Kysely looks for its migration tables across schemas unless told which one is ours.
+    // The migrator's own tables, named with our schema in every statement it sends.
     ...(db.pgSchema ? { migrationTableSchema: db.pgSchema } : {}),
   });
-  for (let attempt = 1; ; attempt++) {
-    // A migration may scan a whole table once (005 takes seconds at a million users): no timeout.
-    const { error, results } = await db.unbounded(() => migrator.migrateToLatest());
-    if (!error) return;
-    if (results === undefined && attempt < MIGRATE_ATTEMPTS && droppedBeside(error, db.pgSchema)) continue;
-    const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-}
-
-const MIGRATE_ATTEMPTS = 5;
-
-/**
- * Before it takes its lock, Kysely's migrator lists the tables of every schema in the database, and
- * that listing fails when another client drops a schema meanwhile: invalid_schema_name (3F000), or
- * undefined_table (42P01) for a table of that schema the listing had already found. Nothing has run
- * yet then (no results), so the migration is simply tried again.
- */
-const DROPPED_DURING_LISTING = new Set(['3F000', '42P01']);
-
-function droppedBeside(error: unknown, ours: string | null): boolean {
-  if (!(error instanceof Error) || !DROPPED_DURING_LISTING.has(String((error as { code?: unknown }).code))) return false;
-  return ours === null || (!error.message.includes(`"${ours}"`) && !error.message.includes(`"${ours}.`));
+  // A migration may scan a whole table once (005 takes seconds at a million users): no timeout.
+  const { error, results } = await db.unbounded(() => migrator.migrateToLatest());
+  if (!error) return;
+  const failed = results?.find((r) => r.status === 'Error');
+  throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }
 
 /**

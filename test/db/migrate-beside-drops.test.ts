@@ -1,16 +1,19 @@
 // Migrating a schema while another client drops a schema of its own (as test files running side
-// by side do, and as several tenants of one PostgreSQL may): Kysely's migrator lists the tables of
-// every schema before it takes its lock, and a schema dropped during that listing must not fail
-// a migration that has nothing to do with it.
+// by side do, and as several tenants of one PostgreSQL may). Before it takes its lock, Kysely's
+// migrator asks the dialect's introspector which tables exist; Kysely's own lists every column of
+// every schema, and failed when a table it had found was dropped before it read the columns. Ours
+// (db/pg-introspector.ts) lists the tables of our schema only.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { migrate, openDatabase } from '../../src/db/database.js';
 import { PG_URL, TEST_DB } from '../helpers/app.js';
 
+const skip = TEST_DB !== 'postgres' && 'PostgreSQL only';
+
 const run = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 
-test('a migration succeeds while other schemas are created and dropped beside it', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only' }, async () => {
+test('a migration succeeds while other schemas are created and dropped beside it', { skip }, async () => {
   const churn = new pg.Client({ connectionString: PG_URL });
   await churn.connect();
   let stop = false;
@@ -45,4 +48,24 @@ test('a migration succeeds while other schemas are created and dropped beside it
   }
   assert.equal(migrated.length, 6);
   assert.ok(dropped > 0, 'schemas were dropped during the migrations');
+});
+
+test("the migrator's listing names the tables of its own schema only, not another schema's", { skip }, async () => {
+  const other = `other_${run}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  const db = await openDatabase(PG_URL, { pgSchema: `own_${run}` });
+  try {
+    await admin.query(`CREATE SCHEMA ${other}; CREATE TABLE ${other}.elsewhere (id serial PRIMARY KEY); CREATE TABLE ${other}.kysely_migration (name text)`);
+    await migrate(db);
+    const tables = await db.kysely.introspection.getTables({ withInternalKyselyTables: true });
+    assert.deepEqual(new Set(tables.map((t) => t.schema)), new Set([`own_${run}`]));
+    assert.ok(tables.some((t) => t.name === 'kysely_migration'));
+    assert.ok(tables.some((t) => t.name === 'outbox'));
+    assert.ok(!tables.some((t) => t.name === 'elsewhere'));
+  } finally {
+    await db.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${other} CASCADE; DROP SCHEMA IF EXISTS own_${run} CASCADE`);
+    await admin.end();
+  }
 });
