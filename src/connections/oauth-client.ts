@@ -1,11 +1,13 @@
 // Talking to a provider, through openid-client: the authorization request (code flow with PKCE,
 // `state`, and `nonce` where there is an ID token), then the code's exchange and who the account
 // is. OpenID Connect providers (an operator's, GitLab, Google) are read from their discovery
-// document; GitHub is plain OAuth 2 with its documented endpoints. Provider tokens are used for
-// this one exchange and kept nowhere.
+// document; GitHub and Mastodon are plain OAuth 2 with their documented endpoints (a Mastodon server's
+// app and requests: connections/mastodon.ts). Provider tokens are used for this one exchange and kept
+// nowhere.
 import * as client from 'openid-client';
 import type { AppContext } from '../context.js';
 import { testOriginOf } from '../verification/polite-fetch.js';
+import { MASTODON_SCOPES, mastodonAccount, mastodonFetch } from './mastodon.js';
 import { callbackUrl, type ProviderSettings } from './providers.js';
 
 /** Who the provider says the person is. */
@@ -31,6 +33,7 @@ const SCOPES: Record<ProviderSettings['kind'], string> = {
   gitlab: 'openid profile email',
   // The public profile needs no scope; `user:email` lists the addresses GitHub has verified.
   github: 'user:email',
+  mastodon: MASTODON_SCOPES,
 };
 
 export class ProviderError extends Error {}
@@ -57,6 +60,15 @@ function discover(ctx: AppContext, p: ProviderSettings): Promise<client.Configur
     // Only a development or test set-up may name an http issuer (connections/providers.ts).
     ...(p.issuer.startsWith('http:') ? { execute: [client.allowInsecureRequests] } : {}),
   };
+  if (p.kind === 'mastodon') {
+    const config = new client.Configuration(
+      { issuer: p.issuer, authorization_endpoint: `${p.issuer}/oauth/authorize`, token_endpoint: `${p.issuer}/oauth/token` },
+      p.clientId,
+      p.clientSecret,
+    );
+    config[client.customFetch] = mastodonFetch(ctx);
+    return Promise.resolve(config);
+  }
   if (p.kind === 'github') {
     const config = new client.Configuration(
       {
@@ -79,6 +91,8 @@ async function configurationOf(ctx: AppContext, p: ProviderSettings): Promise<cl
     byKey = new Map();
     configurations.set(ctx, byKey);
   }
+  // A Mastodon server's configuration is made from its app each time: people name servers without end.
+  if (p.kind === 'mastodon') return discover(ctx, p);
   let config = byKey.get(p.key);
   if (!config) {
     config = discover(ctx, p);
@@ -172,6 +186,7 @@ export async function accountFromCallback(
     ...(expected.nonce ? { expectedNonce: expected.nonce, idTokenExpected: true } : {}),
   });
   if (p.kind === 'github') return githubAccount(ctx, tokens.access_token);
+  if (p.kind === 'mastodon') return mastodonAccount(ctx, p, tokens.access_token);
   const idClaims = tokens.claims() as Record<string, unknown> | undefined;
   if (!idClaims) throw new ProviderError('the provider sent no ID token');
   let claims: Record<string, unknown> = { ...idClaims };

@@ -1,13 +1,15 @@
 // The sign-in providers an operator configured (docs/operations.md): GitHub, GitLab (any instance),
-// Google and any OpenID Connect provider named in OIDC_PROVIDERS. A provider without its settings is not offered. Every address here comes from the
-// environment; GitHub's and Google's are fixed, and only a test or development set-up may stand a
-// local server in for them (IDSVC_TEST_PROOF_ORIGINS).
+// Google, any OpenID Connect provider named in OIDC_PROVIDERS, and Mastodon on any server
+// (MASTODON_CONNECT). A provider without its settings is not offered. Every address here comes from
+// the environment, except a Mastodon server's, which the person names and which is reached under the
+// outbound address policy (connections/mastodon.ts); GitHub's and Google's are fixed, and only a test
+// or development set-up may stand a local server in for any of them (IDSVC_TEST_PROOF_ORIGINS).
 import { withoutTrailingSlashes } from '../domain/slashes.js';
 
-export type ProviderKind = 'oidc' | 'github' | 'gitlab' | 'google';
+export type ProviderKind = 'oidc' | 'github' | 'gitlab' | 'google' | 'mastodon';
 
 export interface ProviderSettings {
-  /** What connections are stored under: 'github', 'gitlab', 'google', 'oidc:<name>'. */
+  /** What connections are stored under: 'github', 'gitlab', 'google', 'oidc:<name>', 'mastodon:<server>'. */
   readonly key: string;
   /** The path segment of its routes: /auth/<slug>/start and the callback /auth/<slug>/callback. */
   readonly slug: string;
@@ -16,7 +18,7 @@ export interface ProviderSettings {
   readonly name: string;
   readonly clientId: string;
   readonly clientSecret: string;
-  /** The OpenID Connect issuer (OIDC, GitLab, Google); the web origin for GitHub. */
+  /** The OpenID Connect issuer (OIDC, GitLab, Google); the web origin for GitHub and a Mastodon server ('' before a server is named). */
   readonly issuer: string;
   /** The catalogue service whose identity a connection proves (method `oauth`), if any. */
   readonly provesSvcId: string | null;
@@ -121,7 +123,38 @@ export function providerSettingsFromEnv(env: Env, nodeEnv: string): ProviderSett
   const google = credentials(env, 'GOOGLE');
   if (google) out.push({ key: 'google', slug: 'google', kind: 'google', name: 'Google', ...google, issuer: 'https://accounts.google.com', provesSvcId: null });
   out.push(...oidcProviders(env, production));
+  if (mastodonOn(env)) out.push(MASTODON);
   return out;
+}
+
+/** Mastodon before a server is named: its app is registered with each server on first use (connections/mastodon.ts). */
+const MASTODON: ProviderSettings = {
+  key: 'mastodon',
+  slug: 'mastodon',
+  kind: 'mastodon',
+  name: 'Mastodon',
+  clientId: '',
+  clientSecret: '',
+  issuer: '',
+  provesSvcId: 'mastodon',
+};
+
+function mastodonOn(env: Env): boolean {
+  const raw = (env.MASTODON_CONNECT ?? '').trim().toLowerCase();
+  if (raw === '' || raw === 'off' || raw === '0') return false;
+  if (raw === 'on' || raw === '1') return true;
+  throw new ProviderConfigError('MASTODON_CONNECT', `must be on or off, got "${raw.slice(0, 20)}"`);
+}
+
+/** Mastodon on one server, with the app registered there (credentials empty when only naming it). */
+export function mastodonAt(server: string, app: { clientId: string; clientSecret: string } = { clientId: '', clientSecret: '' }): ProviderSettings {
+  return { ...MASTODON, key: `mastodon:${server}`, name: `Mastodon (${server})`, issuer: `https://${server}`, ...app };
+}
+
+/** The provider connections under `key` were made with, if it is still configured. */
+export function providerForKey(providers: readonly ProviderSettings[], key: string): ProviderSettings | undefined {
+  if (key.startsWith('mastodon:')) return providers.some((p) => p.kind === 'mastodon') ? mastodonAt(key.slice('mastodon:'.length)) : undefined;
+  return providers.find((p) => p.key === key);
 }
 
 /** The callback address to register with a provider. */
@@ -133,5 +166,6 @@ export function callbackUrl(baseUrl: string, p: Pick<ProviderSettings, 'slug'>):
 export function accountRecordUrl(p: ProviderSettings, subject: string): string | null {
   if (p.kind === 'github') return `https://api.github.com/user/${encodeURIComponent(subject)}`;
   if (p.kind === 'gitlab') return `${p.issuer}/api/v4/users/${encodeURIComponent(subject)}`;
+  if (p.kind === 'mastodon' && p.issuer) return `${p.issuer}/api/v1/accounts/${encodeURIComponent(subject)}`;
   return null;
 }

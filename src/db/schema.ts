@@ -269,6 +269,7 @@ export interface Database {
   operator_audit: OperatorAuditTable;
   partner_link_events: PartnerLinkEventsTable;
   partner_usage: PartnerUsageTable;
+  mastodon_apps: MastodonAppsTable;
 }
 
 /** Links made and ended, per partner, for its dashboard (migration 020). */
@@ -422,6 +423,15 @@ export interface ProviderFlowsTable {
   nonce: string | null;
   pending: string | null;
   expires_at: Millis;
+  created_at: Millis;
+}
+
+/** The app registered with a Mastodon server (migration 022). */
+export interface MastodonAppsTable {
+  server: string;
+  client_id: string;
+  client_secret: string;
+  redirect_uri: string;
   created_at: Millis;
 }
 

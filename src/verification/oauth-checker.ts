@@ -1,10 +1,11 @@
 // Method `oauth`: an identity proven by connecting the account through its provider (GitHub,
-// GitLab). The connection stored the provider's stable account id; the daily re-check resolves that
+// GitLab, a Mastodon server). The connection stored the provider's stable account id; the daily re-check resolves that
 // id again in the provider's public API (no token: none is kept), so the entry follows a renamed
 // account and loses its mark when the account is gone.
 import type { AppContext } from '../context.js';
 import { connectionOfUser, setConnectionUsername } from '../repositories/provider-connections.js';
-import { accountRecordUrl, type ProviderSettings } from '../connections/providers.js';
+import { mastodonUsernameIn } from '../connections/mastodon.js';
+import { accountRecordUrl, mastodonAt, type ProviderSettings } from '../connections/providers.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
 import { testOriginOf } from './polite-fetch.js';
 import { safeFetch } from './safe-fetch.js';
@@ -12,13 +13,19 @@ import { safeFetch } from './safe-fetch.js';
 const MAX_JSON_BYTES = 64 * 1024;
 const GONE = new Set([404, 410]);
 
-function providerFor(ctx: AppContext, svcId: string): ProviderSettings | undefined {
-  return ctx.config.providers.find((p) => p.provesSvcId === svcId);
+/** The provider that proves the entry, if configured: for Mastodon, the server the entry names (`user@server`). */
+function providerFor(ctx: AppContext, subject: CheckSubject): ProviderSettings | undefined {
+  const p = ctx.config.providers.find((x) => x.provesSvcId === subject.svc.svcId);
+  if (p?.kind !== 'mastodon') return p;
+  const at = subject.usrSvcId.lastIndexOf('@');
+  const server = at > 0 ? subject.usrSvcId.slice(at + 1).toLowerCase() : '';
+  return server ? mastodonAt(server) : undefined;
 }
 
 const same = (a: string, b: string) => a.trim().replace(/^@/, '').toLowerCase() === b.trim().replace(/^@/, '').toLowerCase();
 
 function loginIn(p: ProviderSettings, body: string): string | null {
+  if (p.kind === 'mastodon') return mastodonUsernameIn(body, new URL(p.issuer).hostname);
   let doc: unknown;
   try {
     doc = JSON.parse(body) as unknown;
@@ -32,14 +39,14 @@ function loginIn(p: ProviderSettings, body: string): string | null {
 
 export const oauthChecker: VerificationChecker = {
   method: 'oauth',
-  appliesTo: (svc) => svc.svcId === 'github' || svc.svcId === 'gitlab',
+  appliesTo: (svc) => svc.svcId === 'github' || svc.svcId === 'gitlab' || svc.svcId === 'mastodon',
   // Only an entry whose owner connected an account of the provider is this method's to judge.
   async concerns(ctx, subject) {
-    const p = providerFor(ctx, subject.svc.svcId);
+    const p = providerFor(ctx, subject);
     return p !== undefined && (await connectionOfUser(ctx.db, subject.userRef, p.key)) !== undefined;
   },
   async check(ctx: AppContext, subject: CheckSubject): Promise<CheckOutcome> {
-    const p = providerFor(ctx, subject.svc.svcId);
+    const p = providerFor(ctx, subject);
     const connection = p && (await connectionOfUser(ctx.db, subject.userRef, p.key));
     const url = p && connection ? accountRecordUrl(p, connection.subject) : null;
     const base = { method: 'oauth' as const, evidenceUrl: url };

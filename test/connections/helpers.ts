@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import type { SiteClient } from '../site/helpers.js';
 
 /** The provider's authorization address a button leads to (the page's refresh target). */
-export async function startAtProvider(client: SiteClient, slug: string, purpose: 'login' | 'connect'): Promise<string> {
+export async function startAtProvider(client: SiteClient, slug: string, purpose: 'login' | 'connect', fields: Record<string, string> = {}): Promise<string> {
   const csrf = await client.csrf(purpose === 'login' ? '/login' : '/account/security');
-  const start = await client.post(`/auth/${slug}/start`, { _csrf: csrf, purpose });
+  const start = await client.post(`/auth/${slug}/start`, { _csrf: csrf, purpose, ...fields });
   assert.equal(start.res.status, 200, start.body.slice(0, 300));
   const m = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(start.body);
   assert.ok(m, 'the page moves on to the provider');
@@ -22,6 +22,11 @@ export async function providerRedirect(authorizeUrl: string): Promise<string> {
 }
 
 /** The whole round trip; the callback's answer. */
-export async function throughProvider(client: SiteClient, slug: string, purpose: 'login' | 'connect'): Promise<{ res: Response; body: string }> {
-  return client.get(await providerRedirect(await startAtProvider(client, slug, purpose)));
+export async function throughProvider(
+  client: SiteClient,
+  slug: string,
+  purpose: 'login' | 'connect',
+  fields: Record<string, string> = {},
+): Promise<{ res: Response; body: string }> {
+  return client.get(await providerRedirect(await startAtProvider(client, slug, purpose, fields)));
 }

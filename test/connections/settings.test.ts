@@ -30,6 +30,7 @@ describe('provider settings', () => {
       OIDC_AUTHENTIK_ISSUER: 'https://auth.example.org/application/o/idsvc/',
       OIDC_AUTHENTIK_CLIENT_ID: 'a',
       OIDC_AUTHENTIK_CLIENT_SECRET: 's',
+      MASTODON_CONNECT: 'on',
     });
     assert.deepEqual(
       c.providers.map((p) => [p.key, p.slug, p.name, p.issuer, p.provesSvcId]),
@@ -40,6 +41,8 @@ describe('provider settings', () => {
         ['google', 'google', 'Google', 'https://accounts.google.com', null],
         ['oidc:keycloak', 'keycloak', 'Company SSO', 'https://sso.example.org/realms/main', null],
         ['oidc:authentik', 'authentik', 'Authentik', 'https://auth.example.org/application/o/idsvc', null],
+        // Mastodon's server is named by the person: its key and issuer are the server's (mastodon:<server>).
+        ['mastodon', 'mastodon', 'Mastodon', '', 'mastodon'],
       ],
     );
     assert.equal(loadConfig({ GITLAB_CLIENT_ID: 'l', GITLAB_CLIENT_SECRET: 's' }).providers[0]?.provesSvcId, 'gitlab');
@@ -57,6 +60,8 @@ describe('provider settings', () => {
     refused({ OIDC_PROVIDERS: 'keycloak', OIDC_KEYCLOAK_CLIENT_ID: 'k', OIDC_KEYCLOAK_CLIENT_SECRET: 's' }, 'OIDC_KEYCLOAK_ISSUER');
     refused({ OIDC_PROVIDERS: 'github' }, 'OIDC_PROVIDERS');
     refused({ OIDC_PROVIDERS: 'Key-Cloak' }, 'OIDC_PROVIDERS');
+    refused({ MASTODON_CONNECT: 'yes please' }, 'MASTODON_CONNECT');
+    refused({ OIDC_PROVIDERS: 'mastodon' }, 'OIDC_PROVIDERS');
     // Codes and secrets travel to the issuer: only over TLS in production.
     refused(
       { NODE_ENV: 'production', OIDC_PROVIDERS: 'kc', OIDC_KC_ISSUER: 'http://sso.example.org', OIDC_KC_CLIENT_ID: 'k', OIDC_KC_CLIENT_SECRET: 's' },

@@ -2,7 +2,8 @@
 // GitHub's OAuth app endpoints (github.com/login/oauth/authorize and access_token, api.github.com's
 // /user, /user/emails and /user/{id}) and an OpenID Connect provider as GitLab and Google document
 // theirs (discovery, authorize, token with a signed ID token, UserInfo, JWKS, and GitLab's
-// /api/v4/users/{id}). Each checks what a real one checks: the client's credentials, the
+// /api/v4/users/{id}), and a Mastodon server (POST /api/v1/apps, /oauth/authorize, /oauth/token,
+// /api/v1/accounts/verify_credentials and /api/v1/accounts/{id}). Each checks what a real one checks: the client's credentials, the
 // redirect_uri, and the PKCE verifier against the challenge.
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -202,4 +203,110 @@ export async function startFakeOidc(issuer: string, shape: 'gitlab' | 'google'):
   });
   const p: FakeProvider = Object.assign(server, state);
   return p;
+}
+
+export interface FakeMastodon extends LocalServer {
+  /** Who signs in at the authorize endpoint next; `login` is the username, `id` the account id. */
+  signedIn: ProviderUser | null;
+  /** Accounts by id, as /api/v1/accounts/{id} reads them; delete one to make it gone. */
+  accounts: Map<number, ProviderUser>;
+  /** Apps registered through POST /api/v1/apps, by client id. */
+  apps: Map<string, { secret: string; redirectUris: string[]; scopes: string[] }>;
+  /** Answer POST /api/v1/apps with this status instead (a server that is not Mastodon, or is down). */
+  appsStatus: number | null;
+  refused: number;
+  issued: string[];
+}
+
+/** A Mastodon server as its API documentation describes the endpoints an OAuth app uses. */
+export async function startFakeMastodon(): Promise<FakeMastodon> {
+  const grants = new Map<string, Grant & { clientId: string }>();
+  const tokens = new Map<string, ProviderUser>();
+  const account = (u: ProviderUser) => ({
+    id: String(u.id),
+    username: u.login,
+    acct: u.login,
+    display_name: u.login,
+    url: `https://social.example/@${u.login}`,
+  });
+  const server = await startServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/api/v1/apps' && req.method === 'POST') {
+      if (m.appsStatus !== null) return json(res, m.appsStatus, { error: 'not here' });
+      const form = await body(req);
+      const redirectUris = (form.get('redirect_uris') ?? '').split(/\s+/).filter(Boolean);
+      if (!form.get('client_name') || redirectUris.length === 0) return json(res, 422, { error: 'Validation failed' });
+      const id = randomBytes(8).toString('hex');
+      const secret = randomBytes(16).toString('hex');
+      m.apps.set(id, { secret, redirectUris, scopes: (form.get('scopes') ?? 'read').split(/\s+/) });
+      m.issued.push(secret);
+      return json(res, 200, { id: '1', name: form.get('client_name'), client_id: id, client_secret: secret, redirect_uri: redirectUris.join('\n') });
+    }
+    if (url.pathname === '/oauth/authorize') {
+      const q = url.searchParams;
+      const app = m.apps.get(q.get('client_id') ?? '');
+      const scopes = (q.get('scope') ?? '').split(/\s+/);
+      const redirectUri = q.get('redirect_uri') ?? '';
+      if (
+        !app?.redirectUris.includes(redirectUri) ||
+        !scopes.every((x) => app.scopes.includes(x)) ||
+        q.get('code_challenge_method') !== 'S256' ||
+        !m.signedIn
+      ) {
+        res.writeHead(400).end('bad authorization request');
+        return;
+      }
+      const code = randomBytes(16).toString('hex');
+      m.issued.push(code);
+      grants.set(code, { user: m.signedIn, challenge: q.get('code_challenge') ?? '', redirectUri, nonce: null, clientId: q.get('client_id') ?? '' });
+      const back = new URL(redirectUri);
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', q.get('state') ?? '');
+      res.writeHead(302, { location: back.href }).end();
+      return;
+    }
+    if (url.pathname === '/oauth/token' && req.method === 'POST') {
+      const form = await body(req);
+      const client = clientOf(req, form);
+      const code = form.get('code') ?? '';
+      const grant = grants.get(code);
+      grants.delete(code);
+      const app = m.apps.get(client.id);
+      if (
+        !grant ||
+        !app ||
+        app.secret !== client.secret ||
+        grant.clientId !== client.id ||
+        form.get('grant_type') !== 'authorization_code' ||
+        form.get('redirect_uri') !== grant.redirectUri ||
+        s256(form.get('code_verifier') ?? '') !== grant.challenge
+      ) {
+        m.refused += 1;
+        return json(res, 400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid.' });
+      }
+      const token = randomBytes(20).toString('base64url');
+      tokens.set(token, grant.user);
+      m.issued.push(token);
+      return json(res, 200, { access_token: token, token_type: 'Bearer', scope: 'read:accounts', created_at: Math.floor(Date.now() / 1000) });
+    }
+    if (url.pathname === '/api/v1/accounts/verify_credentials') {
+      const u = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+      return u ? json(res, 200, account(u)) : json(res, 401, { error: 'The access token is invalid' });
+    }
+    const byId = /^\/api\/v1\/accounts\/(\d+)$/.exec(url.pathname);
+    if (byId) {
+      const u = m.accounts.get(Number(byId[1]));
+      return u ? json(res, 200, account(u)) : json(res, 404, { error: 'Record not found' });
+    }
+    res.writeHead(404).end('not found');
+  });
+  const m: FakeMastodon = Object.assign(server, {
+    signedIn: null,
+    accounts: new Map<number, ProviderUser>(),
+    apps: new Map<string, { secret: string; redirectUris: string[]; scopes: string[] }>(),
+    appsStatus: null,
+    refused: 0,
+    issued: [] as string[],
+  });
+  return m;
 }

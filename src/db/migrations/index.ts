@@ -22,6 +22,7 @@ import { passkeysMigration } from './018-passkeys.js';
 import { providerConnectionsMigration } from './019-provider-connections.js';
 import { partnerApplicationsMigration } from './020-partner-applications.js';
 import { partnerUsageMigration } from './021-partner-usage.js';
+import { mastodonAppsMigration } from './022-mastodon-apps.js';
 
 /** Every migration by name, in the order they run. */
 export function migrationsFor(dialect: DialectName): Record<string, Migration> {
@@ -47,5 +48,6 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '019-provider-connections': providerConnectionsMigration(dialect),
     '020-partner-applications': partnerApplicationsMigration(dialect),
     '021-partner-usage': partnerUsageMigration(),
+    '022-mastodon-apps': mastodonAppsMigration(),
   };
 }

@@ -76,7 +76,7 @@ export function registerAuthRoutes(app: TypedApp, ctx: AppContext): void {
   const baseUrl = ctx.config.baseUrl;
   const passkeys = relyingParty(ctx.config) !== null;
   // Only configured providers have buttons.
-  const buttons = ctx.config.providers.map((p) => ({ slug: p.slug, name: p.name }));
+  const buttons = ctx.config.providers.map((p) => ({ slug: p.slug, name: p.name, asksServer: p.kind === 'mastodon' }));
 
   app.get('/signup', { config: SITE, schema: { hide: true } }, async (request, reply) => {
     if (request.site.user) return seeOther(reply, '/account');

@@ -5,7 +5,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountFromCallback, authorizationRequest, type ProviderAccount } from '../../connections/oauth-client.js';
-import type { ProviderSettings } from '../../connections/providers.js';
+import { MastodonServerError, mastodonProvider, parseMastodonServer } from '../../connections/mastodon.js';
+import { providerForKey, type ProviderSettings } from '../../connections/providers.js';
 import type { AppContext } from '../../context.js';
 import { isValidEmail, isValidUserId } from '../../domain/identifiers.js';
 import { sha256 } from '../../domain/secrets.js';
@@ -41,6 +42,18 @@ async function limited(ctx: AppContext, request: FastifyRequest, reply: FastifyR
     reply,
     <ProviderMessagePage page="provider-limited" title="Too many attempts" message="Too many sign-ins from your network just now. Try again in a minute." />,
     429,
+  );
+}
+
+function mastodonServerUnknown(reply: FastifyReply, status: number): FastifyReply {
+  return sendPage(
+    reply,
+    <ProviderMessagePage
+      page="provider-mastodon-server"
+      title="That Mastodon server cannot be used"
+      message="Enter the address of your Mastodon server, like mastodon.social. If you did, the server did not answer as Mastodon does just now: try again later."
+    />,
+    status,
   );
 }
 
@@ -80,20 +93,37 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
 
   app.post(
     '/auth/:slug/start',
-    { config: SITE, schema: { ...formSchema({ purpose: Type.Union([Type.Literal('login'), Type.Literal('connect')]) }), params: slugParams } },
+    {
+      config: SITE,
+      schema: {
+        ...formSchema({
+          purpose: Type.Union([Type.Literal('login'), Type.Literal('connect')]),
+          // Mastodon only: the person's server.
+          server: Type.Optional(Type.String({ maxLength: 300 })),
+        }),
+        params: slugParams,
+      },
+    },
     async (request, reply) => {
-      const p = providerOf(ctx, request.params.slug);
-      if (!p) return reply.callNotFound();
+      const named = providerOf(ctx, request.params.slug);
+      if (!named) return reply.callNotFound();
       const over = await limited(ctx, request, reply, 'site-provider', PROVIDER_REQUESTS_PER_MINUTE);
       if (over) return over;
       const user = request.site.user;
       const purpose = request.body.purpose;
       if (purpose === 'connect' && !user) return seeOther(reply, '/login');
+      let p = named;
       let auth: Awaited<ReturnType<typeof authorizationRequest>>;
       try {
+        if (named.kind === 'mastodon') {
+          const server = parseMastodonServer(request.body.server ?? '');
+          if (!server) return mastodonServerUnknown(reply, 400);
+          p = await mastodonProvider(ctx, server);
+        }
         auth = await authorizationRequest(ctx, p);
       } catch (e) {
-        request.log.warn({ provider: p.key, err: { name: (e as Error).name } }, 'sign-in provider unreachable');
+        request.log.warn({ provider: p.kind === 'mastodon' ? 'mastodon' : p.key, err: { name: (e as Error).name } }, 'sign-in provider unreachable');
+        if (e instanceof MastodonServerError) return mastodonServerUnknown(reply, 502);
         return sendPage(
           reply,
           <ProviderMessagePage page="provider-down" title={`${p.name} cannot be reached`} message={`${p.name} did not answer just now. Try again later.`} />,
@@ -125,8 +155,8 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const p = providerOf(ctx, request.params.slug);
-      if (!p) return reply.callNotFound();
+      const named = providerOf(ctx, request.params.slug);
+      if (!named) return reply.callNotFound();
       const over = await limited(ctx, request, reply, 'site-provider', PROVIDER_REQUESTS_PER_MINUTE);
       if (over) return over;
       const flow = await flowOf(ctx, request);
@@ -134,10 +164,15 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
       // Whatever happens next, this flow is spent: a second use of the answer finds nothing.
       if (flow) await ctx.db.write((w) => takeFlow(w, flow.id));
       endFlowCookie(reply);
-      if (!flow || flow.pending || flow.provider !== p.key || !state || !safeEqual(sha256(state), flow.stateHash)) return refused(reply);
+      // Mastodon's flows are per server ('mastodon:<server>'), all answered at /auth/mastodon/callback.
+      const flowServer = named.kind === 'mastodon' && flow?.provider.startsWith('mastodon:') ? flow.provider.slice('mastodon:'.length) : null;
+      if (!flow || flow.pending || (flow.provider !== named.key && flowServer === null) || !state || !safeEqual(sha256(state), flow.stateHash))
+        return refused(reply);
       const query = request.url.slice(request.url.indexOf('?') + 1);
+      let p = named;
       let account: ProviderAccount;
       try {
+        if (flowServer !== null) p = await mastodonProvider(ctx, flowServer);
         account = await accountFromCallback(ctx, p, query.length < 4096 ? query : '', { state, codeVerifier: flow.codeVerifier, nonce: flow.nonce });
       } catch (e) {
         // The error's name only: messages may quote what the provider sent.
@@ -201,7 +236,7 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
 
   async function pendingSignUp(request: FastifyRequest): Promise<{ flow: ProviderFlow; p: ProviderSettings; account: ProviderAccount } | undefined> {
     const flow = await flowOf(ctx, request);
-    const p = flow && ctx.config.providers.find((x) => x.key === flow.provider);
+    const p = flow && providerForKey(ctx.config.providers, flow.provider);
     const account = flow && pendingOf(flow);
     return flow && p && account ? { flow, p, account } : undefined;
   }

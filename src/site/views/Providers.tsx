@@ -7,6 +7,8 @@ import { Day, ErrorSummary, Layout } from './Layout.js';
 export interface ProviderButton {
   slug: string;
   name: string;
+  /** Mastodon: the form asks for the person's server. */
+  asksServer?: boolean;
 }
 
 /** One small form per provider: a POST, so that only this site can start a connection. */
@@ -18,6 +20,17 @@ export function ProviderButtons(p: { providers: readonly ProviderButton[]; csrf:
         <form method="post" action={`/auth/${b.slug}/start`} key={b.slug}>
           <CsrfField token={p.csrf} />
           <input type="hidden" name="purpose" value={p.purpose} />
+          {b.asksServer ? (
+            <TextField
+              id={`${p.purpose}-${b.slug}-server`}
+              name="server"
+              label={`Your ${b.name} server`}
+              hint="Its address, like mastodon.social"
+              required
+              maxLength={300}
+              autocomplete="url"
+            />
+          ) : null}
           <button type="submit" class="button secondary wide" data-provider={b.slug}>
             {p.verb} {b.name}
           </button>

@@ -1,5 +1,6 @@
 // A sign-in provider's "Disconnect" button (connecting starts at /auth/<provider>/start).
 import { Type } from '@sinclair/typebox';
+import { providerForKey } from '../../../connections/providers.js';
 import type { AppContext } from '../../../context.js';
 import type { TypedApp } from '../../../http/typed-app.js';
 import { connectionsOfUser } from '../../../repositories/provider-connections.js';
@@ -19,7 +20,7 @@ export function registerConnectionRemove(app: TypedApp, ctx: AppContext): void {
       if (!limit.allowed) return seeOther(reply, '/account/security?msg=provider_wait#connections');
       const id = Number(request.body.connection_id);
       const connection = (await connectionsOfUser(ctx.db, user.id)).find((c) => c.id === id);
-      const p = connection && ctx.config.providers.find((x) => x.key === connection.provider);
+      const p = connection && providerForKey(ctx.config.providers, connection.provider);
       const removed = await disconnectProvider(ctx, user, p, id);
       return seeOther(reply, `/account/security?msg=${removed ? 'provider_disconnected' : 'provider_gone'}#connections`);
     },

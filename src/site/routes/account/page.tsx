@@ -16,15 +16,18 @@ import { ACCOUNT_PAGES, type AccountPageName } from '../../views/AccountNav.js';
 import { isProvenAccount } from '../../../domain/visibility.js';
 import { countPasskeys } from '../../../repositories/passkeys.js';
 import { connectionsOfUser } from '../../../repositories/provider-connections.js';
+import { providerForKey } from '../../../connections/providers.js';
 
 /** The account's connections, and the configured providers it has none of. */
 async function connectionsView(ctx: AppContext, user: User) {
   const list = await connectionsOfUser(ctx.db, user.id);
   if (list.length === 0 && ctx.config.providers.length === 0) return undefined;
-  const nameOf = (key: string) => ctx.config.providers.find((p) => p.key === key)?.name ?? key;
+  const nameOf = (key: string) => providerForKey(ctx.config.providers, key)?.name ?? key;
   return {
     connections: list.map((c) => ({ id: c.id, providerName: nameOf(c.provider), username: c.username, createdAt: c.createdAt })),
-    available: ctx.config.providers.filter((p) => !list.some((c) => c.provider === p.key)).map((p) => ({ slug: p.slug, name: p.name })),
+    available: ctx.config.providers
+      .filter((p) => !list.some((c) => c.provider === p.key))
+      .map((p) => ({ slug: p.slug, name: p.name, asksServer: p.kind === 'mastodon' })),
   };
 }
 
