@@ -43,7 +43,8 @@ build() { # REV -> the compiled tree (inside the repository, so node_modules res
     [ -d "$src" ] || git worktree add -f "$src" "$rev" >/dev/null 2>&1
   fi
   if [ ! -f "$out/src/cli/main.js" ]; then
-    (cd "$src" && "$ROOT/node_modules/.bin/tsc" -p tsconfig.build.json --outDir "$ROOT/$out" --sourceMap false >/dev/null) || true
+    # Not incremental: dist/'s build-info file would tell tsc that everything is emitted already.
+    (cd "$src" && "$ROOT/node_modules/.bin/tsc" -p tsconfig.build.json --outDir "$ROOT/$out" --incremental false --sourceMap false >/dev/null) || true
   fi
   echo "$out"
 }
