@@ -21,8 +21,9 @@ const TIMEOUT_MS = 10_000;
 export class MastodonServerError extends Error {}
 
 /**
- * The server a person typed: `mastodon.social`, `https://mastodon.social/`, `@anna@mastodon.social`
- * or `anna@mastodon.social` all name mastodon.social. Null unless it is a DNS name with a dot (no
+ * The server a person typed: `mastodon.social`, `https://mastodon.social/`, a profile's address
+ * `https://mastodon.social/@anna`, `@anna@mastodon.social` or `anna@mastodon.social` all name
+ * mastodon.social. Null unless it is a DNS name with a dot (no
  * address, port, path or credentials).
  */
 export function parseMastodonServer(input: string): string | null {
@@ -35,11 +36,12 @@ export function parseMastodonServer(input: string): string | null {
     } catch {
       return null;
     }
-    if (u.username || u.password || u.port || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) return null;
+    // The server's address, or a profile's on it (https://mastodon.social/@anna), as people paste them.
+    if (u.username || u.password || u.port || u.search || u.hash || !/^\/(?:@[A-Za-z0-9_]{1,30}\/?)?$/.test(u.pathname)) return null;
     s = u.hostname;
   } else {
-    // A handle names its server after the last @.
-    s = s.slice(s.lastIndexOf('@') + 1);
+    // A handle names its server after the last @; a bare name may end in a slash.
+    s = s.slice(s.lastIndexOf('@') + 1).replace(/\/$/, '');
   }
   if (!/^[^\s/\\?#:@]+$/.test(s)) return null;
   let host: string;
@@ -110,11 +112,15 @@ function jsonOf(res: Awaited<ReturnType<typeof request>>, what: string): Record<
 
 const str = (v: unknown, max = 500): string | null => (typeof v === 'string' && v.length > 0 && v.length <= max ? v : null);
 
-/** Mastodon on `server`, with idsvc's app there: the one kept, or one registered now. */
-export async function mastodonProvider(ctx: AppContext, server: string): Promise<ProviderSettings> {
+/**
+ * Mastodon on `server`, with idsvc's app there: the one kept, or one registered now (only when a
+ * flow starts: the callback finishes a flow with the app it started with, or not at all).
+ */
+export async function mastodonProvider(ctx: AppContext, server: string, { register = true }: { register?: boolean } = {}): Promise<ProviderSettings> {
   const redirectUri = callbackUrl(ctx.config.baseUrl, { slug: 'mastodon' });
   const kept = await findMastodonApp(ctx.db, server, redirectUri);
   if (kept) return mastodonAt(server, kept);
+  if (!register) throw new MastodonServerError('no app is kept for this server');
   const form = new URLSearchParams({ client_name: ctx.config.siteName, redirect_uris: redirectUri, scopes: MASTODON_SCOPES, website: ctx.config.baseUrl });
   const res = await request(ctx, `https://${server}/api/v1/apps`, {
     method: 'POST',
@@ -157,4 +163,14 @@ export function mastodonUsernameIn(body: string, server: string): string | null 
   if (doc === null || typeof doc !== 'object') return null;
   const username = str((doc as Record<string, unknown>).username, 100);
   return username && /^[A-Za-z0-9_]+$/.test(username) ? `${username}@${server}` : null;
+}
+
+/** Whether a Mastodon server's public record of an account says the server suspended it. */
+export function mastodonSuspendedIn(body: string): boolean {
+  try {
+    const doc = JSON.parse(body) as unknown;
+    return doc !== null && typeof doc === 'object' && (doc as Record<string, unknown>).suspended === true;
+  } catch {
+    return false;
+  }
 }

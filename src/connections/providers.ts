@@ -151,6 +151,11 @@ export function mastodonAt(server: string, app: { clientId: string; clientSecret
   return { ...MASTODON, key: `mastodon:${server}`, name: `Mastodon (${server})`, issuer: `https://${server}`, ...app };
 }
 
+/** What "one account per provider" counts by: every Mastodon server is one provider, Mastodon. */
+export function providerFamily(key: string): string {
+  return key.startsWith('mastodon:') ? 'mastodon' : key;
+}
+
 /** The provider connections under `key` were made with, if it is still configured. */
 export function providerForKey(providers: readonly ProviderSettings[], key: string): ProviderSettings | undefined {
   if (key.startsWith('mastodon:')) return providers.some((p) => p.kind === 'mastodon') ? mastodonAt(key.slice('mastodon:'.length)) : undefined;

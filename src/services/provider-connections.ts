@@ -6,7 +6,7 @@
 // Every connection and removal is mailed to the account's address.
 import type { CatalogueEntry } from '../catalogue/catalogue-file.js';
 import type { ProviderAccount } from '../connections/oauth-client.js';
-import { accountRecordUrl, type ProviderSettings } from '../connections/providers.js';
+import { accountRecordUrl, providerFamily, type ProviderSettings } from '../connections/providers.js';
 import type { AppContext } from '../context.js';
 import type { Write } from '../db/handle.js';
 import { emailHashes } from '../domain/identifiers.js';
@@ -15,7 +15,7 @@ import { providerConnectionMail } from '../mail/templates/provider-connection.js
 import { signUpAttemptMail } from '../mail/templates/signup-attempt.js';
 import { findCentralIdentity, recordCheck } from '../repositories/central-identities.js';
 import {
-  connectionOfUser,
+  connectionsOfUser,
   deleteConnection,
   findConnection,
   insertConnection,
@@ -149,8 +149,10 @@ export async function connectProvider(ctx: AppContext, user: User, p: ProviderSe
       await proveIdentity(tx, user, p, svc, account, now);
       return 'already_connected';
     }
-    // One account per provider: a second would make "which one proves the identity" ambiguous.
-    if (await connectionOfUser(tx, user.id, p.key)) return 'provider_taken';
+    // One account per provider (one Mastodon account, whatever its server): a second would make
+    // "which one proves the identity" ambiguous.
+    const family = providerFamily(p.key);
+    if ((await connectionsOfUser(tx, user.id)).some((c) => providerFamily(c.provider) === family)) return 'provider_taken';
     await attach(ctx, tx, user, p, svc, account, now);
     return 'connected';
   });

@@ -4,7 +4,7 @@
 // account and loses its mark when the account is gone.
 import type { AppContext } from '../context.js';
 import { connectionOfUser, setConnectionUsername } from '../repositories/provider-connections.js';
-import { mastodonUsernameIn } from '../connections/mastodon.js';
+import { mastodonSuspendedIn, mastodonUsernameIn } from '../connections/mastodon.js';
 import { accountRecordUrl, mastodonAt, type ProviderSettings } from '../connections/providers.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
 import { testOriginOf } from './polite-fetch.js';
@@ -66,6 +66,8 @@ export const oauthChecker: VerificationChecker = {
     if (GONE.has(res.status))
       return { ...base, result: 'absent', status: res.status, detail: `the connected ${p.name} account no longer exists (${url} answered HTTP ${res.status})` };
     if (res.status < 200 || res.status > 299) return { ...base, result: 'transient', status: res.status, detail: `${url} answered HTTP ${res.status}` };
+    if (p.kind === 'mastodon' && mastodonSuspendedIn(res.body))
+      return { ...base, result: 'absent', status: res.status, detail: `the connected ${p.name} account is suspended (${url})` };
     const login = loginIn(p, res.body);
     if (!login) return { ...base, result: 'transient', status: res.status, detail: `${url} did not name the account` };
     if (connection.username !== login) await ctx.db.write((w) => setConnectionUsername(w, connection.id, login));

@@ -22,7 +22,8 @@ before(async () => {
   social = await startFakeMastodon();
   t = await startSiteApp({
     MASTODON_CONNECT: 'on',
-    IDSVC_TEST_PROOF_ORIGINS: `https://social.example=${social.origin}`,
+    // Two servers, one local stand-in.
+    IDSVC_TEST_PROOF_ORIGINS: `https://social.example=${social.origin},https://other.example=${social.origin}`,
     // The stand-in for social.example listens on loopback.
     FETCH_ALLOW_PRIVATE: '1',
     VERIFY_CONFIRM_AFTER_SECONDS: '60',
@@ -70,7 +71,7 @@ describe('connecting a Mastodon account while logged in', () => {
     assert.equal(connection?.subject, '109001');
     const listed = await client.get('/account/security');
     assert.match(listed.body, /Mastodon \(social\.example\) · anna@social\.example/);
-    assert.match(listed.body, /Connect Mastodon/, 'an account on another server can still be connected');
+    assert.doesNotMatch(listed.body, /Connect Mastodon/, 'one Mastodon account per person, whatever its server');
     const mails = await mailsTo(t, 'ma_anna@example.org');
     assert.ok(mails.some((m) => /Mastodon \(social\.example\) was connected/.test(m.subject ?? '') && /anna@social\.example/.test(m.text ?? '')));
   });
@@ -86,13 +87,34 @@ describe('connecting a Mastodon account while logged in', () => {
     assert.equal(social.apps.size, 1, 'no second registration');
   });
 
-  test('the daily re-check follows a renamed account, then takes the mark from a deleted one', async () => {
+  test("a second Mastodon account, on another server, is refused: one proves the person's Mastodon identity", async () => {
+    social.signedIn = { id: 555, login: 'anna_alt', email: '', emailVerified: false };
+    const done = await throughProvider(client, 'mastodon', 'connect', { server: 'other.example' });
+    assert.equal(done.res.headers.get('location'), '/account/security?msg=provider_taken#connections');
+    assert.deepEqual(
+      (await connectionsOfUser(t.ctx.db, userRef)).map((c) => c.provider),
+      ['mastodon:social.example'],
+    );
+    assert.equal((await mastodonEntry(userRef))?.usr_svc_id, 'anna@social.example');
+    social.signedIn = social.accounts.get(109_001)!;
+  });
+
+  test('the daily re-check follows a renamed account, takes the mark from a suspended one, and from a deleted one', async () => {
     social.accounts.set(109_001, { id: 109_001, login: 'anna_new', email: '', emailVerified: false });
     t.clock.advance(DAY);
     const id = Number((await mastodonEntry(userRef))?.id);
     assert.equal((await verifyIdentity(t.ctx, id))?.verified, true);
     assert.equal((await mastodonEntry(userRef))?.usr_svc_id, 'anna_new@social.example');
     assert.equal((await connectionsOfUser(t.ctx.db, userRef))[0]?.username, 'anna_new@social.example');
+
+    social.suspended.add(109_001);
+    t.clock.advance(DAY);
+    assert.equal((await verifyIdentity(t.ctx, id))?.verified, true, 'one negative does not remove a mark');
+    t.clock.advance(2 * 60_000);
+    assert.equal((await verifyIdentity(t.ctx, id))?.verified, false, 'a suspended account proves nothing');
+    social.suspended.delete(109_001);
+    t.clock.advance(DAY);
+    assert.equal((await verifyIdentity(t.ctx, id))?.verified, true, 'the account is back');
 
     social.accounts.delete(109_001);
     t.clock.advance(DAY);
@@ -153,6 +175,8 @@ test('parseMastodonServer: the forms a person types, and what is not a server', 
     ['@anna@mastodon.social', 'mastodon.social'],
     ['anna@mastodon.social', 'mastodon.social'],
     ['mastodon.social.', 'mastodon.social'],
+    ['mastodon.social/', 'mastodon.social'],
+    ['https://mastodon.social/@anna', 'mastodon.social'],
     ['bücher.example', 'xn--bcher-kva.example'],
   ] as const)
     assert.equal(parseMastodonServer(input), server, input);
@@ -163,7 +187,8 @@ test('parseMastodonServer: the forms a person types, and what is not a server', 
     '[::1]',
     '10.0.0.300',
     'mastodon.social:443',
-    'https://mastodon.social/@anna',
+    'https://mastodon.social/@anna/123',
+    'https://mastodon.social/about',
     'https://u:p@mastodon.social',
     'http://mastodon.social?x',
     'a b.example',

@@ -212,6 +212,8 @@ export interface FakeMastodon extends LocalServer {
   accounts: Map<number, ProviderUser>;
   /** Apps registered through POST /api/v1/apps, by client id. */
   apps: Map<string, { secret: string; redirectUris: string[]; scopes: string[] }>;
+  /** Accounts the server suspended: their public record says `suspended: true`. */
+  suspended: Set<number>;
   /** Answer POST /api/v1/apps with this status instead (a server that is not Mastodon, or is down). */
   appsStatus: number | null;
   refused: number;
@@ -228,6 +230,7 @@ export async function startFakeMastodon(): Promise<FakeMastodon> {
     acct: u.login,
     display_name: u.login,
     url: `https://social.example/@${u.login}`,
+    ...(m.suspended.has(u.id) ? { suspended: true } : {}),
   });
   const server = await startServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -303,6 +306,7 @@ export async function startFakeMastodon(): Promise<FakeMastodon> {
   const m: FakeMastodon = Object.assign(server, {
     signedIn: null,
     accounts: new Map<number, ProviderUser>(),
+    suspended: new Set<number>(),
     apps: new Map<string, { secret: string; redirectUris: string[]; scopes: string[] }>(),
     appsStatus: null,
     refused: 0,

@@ -604,6 +604,11 @@ describe('widget in Chromium', () => {
     await w.getByRole('button', { name: 'Add an identity' }).click();
     const combo = w.getByRole('combobox', { name: 'Service' });
     await combo.fill('Tumblr');
+    // Enter picks the first suggestion shown: wait for it, as a person would (the catalogue loads on its own).
+    await w
+      .getByRole('option', { name: /^Tumblr/ })
+      .first()
+      .waitFor();
     await combo.press('Enter');
     const blog = w.getByRole('textbox', { name: 'Your username on Tumblr' });
     await blog.fill('my blog');
@@ -613,6 +618,10 @@ describe('widget in Chromium', () => {
     await w.getByText('https://my-blog.tumblr.com/', { exact: true }).waitFor();
 
     await combo.fill('Offline');
+    await w
+      .getByRole('option', { name: /^Offline Club/ })
+      .first()
+      .waitFor();
     await combo.press('Enter');
     const member = w.getByRole('textbox', { name: 'Your username on Offline Club' });
     await member.fill('Member 42');

@@ -172,11 +172,11 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
       let p = named;
       let account: ProviderAccount;
       try {
-        if (flowServer !== null) p = await mastodonProvider(ctx, flowServer);
+        if (flowServer !== null) p = await mastodonProvider(ctx, flowServer, { register: false });
         account = await accountFromCallback(ctx, p, query.length < 4096 ? query : '', { state, codeVerifier: flow.codeVerifier, nonce: flow.nonce });
       } catch (e) {
         // The error's name only: messages may quote what the provider sent.
-        request.log.info({ provider: p.key, err: { name: (e as Error).name } }, 'sign-in provider answer refused');
+        request.log.info({ provider: p.kind === 'mastodon' ? 'mastodon' : p.key, err: { name: (e as Error).name } }, 'sign-in provider answer refused');
         return refused(reply);
       }
       if (flow.purpose === 'connect') {

@@ -16,7 +16,7 @@ import { ACCOUNT_PAGES, type AccountPageName } from '../../views/AccountNav.js';
 import { isProvenAccount } from '../../../domain/visibility.js';
 import { countPasskeys } from '../../../repositories/passkeys.js';
 import { connectionsOfUser } from '../../../repositories/provider-connections.js';
-import { providerForKey } from '../../../connections/providers.js';
+import { providerFamily, providerForKey } from '../../../connections/providers.js';
 
 /** The account's connections, and the configured providers it has none of. */
 async function connectionsView(ctx: AppContext, user: User) {
@@ -26,7 +26,7 @@ async function connectionsView(ctx: AppContext, user: User) {
   return {
     connections: list.map((c) => ({ id: c.id, providerName: nameOf(c.provider), username: c.username, createdAt: c.createdAt })),
     available: ctx.config.providers
-      .filter((p) => !list.some((c) => c.provider === p.key))
+      .filter((p) => !list.some((c) => providerFamily(c.provider) === p.key))
       .map((p) => ({ slug: p.slug, name: p.name, asksServer: p.kind === 'mastodon' })),
   };
 }
