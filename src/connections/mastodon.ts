@@ -146,31 +146,13 @@ export async function mastodonAccount(ctx: AppContext, p: ProviderSettings, acce
   });
   const doc = jsonOf(res, 'verify_credentials');
   const id = str(doc.id, 100);
-  const username = str(doc.username, 100);
-  if (!id || !username || !/^[A-Za-z0-9_]+$/.test(username)) throw new MastodonServerError('verify_credentials named no account');
-  const server = new URL(p.issuer).hostname;
-  return { subject: id, username: `${username}@${server}`, email: null, emailVerified: false };
+  const handle = mastodonHandle(doc.username, new URL(p.issuer).hostname);
+  if (!id || !handle) throw new MastodonServerError('verify_credentials named no account');
+  return { subject: id, username: handle, email: null, emailVerified: false };
 }
 
-/** The username in a Mastodon server's public record of an account (GET /api/v1/accounts/:id), as `username@server`. */
-export function mastodonUsernameIn(body: string, server: string): string | null {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body) as unknown;
-  } catch {
-    return null;
-  }
-  if (doc === null || typeof doc !== 'object') return null;
-  const username = str((doc as Record<string, unknown>).username, 100);
-  return username && /^[A-Za-z0-9_]+$/.test(username) ? `${username}@${server}` : null;
-}
-
-/** Whether a Mastodon server's public record of an account says the server suspended it. */
-export function mastodonSuspendedIn(body: string): boolean {
-  try {
-    const doc = JSON.parse(body) as unknown;
-    return doc !== null && typeof doc === 'object' && (doc as Record<string, unknown>).suspended === true;
-  } catch {
-    return false;
-  }
+/** An account's `username` field as its handle `username@server`, as the catalogue's mastodon identity names it; null when it is no username. */
+export function mastodonHandle(username: unknown, server: string): string | null {
+  const name = str(username, 100);
+  return name && /^[A-Za-z0-9_]+$/.test(name) ? `${name}@${server}` : null;
 }

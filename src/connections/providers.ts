@@ -153,12 +153,18 @@ export function mastodonAt(server: string, app: { clientId: string; clientSecret
 
 /** What "one account per provider" counts by: every Mastodon server is one provider, Mastodon. */
 export function providerFamily(key: string): string {
-  return key.startsWith('mastodon:') ? 'mastodon' : key;
+  return mastodonServerOf(key) === null ? key : 'mastodon';
+}
+
+/** The server of a Mastodon connection's or flow's key (`mastodon:<server>`); null for any other provider's. */
+export function mastodonServerOf(key: string): string | null {
+  return key.startsWith('mastodon:') ? key.slice('mastodon:'.length) : null;
 }
 
 /** The provider connections under `key` were made with, if it is still configured. */
 export function providerForKey(providers: readonly ProviderSettings[], key: string): ProviderSettings | undefined {
-  if (key.startsWith('mastodon:')) return providers.some((p) => p.kind === 'mastodon') ? mastodonAt(key.slice('mastodon:'.length)) : undefined;
+  const server = mastodonServerOf(key);
+  if (server !== null) return providers.some((p) => p.kind === 'mastodon') ? mastodonAt(server) : undefined;
   return providers.find((p) => p.key === key);
 }
 

@@ -4,7 +4,7 @@
 // account and loses its mark when the account is gone.
 import type { AppContext } from '../context.js';
 import { connectionOfUser, setConnectionUsername } from '../repositories/provider-connections.js';
-import { mastodonSuspendedIn, mastodonUsernameIn } from '../connections/mastodon.js';
+import { mastodonHandle } from '../connections/mastodon.js';
 import { accountRecordUrl, mastodonAt, type ProviderSettings } from '../connections/providers.js';
 import type { CheckOutcome, CheckSubject, VerificationChecker } from './methods.js';
 import { testOriginOf } from './polite-fetch.js';
@@ -24,16 +24,21 @@ function providerFor(ctx: AppContext, subject: CheckSubject): ProviderSettings |
 
 const same = (a: string, b: string) => a.trim().replace(/^@/, '').toLowerCase() === b.trim().replace(/^@/, '').toLowerCase();
 
-function loginIn(p: ProviderSettings, body: string): string | null {
-  if (p.kind === 'mastodon') return mastodonUsernameIn(body, new URL(p.issuer).hostname);
+/** The provider's public record of the account, when it is a JSON object. */
+function recordIn(body: string): Record<string, unknown> | null {
   let doc: unknown;
   try {
     doc = JSON.parse(body) as unknown;
   } catch {
     return null;
   }
-  if (doc === null || typeof doc !== 'object') return null;
-  const v = (doc as Record<string, unknown>)[p.kind === 'github' ? 'login' : 'username'];
+  return doc !== null && typeof doc === 'object' ? (doc as Record<string, unknown>) : null;
+}
+
+/** The account's current name in its record: GitHub's `login`, GitLab's `username`, a Mastodon handle `username@server`. */
+function loginIn(p: ProviderSettings, record: Record<string, unknown>): string | null {
+  if (p.kind === 'mastodon') return mastodonHandle(record.username, new URL(p.issuer).hostname);
+  const v = record[p.kind === 'github' ? 'login' : 'username'];
   return typeof v === 'string' && v.length > 0 && v.length <= 100 ? v : null;
 }
 
@@ -66,9 +71,11 @@ export const oauthChecker: VerificationChecker = {
     if (GONE.has(res.status))
       return { ...base, result: 'absent', status: res.status, detail: `the connected ${p.name} account no longer exists (${url} answered HTTP ${res.status})` };
     if (res.status < 200 || res.status > 299) return { ...base, result: 'transient', status: res.status, detail: `${url} answered HTTP ${res.status}` };
-    if (p.kind === 'mastodon' && mastodonSuspendedIn(res.body))
+    const record = recordIn(res.body);
+    // A Mastodon server keeps a suspended account's record, marked so.
+    if (p.kind === 'mastodon' && record?.suspended === true)
       return { ...base, result: 'absent', status: res.status, detail: `the connected ${p.name} account is suspended (${url})` };
-    const login = loginIn(p, res.body);
+    const login = record && loginIn(p, record);
     if (!login) return { ...base, result: 'transient', status: res.status, detail: `${url} did not name the account` };
     if (connection.username !== login) await ctx.db.write((w) => setConnectionUsername(w, connection.id, login));
     if (same(login, subject.usrSvcId)) return { ...base, result: 'verified', status: res.status, detail: `the connected ${p.name} account is ${login}` };

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountFromCallback, authorizationRequest, type ProviderAccount } from '../../connections/oauth-client.js';
 import { MastodonServerError, mastodonProvider, parseMastodonServer } from '../../connections/mastodon.js';
-import { providerForKey, type ProviderSettings } from '../../connections/providers.js';
+import { mastodonServerOf, providerForKey, type ProviderSettings } from '../../connections/providers.js';
 import type { AppContext } from '../../context.js';
 import { isValidEmail, isValidUserId } from '../../domain/identifiers.js';
 import { sha256 } from '../../domain/secrets.js';
@@ -165,7 +165,7 @@ export function registerProviderRoutes(app: TypedApp, ctx: AppContext): void {
       if (flow) await ctx.db.write((w) => takeFlow(w, flow.id));
       endFlowCookie(reply);
       // Mastodon's flows are per server ('mastodon:<server>'), all answered at /auth/mastodon/callback.
-      const flowServer = named.kind === 'mastodon' && flow?.provider.startsWith('mastodon:') ? flow.provider.slice('mastodon:'.length) : null;
+      const flowServer = named.kind === 'mastodon' && flow ? mastodonServerOf(flow.provider) : null;
       if (!flow || flow.pending || (flow.provider !== named.key && flowServer === null) || !state || !safeEqual(sha256(state), flow.stateHash))
         return refused(reply);
       const query = request.url.slice(request.url.indexOf('?') + 1);
