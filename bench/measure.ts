@@ -7,7 +7,20 @@ import type { BenchSettings, Scenario } from './args.js';
 import type { Sample } from './ceiling-server.js';
 import { DATA_DIR, type Dataset } from './dataset.js';
 import type { OpenLoopJob, OpenLoopResult, OpenLoopSettings } from './open-loop.js';
-import { asLoad, cpuSeconds, heapAllocated, log, ROOT, request, writeBytes, type Placement, type Server } from './processes.js';
+import {
+  asLoad,
+  cpuSeconds,
+  heapAllocated,
+  log,
+  postgresCpu,
+  postgresCpuSecondsSince,
+  ROOT,
+  request,
+  writeBytes,
+  type Placement,
+  type PostgresCpu,
+  type Server,
+} from './processes.js';
 import { buildPool, operation, writePoolFile, type RequestSource } from './requests.js';
 import { median } from './stats.js';
 
@@ -86,6 +99,8 @@ export interface ClosedLoopFigures {
   rps: number;
   /** Requests per CPU-second of the server process: what the server costs, whatever else runs. */
   rps_per_cpu: number;
+  /** CPU milliseconds every PostgreSQL process spent per request (near 0 on SQLite). */
+  postgres_cpu_ms_per_req: number;
   non_2xx: number;
   /** Kilobytes written to storage by the server per request (SQLite: WAL and checkpoints). */
   disk_kb_per_req: number;
@@ -114,14 +129,17 @@ export async function closedLoop(
     const pid = t.child.pid ?? 0;
     const heap0 = await heapAllocated(t);
     const cpu0 = cpuSeconds(pid);
+    const pg0 = postgresCpu();
     const written0 = writeBytes(pid);
     const r = await wrk(t.url, poolFile, seconds, connections, where);
     const cpu = cpuSeconds(pid) - cpu0;
+    const pgCpu = postgresCpuSecondsSince(pg0);
     const written = writeBytes(pid) - written0;
     const heap1 = await heapAllocated(t);
     return {
       rps: Math.round(r.requests / (r.duration_us / 1e6)),
       rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
+      postgres_cpu_ms_per_req: r.requests > 0 ? Math.round((pgCpu * 1e6) / r.requests) / 1000 : 0,
       non_2xx: r.non_2xx + r.socket_errors,
       disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
       heap_kb_per_req: heap0 !== null && heap1 !== null && r.requests > 0 ? Math.round(((heap1 - heap0) / 1024 / r.requests) * 10) / 10 : null,
@@ -133,7 +151,7 @@ export async function closedLoop(
     for (const [i, t] of targets.entries()) {
       const m = await run(t, durationS);
       log(
-        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
+        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s ${String(m.postgres_cpu_ms_per_req).padStart(6)} PostgreSQL CPU ms/req${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
       );
       all[i]!.push(m);
     }
@@ -141,6 +159,7 @@ export async function closedLoop(
   return all.map((ms) => ({
     rps: Math.round(median(ms.map((m) => m.rps))),
     rps_per_cpu: Math.round(median(ms.map((m) => m.rps_per_cpu))),
+    postgres_cpu_ms_per_req: median(ms.map((m) => m.postgres_cpu_ms_per_req)),
     non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
     disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
     heap_kb_per_req: ms.every((m) => m.heap_kb_per_req !== null) ? median(ms.map((m) => m.heap_kb_per_req!)) : null,
@@ -181,17 +200,30 @@ export function openLoop(
     const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     const results: OpenLoopResult[] = [];
     let buffered = '';
+    // CPU seconds of the target being measured and of PostgreSQL when the running job started.
+    let startedAt: { server: number; postgres: PostgresCpu } | null = null;
+    const targetOf = (label: string) => targets.find((t) => t.label === label);
     child.stdout.on('data', (c: Buffer) => {
       buffered += c.toString();
       let nl = buffered.indexOf('\n');
       while (nl >= 0) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        if (line.startsWith('OPEN_LOOP_JSON ')) {
+        if (line.startsWith('OPEN_LOOP_START ')) {
+          const pid = targetOf(line.slice('OPEN_LOOP_START '.length))?.child.pid;
+          startedAt = pid === undefined ? null : { server: cpuSeconds(pid), postgres: postgresCpu() };
+        } else if (line.startsWith('OPEN_LOOP_JSON ')) {
           const r = JSON.parse(line.slice('OPEN_LOOP_JSON '.length)) as OpenLoopResult;
+          const pid = targetOf(r.label)?.child.pid;
+          if (startedAt && pid !== undefined) {
+            const sent = Math.round(r.rate_offered * (settings.open.warmupS + settings.open.durationS));
+            r.server_cpu_ms_per_req = Math.round(((cpuSeconds(pid) - startedAt.server) * 1e6) / sent) / 1000;
+            r.postgres_cpu_ms_per_req = Math.round((postgresCpuSecondsSince(startedAt.postgres) * 1e6) / sent) / 1000;
+          }
+          startedAt = null;
           results.push(r);
           log(
-            `open   ${r.label.padEnd(15)} ${scenario.padEnd(24)} ${String(r.rate_offered).padStart(7)} req/s offered  p50 ${r.p50_ms} p99 ${r.p99_ms} p99.9 ${r.p999_ms} max ${r.max_ms} ms  (send lag p99 ${r.send_lag_p99_ms} ms)${r.non_2xx + r.errors + r.unfinished ? `  ${r.non_2xx} non-2xx, ${r.errors} errors, ${r.unfinished} unanswered` : ''}`,
+            `open   ${r.label.padEnd(15)} ${scenario.padEnd(24)} ${String(r.rate_offered).padStart(7)} req/s offered  p50 ${r.p50_ms} p99 ${r.p99_ms} p99.9 ${r.p999_ms} max ${r.max_ms} ms  (send lag p99 ${r.send_lag_p99_ms} ms; CPU ms/req: server ${r.server_cpu_ms_per_req ?? '–'}, PostgreSQL ${r.postgres_cpu_ms_per_req ?? '–'}, generator ${r.generator_cpu_ms_per_req})${r.non_2xx + r.errors + r.unfinished ? `  ${r.non_2xx} non-2xx, ${r.errors} errors, ${r.unfinished} unanswered` : ''}`,
           );
         }
         nl = buffered.indexOf('\n');

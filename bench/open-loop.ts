@@ -9,10 +9,17 @@
 // It runs the jobs of the settings file one after another and prints one OPEN_LOOP_JSON line each.
 //
 // The client is undici's Pool (keep-alive, no pipelining, `connections` sockets) driven through
-// dispatch() with a bare handler: no promise, stream or body object per request. The schedule is
-// polled with setImmediate, which lets each turn of the event loop read its sockets first, then
-// sends whatever came due; on its own core that polling costs nothing anyone else needed. Latencies
-// go into a typed array and the percentiles are exact (no histogram buckets).
+// dispatch() with a bare handler: no promise, stream or body object per request. Latencies go into
+// a typed array and the percentiles are exact (no histogram buckets).
+//
+// The generator sleeps between sends: a timer wakes it every millisecond or so (TICK_MS), and each
+// wake sends every request due before the next one, up to a tick early. It must not poll: the load
+// core is not its own, PostgreSQL's backends run there too, and a generator that polled its
+// schedule with setImmediate kept that core busy, so the backends a request waits on queued behind
+// it (on PostgreSQL the service fell behind at 75 % of its own highest rate, where wrk, which
+// sleeps in epoll, had left them the core). Each request's latency runs from when it was due or,
+// sent early, from when it was sent: never less than the server took, and a generator that falls
+// behind its schedule shows as latency, as before.
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
@@ -47,12 +54,19 @@ export interface OpenLoopResult extends LatencySummary {
   errors: number;
   /** Requests still unanswered 10 s after the schedule ended; counted with the wait they had then. */
   unfinished: number;
-  /** How late the generator itself sent requests (send time - due time): its own share of the latency. */
+  /** How late the generator itself sent requests (send time - due time, 0 when sent early): its own share of the latency. */
   send_lag_p99_ms: number;
   send_lag_max_ms: number;
+  /** CPU milliseconds per request sent (warm-up included): the generator's own, and (bench/measure.ts) the server's and PostgreSQL's. */
+  generator_cpu_ms_per_req: number;
+  server_cpu_ms_per_req?: number;
+  postgres_cpu_ms_per_req?: number;
 }
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** How far apart the generator's wakes are meant to be, and how early a request may be sent. */
+export const TICK_MS = 1;
 
 export function runJob(
   job: OpenLoopJob,
@@ -73,6 +87,7 @@ export function runJob(
   // A little ahead, so the first due request does not wait for the pool's first connection.
   const start = performance.now() + 20;
 
+  const cpuAtStart = process.cpuUsage();
   return new Promise((resolve) => {
     let next = 0;
     let closed = false;
@@ -101,6 +116,7 @@ export function runJob(
         unfinished,
         send_lag_p99_ms: lag.p99_ms,
         send_lag_max_ms: lag.max_ms,
+        generator_cpu_ms_per_req: perRequest(process.cpuUsage(cpuAtStart), total),
       });
     };
     const deadline = setTimeout(finish, (settings.warmupS + settings.durationS) * 1000 + 10_000);
@@ -108,15 +124,16 @@ export function runJob(
     const send = (i: number, now: number) => {
       const req = pool[i % pool.length]!;
       const due = dueAt(start, job.rate, i);
+      const from = Math.min(due, now);
       const r = i - recordFrom;
-      if (r >= 0) sendLag[r] = now - due;
+      if (r >= 0) sendLag[r] = Math.max(0, now - due);
       let status = 0;
       const done = (failed: boolean) => {
         const at = performance.now();
         if (failed) errors++;
         else if (status < 200 || status > 299) non2xx++;
         if (r >= 0 && !closed) {
-          latencies[r] = at - due;
+          latencies[r] = at - from;
           finished[r] = 1;
           lastAnswerAt = at;
         }
@@ -139,12 +156,19 @@ export function runJob(
     const tick = () => {
       if (closed) return;
       const now = performance.now();
-      const due = dueBy(start, job.rate, now, total);
+      const due = dueBy(start, job.rate, now + TICK_MS, total);
       while (next < due) send(next++, now);
-      if (next < total) setImmediate(tick);
+      if (next >= total) return;
+      // Timers fire late rather than early, so the wake is asked for a tick before the next send.
+      const wait = dueAt(start, job.rate, next) - TICK_MS - performance.now();
+      setTimeout(tick, Math.max(1, Math.floor(wait)));
     };
-    setImmediate(tick);
+    setTimeout(tick, 1);
   });
+}
+
+function perRequest(cpu: NodeJS.CpuUsage, requests: number): number {
+  return Math.round(((cpu.user + cpu.system) / 1000 / requests) * 1000) / 1000;
 }
 
 async function main(): Promise<void> {
@@ -154,6 +178,8 @@ async function main(): Promise<void> {
     // Drawn before the clock starts; a pool holds the whole run up to 200,000 requests, then repeats.
     const size = Math.min(200_000, Math.max(1, Math.round(job.rate * (settings.warmupS + settings.durationS))));
     const pool = buildPool(settings.scenario, source, job.seed, size);
+    // Tells bench/measure.ts when this job's clock starts, for the servers' CPU over it.
+    process.stdout.write(`OPEN_LOOP_START ${job.label}\n`);
     const result = await runJob(job, pool, settings);
     process.stdout.write(`OPEN_LOOP_JSON ${JSON.stringify(result)}\n`);
   }

@@ -37,11 +37,10 @@ export interface Placement {
   loadCpus: string | null;
   /**
    * The generators' niceness (`--load-nice`, default 0). The load core is not theirs alone: the
-   * database's backends run wherever the kernel puts them, and the open-loop generator polls its
-   * schedule without sleeping, so at equal priority it can take half of that core from a
-   * PostgreSQL backend that a request is waiting on. At 19 it yields to them; a request it sends
-   * late because of that still counts from its due time (its send lag is reported). Whether that
-   * changes the PostgreSQL tails is not settled (docs/performance.md), so the default stays 0.
+   * database's backends run wherever the kernel puts them. Both generators sleep between sends
+   * (wrk in epoll, the open-loop one on a timer), so they leave the backends the rest of the core;
+   * at 19 they yield even what they need, and a request sent late because of that still counts
+   * from its due time (its send lag is reported).
    */
   loadNice: number;
   /** The reference servers are single processes: the service's first core, whatever --workers says. */
@@ -171,6 +170,36 @@ export function cpuSeconds(pid: number): number {
     return Number(fields[11]) + Number(fields[12]);
   });
   return (ticks ?? 0) / CLOCK_TICKS;
+}
+
+/** CPU ticks of each PostgreSQL process of the machine (backends, writers, autovacuum), by pid. */
+export type PostgresCpu = Map<number, number>;
+
+export function postgresCpu(): PostgresCpu {
+  const ticks: PostgresCpu = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks;
+}
+
+/**
+ * CPU seconds PostgreSQL spent since `before`: what the database did for a run, which the service's
+ * own CPU leaves out. A process that exited meanwhile took its last ticks with it (the benchmark's
+ * pooled backends live as long as their server).
+ */
+export function postgresCpuSecondsSince(before: PostgresCpu): number {
+  let ticks = 0;
+  for (const [pid, now] of postgresCpu()) ticks += now - (before.get(pid) ?? 0);
+  return ticks / CLOCK_TICKS;
 }
 
 /** Bytes the process tree has caused to be written to storage (/proc/PID/io): the WAL, on SQLite. */

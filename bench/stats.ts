@@ -27,6 +27,7 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 
 export interface LatencySummary {
   count: number;
+  min_ms: number;
   p50_ms: number;
   p99_ms: number;
   p999_ms: number;
@@ -40,6 +41,7 @@ export function summarise(latencies: Float64Array): LatencySummary {
   const sorted = Float64Array.from(latencies).sort();
   return {
     count: sorted.length,
+    min_ms: ms(sorted.length ? sorted[0]! : Number.NaN),
     p50_ms: ms(percentile(sorted, 50)),
     p99_ms: ms(percentile(sorted, 99)),
     p999_ms: ms(percentile(sorted, 99.9)),

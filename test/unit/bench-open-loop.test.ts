@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { runJob } from '../../bench/open-loop.js';
 
 async function withServer(stallFirstMs: number, body: (origin: string, received: () => number) => Promise<void>): Promise<void> {
@@ -55,4 +56,44 @@ test('open loop: a stalled server delays every request due during the stall, mea
     // 61 of 120 requests waited ≥ 100 ms, so the median did too.
     assert.ok(r.p50_ms >= 100, `median ${r.p50_ms} ms: the stall shows on half the requests`);
   });
+});
+
+test('open loop: the generator sleeps between sends, leaving the load core to the processes it shares it with', async () => {
+  // A generator that polled its schedule would use a whole core for the run, whatever the rate
+  // (it did, and took PostgreSQL's backends' time on the load core). Sending 200 requests a second
+  // to a server in this same process costs a few percent of a core; the bound is ten times that.
+  await withServer(0, async (origin) => {
+    const wallStart = performance.now();
+    const cpuStart = process.cpuUsage();
+    const r = await runJob({ label: 'sleeps', origin, rate: 200, seed: 1 }, pool, { connections: 4, durationS: 1, warmupS: 0 });
+    const cpu = process.cpuUsage(cpuStart);
+    const share = (cpu.user + cpu.system) / 1000 / (performance.now() - wallStart);
+    assert.equal(r.count, 200);
+    assert.equal(r.errors + r.non_2xx + r.unfinished, 0);
+    assert.ok(share < 0.4, `generator and server together used ${(share * 100).toFixed(0)} % of a core`);
+  });
+});
+
+test('open loop: a request sent ahead of its due time is timed from its send, so no latency is shorter than the server took', async () => {
+  // The server holds every answer 20 ms: whatever the send offset, no recorded latency may be below that.
+  let received = 0;
+  const server = http.createServer((req, res) => {
+    received++;
+    req.resume();
+    const arrived = performance.now();
+    // Timers may fire a fraction of a millisecond early: hold until 20 ms have surely passed.
+    const answer = () => (performance.now() - arrived >= 20 ? res.end('ok') : setTimeout(answer, 1));
+    req.on('end', () => setTimeout(answer, 20));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const r = await runJob({ label: 'held', origin, rate: 1000, seed: 1 }, pool, { connections: 64, durationS: 0.3, warmupS: 0 });
+    assert.equal(received, 300);
+    assert.equal(r.errors + r.non_2xx + r.unfinished, 0);
+    assert.ok(r.min_ms >= 20, `shortest latency ${r.min_ms} ms, under the 20 ms the server held each answer`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });

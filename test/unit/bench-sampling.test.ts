@@ -93,7 +93,7 @@ test('percentiles are nearest-rank over sorted values; the summary does not reor
   assert.ok(Number.isNaN(percentile([], 50)));
   const latencies = Float64Array.from([5, 1, 4, 2, 3, 100, 0.5, 0.25, 7, 6]);
   const s = summarise(latencies);
-  assert.deepEqual(s, { count: 10, p50_ms: 3, p99_ms: 100, p999_ms: 100, max_ms: 100 });
+  assert.deepEqual(s, { count: 10, min_ms: 0.25, p50_ms: 3, p99_ms: 100, p999_ms: 100, max_ms: 100 });
   assert.equal(latencies[0], 5, 'the caller keeps its order');
 });
 
