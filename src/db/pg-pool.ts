@@ -52,6 +52,10 @@ export function createPgPool(options: PgPoolOptions): BoundedPool {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: 10,
+    // Connections stay open while idle (node-postgres closes them after 10 s by default): after a
+    // quiet spell, the first requests would otherwise wait for new backends, each preparing the
+    // named statements again on cold catalog caches, and a burst queued behind them for seconds.
+    idleTimeoutMillis: 0,
     // For every statement, also those sent with pool.query() (db/prepared.ts).
     ...(options.timeoutMs > 0 ? { connectionTimeoutMillis: options.timeoutMs, query_timeout: options.timeoutMs } : {}),
     // Lets the kernel notice a peer that vanished without a word (no FIN, no RST) on idle connections.
