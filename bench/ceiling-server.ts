@@ -164,7 +164,9 @@ async function sqliteStore(file: string): Promise<Store> {
 
 async function pgStore(url: string, schema: string | null): Promise<Store> {
   pg.types.setTypeParser(20, (v) => Number(v));
-  const pool = new pg.Pool({ connectionString: url, max: 10, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+  // Connections kept while idle, as the service keeps them (src/db/pg-pool.ts): else each open-loop
+  // job, coming after the other servers' turns, would start on new backends.
+  const pool = new pg.Pool({ connectionString: url, max: 10, idleTimeoutMillis: 0, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
   const rows = (await pool.query('SELECT * FROM services WHERE disabled = 0')).rows as ServiceRow[];
   const q = async <T>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[];
   const partnerRows = (await pool.query('SELECT id, api_key FROM partners')).rows as { id: number; api_key: string }[];
