@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
+import { keepShortLivedObjectsYoung } from '../ops/heap-settings.js';
 import { createContext } from '../context.js';
 import { countPartners, createPartner } from '../repositories/partners.js';
 import { startServer, type RunningServer } from '../server.js';
@@ -96,6 +97,7 @@ export async function runServe(config: Config, workers: number, { demo = false }
     superviseWorkers(workers);
     return;
   }
+  keepShortLivedObjectsYoung();
   let server: RunningServer;
   try {
     server = await startServer(config);
