@@ -149,7 +149,9 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   const P = await t.partner();
   await t.user({ email: 'cora@example.org', userId: 'cora' });
   const writers = [writer(P.client, 'cuta'), writer(P.client, 'cutb')];
-  await sleep(1000);
+  // Counted, not timed: on a busy machine a write may take a good part of a second.
+  const ACKS_EACH_SIDE = 6;
+  await waitFor('writes acknowledged before the cut', async () => writers.every((w) => w.acked.length >= ACKS_EACH_SIDE), 30_000);
   const cache = t.ctx.partners;
   const down = once(cache, 'down');
   await proxy!.cut();
@@ -187,7 +189,11 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   await proxy!.restore();
   const restoredAt = performance.now();
   const back = await waitFor('a successful call after the cut', async () => (await fetch(`${t.baseUrl}/readyz`)).status === 200, 10_000);
-  await sleep(500);
+  await waitFor(
+    'writes acknowledged after the restore',
+    async () => writers.every((w) => w.ackedAt.filter((at) => at > restoredAt).length >= ACKS_EACH_SIDE),
+    30_000,
+  );
   for (const w of writers) await w.stop();
 
   const refused = writers.flatMap((w) => w.refused);
@@ -203,7 +209,6 @@ test('PostgreSQL: a 10-second cut under light load answers unavailable quickly, 
   const feedBack = (await feedLive) - restoredAt;
   ctx.diagnostic(`the change feed is read again ${Math.round(feedBack)} ms after the restore`);
   await assertAllPresent(P.client, acked);
-  assert.ok(acked.length > 20, `writes were acknowledged before and after (${acked.length})`);
   assert.ok(
     writers.every((w) => w.ackedAt.some((at) => at < cutAt) && w.ackedAt.some((at) => at > restoredAt)),
     'writes were acknowledged before the cut and after the restore',
