@@ -15,9 +15,9 @@
 // The generator sleeps between sends: a timer wakes it every millisecond or so (TICK_MS), and each
 // wake sends every request due before the next one, up to a tick early. It must not poll: the load
 // core is not its own, PostgreSQL's backends run there too, and a generator that polled its
-// schedule with setImmediate kept that core busy, so the backends a request waits on queued behind
-// it (on PostgreSQL the service fell behind at 75 % of its own highest rate, where wrk, which
-// sleeps in epoll, had left them the core). Each request's latency runs from when it was due or,
+// schedule with setImmediate kept that core busy: the backends a request waits on queued behind it,
+// and the open loop had less of the machine than the closed loop it is compared with (wrk sleeps
+// in epoll). Each request's latency runs from when it was due or,
 // sent early, from when it was sent: never less than the server took, and a generator that falls
 // behind its schedule shows as latency, as before.
 import fs from 'node:fs';
