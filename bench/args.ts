@@ -1,5 +1,6 @@
 // `npm run bench -- [options]`: the command line, parsed into one settings object that the rest of
 // the benchmark takes as an argument (docs/performance.md lists the options and why each default).
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Backend } from './dataset.js';
 
@@ -29,6 +30,8 @@ export interface OpenLoopSettings {
   warmupS: number;
   /** The generator's connection pool: requests beyond it wait in the client, and that wait counts. */
   connections: number;
+  /** Where each job writes every request's latency on a timeline (a TSV file a job); null: nowhere. */
+  timelineDir: string | null;
 }
 
 export interface BenchSettings {
@@ -101,6 +104,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       'node-arg': { type: 'string', multiple: true, default: [] },
       'pause-reclaim': { type: 'boolean', default: false },
       'load-nice': { type: 'string', default: '0' },
+      timeline: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -143,6 +147,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       durationS: positive('open-duration', a['open-duration'] ?? String(d.openDuration), false),
       warmupS: a['open-warmup'] === '0' ? 0 : positive('open-warmup', a['open-warmup'] ?? String(d.openWarmup), false),
       connections: positive('open-connections', a['open-connections'], true),
+      timelineDir: a.timeline ? path.resolve(a.timeline) : null,
     },
     workers: positive('workers', a.workers, true),
     ceilings: !a['no-ceilings'],

@@ -193,6 +193,7 @@ export function openLoop(
     durationS: settings.open.durationS,
     warmupS: settings.open.warmupS,
     jobs,
+    timelineDir: settings.open.timelineDir,
   };
   fs.writeFileSync(file, JSON.stringify(openSettings));
   const [cmd, argv] = asLoad(where, process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'open-loop.ts'), file]);
@@ -222,9 +223,11 @@ export function openLoop(
           }
           startedAt = null;
           results.push(r);
+          const byOperation = Object.entries(r.by_operation ?? {}).map(([op, l]) => `${op} p50 ${l.p50_ms} p99 ${l.p99_ms} max ${l.max_ms}`);
           log(
             `open   ${r.label.padEnd(15)} ${scenario.padEnd(24)} ${String(r.rate_offered).padStart(7)} req/s offered  p50 ${r.p50_ms} p99 ${r.p99_ms} p99.9 ${r.p999_ms} max ${r.max_ms} ms  (send lag p99 ${r.send_lag_p99_ms} ms; CPU ms/req: server ${r.server_cpu_ms_per_req ?? '–'}, PostgreSQL ${r.postgres_cpu_ms_per_req ?? '–'}, generator ${r.generator_cpu_ms_per_req})${r.non_2xx + r.errors + r.unfinished ? `  ${r.non_2xx} non-2xx, ${r.errors} errors, ${r.unfinished} unanswered` : ''}`,
           );
+          if (byOperation.length > 0) log(`       by operation: ${byOperation.join('; ')} ms`);
         }
         nl = buffered.indexOf('\n');
       }

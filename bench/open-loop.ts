@@ -17,10 +17,11 @@
 // core is not its own, PostgreSQL's backends run there too, and a generator that polled its
 // schedule with setImmediate kept that core busy: the backends a request waits on queued behind it,
 // and the open loop had less of the machine than the closed loop it is compared with (wrk sleeps
-// in epoll). Each request's latency runs from when it was due or,
-// sent early, from when it was sent: never less than the server took, and a generator that falls
-// behind its schedule shows as latency, as before.
+// in epoll). Each request's latency runs from when it was due or, sent early, from when it was
+// sent: never less than the server took, and a generator that falls behind its schedule shows as
+// latency, as before.
 import fs from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
 import type { Scenario } from './args.js';
@@ -43,6 +44,8 @@ export interface OpenLoopSettings {
   durationS: number;
   warmupS: number;
   jobs: OpenLoopJob[];
+  /** Where each job writes every recorded request's due time, latency and operation (a TSV file a job); null: nowhere. */
+  timelineDir?: string | null;
 }
 
 export interface OpenLoopResult extends LatencySummary {
@@ -61,6 +64,8 @@ export interface OpenLoopResult extends LatencySummary {
   generator_cpu_ms_per_req: number;
   server_cpu_ms_per_req?: number;
   postgres_cpu_ms_per_req?: number;
+  /** In a mixed run, the latencies of each operation: which of them holds the tail. */
+  by_operation?: Record<string, LatencySummary>;
 }
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -71,7 +76,7 @@ export const TICK_MS = 1;
 export function runJob(
   job: OpenLoopJob,
   pool: BenchRequest[],
-  settings: Pick<OpenLoopSettings, 'connections' | 'durationS' | 'warmupS'>,
+  settings: Pick<OpenLoopSettings, 'connections' | 'durationS' | 'warmupS' | 'timelineDir'>,
 ): Promise<OpenLoopResult> {
   const client = new Pool(job.origin, { connections: settings.connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const total = Math.max(1, Math.round(job.rate * (settings.warmupS + settings.durationS)));
@@ -106,6 +111,9 @@ export function runJob(
       const completedRecorded = recorded - unfinished;
       const lag = summarise(sendLag.subarray(0, Math.min(recorded, Math.max(0, next - recordFrom))));
       void client.destroy();
+      if (settings.timelineDir)
+        writeTimeline(settings.timelineDir, job, pool, recordFrom, latencies, (r) => dueAt(start, job.rate, recordFrom + r) - firstRecordedDue);
+      const byOperation = latenciesByOperation(pool, recordFrom, latencies);
       resolve({
         label: job.label,
         rate_offered: job.rate,
@@ -117,6 +125,7 @@ export function runJob(
         send_lag_p99_ms: lag.p99_ms,
         send_lag_max_ms: lag.max_ms,
         generator_cpu_ms_per_req: perRequest(process.cpuUsage(cpuAtStart), total),
+        ...(byOperation ? { by_operation: byOperation } : {}),
       });
     };
     const deadline = setTimeout(finish, (settings.warmupS + settings.durationS) * 1000 + 10_000);
@@ -165,6 +174,30 @@ export function runJob(
     };
     setTimeout(tick, 1);
   });
+}
+
+/** The recorded requests' latencies grouped by operation; undefined when the pool holds one operation. */
+export function latenciesByOperation(pool: BenchRequest[], recordFrom: number, latencies: Float64Array): Record<string, LatencySummary> | undefined {
+  const operationOf = (r: number) => pool[(recordFrom + r) % pool.length]!.operation ?? '';
+  const groups = new Map<string, number[]>();
+  for (let r = 0; r < latencies.length; r++) {
+    const op = operationOf(r);
+    const group = groups.get(op);
+    if (group) group.push(latencies[r]!);
+    else groups.set(op, [latencies[r]!]);
+  }
+  if (groups.size < 2) return undefined;
+  return Object.fromEntries([...groups].map(([op, xs]) => [op, summarise(Float64Array.from(xs))]));
+}
+
+/** One line per recorded request: ms from the first recorded due time, latency in ms, operation. */
+function writeTimeline(dir: string, job: OpenLoopJob, pool: BenchRequest[], recordFrom: number, latencies: Float64Array, dueOf: (r: number) => number): void {
+  const lines: string[] = ['due_ms\tlatency_ms\toperation'];
+  for (let r = 0; r < latencies.length; r++) {
+    lines.push(`${dueOf(r).toFixed(3)}\t${latencies[r]!.toFixed(3)}\t${pool[(recordFrom + r) % pool.length]!.operation ?? ''}`);
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${job.label}-${job.rate}.tsv`), `${lines.join('\n')}\n`);
 }
 
 function perRequest(cpu: NodeJS.CpuUsage, requests: number): number {

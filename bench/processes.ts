@@ -161,15 +161,17 @@ export function rssAnonMb(pid: number): number | null {
 
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
+/** CPU ticks (user + system) a process has used, from /proc/PID/stat; and its command name. */
+function statTicks(pid: number | string): { command: string; ticks: number } {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
 /** CPU seconds (user + system) used so far by a process and its children. */
 export function cpuSeconds(pid: number): number {
-  const ticks = sumOverTree(pid, (p) => {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  });
-  return (ticks ?? 0) / CLOCK_TICKS;
+  return (sumOverTree(pid, (p) => statTicks(p).ticks) ?? 0) / CLOCK_TICKS;
 }
 
 /** CPU ticks of each PostgreSQL process of the machine (backends, writers, autovacuum), by pid. */
@@ -180,10 +182,8 @@ export function postgresCpu(): PostgresCpu {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+      const { command, ticks: used } = statTicks(entry);
+      if (command === 'postgres') ticks.set(Number(entry), used);
     } catch {
       // exited meanwhile
     }

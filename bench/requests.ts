@@ -20,6 +20,8 @@ export interface BenchRequest {
   path: string;
   /** A form body (application/x-www-form-urlencoded), or null. */
   body: string | null;
+  /** The API operation (or the widget), for latencies by operation in a mixed run. */
+  operation?: string;
 }
 
 /** What the draws need from a dataset: its identifiers and keys, not its database. */
@@ -50,6 +52,10 @@ const md5Of = (src: RequestSource, user: number) => src.ids.toString('latin1', (
 const signingKeyOf = (partner: PartnerKeys) => createHash('sha256').update(partner.apiToken).digest('hex');
 
 export function operation(kind: string, src: RequestSource, partner: PartnerKeys, md5: string, pick: () => number): BenchRequest {
+  return { ...request(kind, src, partner, md5, pick), operation: kind };
+}
+
+function request(kind: string, src: RequestSource, partner: PartnerKeys, md5: string, pick: () => number): BenchRequest {
   const token = `api_token=${partner.apiToken}`;
   const service = () => src.services[Math.floor(pick() * src.services.length)]!;
   switch (kind) {

@@ -4,7 +4,10 @@
 // so a slow machine can only make them hold by a wider margin.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { runJob } from '../../bench/open-loop.js';
@@ -96,4 +99,46 @@ test('open loop: a request sent ahead of its due time is timed from its send, so
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+test('open loop: a mixed pool reports latencies by operation and writes each request to the timeline', async () => {
+  // The server holds every POST 30 ms and answers GETs at once: the tail belongs to the writes,
+  // which the mix's overall percentiles alone cannot say.
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => (req.method === 'POST' ? setTimeout(() => res.end('posted'), 30) : res.end('ok')));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'open-loop-'));
+  try {
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const mixed = [
+      { ...pool[0]!, operation: 'read' },
+      { ...pool[1]!, operation: 'write' },
+    ];
+    const r = await runJob({ label: 'mix', origin, rate: 200, seed: 1 }, mixed, { connections: 16, durationS: 0.5, warmupS: 0.1, timelineDir: dir });
+    assert.equal(r.count, 100);
+    assert.deepEqual(Object.keys(r.by_operation ?? {}).sort(), ['read', 'write']);
+    assert.equal(r.by_operation!.read!.count + r.by_operation!.write!.count, 100);
+    assert.ok(r.by_operation!.write!.min_ms >= 29, `every write waited its 30 ms: ${r.by_operation!.write!.min_ms}`);
+    assert.ok(r.by_operation!.read!.p50_ms < r.by_operation!.write!.min_ms, 'reads are not held');
+    const lines = fs.readFileSync(path.join(dir, 'mix-200.tsv'), 'utf8').trim().split('\n');
+    assert.equal(lines[0], 'due_ms\tlatency_ms\toperation');
+    assert.equal(lines.length, 101, 'one line per recorded request');
+    const rows = lines.slice(1).map((l) => l.split('\t'));
+    assert.equal(Number(rows[0]![0]), 0, 'due times start at the first recorded request');
+    assert.ok(Number(rows[99]![0]) > Number(rows[0]![0]));
+    for (const [, latency, op] of rows) if (op === 'write') assert.ok(Number(latency) >= 29);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('open loop: a pool of one operation reports no breakdown', async () => {
+  await withServer(0, async (origin) => {
+    const r = await runJob({ label: 'one', origin, rate: 100, seed: 1 }, [{ ...pool[0]!, operation: 'read' }], { connections: 2, durationS: 0.2, warmupS: 0 });
+    assert.equal(r.by_operation, undefined);
+  });
 });
