@@ -111,8 +111,14 @@ export function runJob(
       const completedRecorded = recorded - unfinished;
       const lag = summarise(sendLag.subarray(0, Math.min(recorded, Math.max(0, next - recordFrom))));
       void client.destroy();
-      if (settings.timelineDir)
-        writeTimeline(settings.timelineDir, job, pool, recordFrom, latencies, (r) => dueAt(start, job.rate, recordFrom + r) - firstRecordedDue);
+      // finish() may run inside undici's callbacks, which swallow what they throw: say it, and fail the run.
+      try {
+        if (settings.timelineDir)
+          writeTimeline(settings.timelineDir, job, pool, recordFrom, latencies, (r) => dueAt(start, job.rate, recordFrom + r) - firstRecordedDue);
+      } catch (err) {
+        process.stderr.write(`the timeline could not be written: ${String(err)}\n`);
+        process.exitCode = 1;
+      }
       const byOperation = latenciesByOperation(pool, recordFrom, latencies);
       resolve({
         label: job.label,
@@ -197,7 +203,12 @@ function writeTimeline(dir: string, job: OpenLoopJob, pool: BenchRequest[], reco
     lines.push(`${dueOf(r).toFixed(3)}\t${latencies[r]!.toFixed(3)}\t${pool[(recordFrom + r) % pool.length]!.operation ?? ''}`);
   }
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, `${job.label}-${job.rate}.tsv`), `${lines.join('\n')}\n`);
+  fs.writeFileSync(path.join(dir, timelineName(job)), `${lines.join('\n')}\n`);
+}
+
+/** The job's timeline file: its label made a file name ("idsvc/postgres" → "idsvc-postgres"), and its rate. */
+export function timelineName(job: Pick<OpenLoopJob, 'label' | 'rate'>): string {
+  return `${job.label.replace(/[^A-Za-z0-9._-]+/g, '-')}-${job.rate}.tsv`;
 }
 
 function perRequest(cpu: NodeJS.CpuUsage, requests: number): number {

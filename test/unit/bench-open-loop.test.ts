@@ -116,13 +116,13 @@ test('open loop: a mixed pool reports latencies by operation and writes each req
       { ...pool[0]!, operation: 'read' },
       { ...pool[1]!, operation: 'write' },
     ];
-    const r = await runJob({ label: 'mix', origin, rate: 200, seed: 1 }, mixed, { connections: 16, durationS: 0.5, warmupS: 0.1, timelineDir: dir });
+    const r = await runJob({ label: 'idsvc/mix', origin, rate: 200, seed: 1 }, mixed, { connections: 16, durationS: 0.5, warmupS: 0.1, timelineDir: dir });
     assert.equal(r.count, 100);
     assert.deepEqual(Object.keys(r.by_operation ?? {}).sort(), ['read', 'write']);
     assert.equal(r.by_operation!.read!.count + r.by_operation!.write!.count, 100);
     assert.ok(r.by_operation!.write!.min_ms >= 29, `every write waited its 30 ms: ${r.by_operation!.write!.min_ms}`);
     assert.ok(r.by_operation!.read!.p50_ms < r.by_operation!.write!.min_ms, 'reads are not held');
-    const lines = fs.readFileSync(path.join(dir, 'mix-200.tsv'), 'utf8').trim().split('\n');
+    const lines = fs.readFileSync(path.join(dir, 'idsvc-mix-200.tsv'), 'utf8').trim().split('\n');
     assert.equal(lines[0], 'due_ms\tlatency_ms\toperation');
     assert.equal(lines.length, 101, 'one line per recorded request');
     const rows = lines.slice(1).map((l) => l.split('\t'));
