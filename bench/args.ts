@@ -32,6 +32,8 @@ export interface OpenLoopSettings {
   connections: number;
   /** Where each job writes every request's latency on a timeline (a TSV file a job); null: nowhere. */
   timelineDir: string | null;
+  /** The rate the shares are of, instead of the service's own highest: the same offered rates for two builds. */
+  baseRps: number | null;
 }
 
 export interface BenchSettings {
@@ -52,6 +54,8 @@ export interface BenchSettings {
   serviceEnv: Record<string, string>;
   /** Options for the service's node (e.g. V8's GC flags), before its entry point. */
   serviceNodeArgs: string[];
+  /** Where the service's standard output goes (its log, `--trace-gc`); null: nowhere. */
+  serviceLog: string | null;
   /** Turn the host's proactive reclaim (DAMON pageout) off for the run (bench/host-reclaim.ts). */
   pauseReclaim: boolean;
   /** The load generators' niceness, 0 to 19 (bench/processes.ts, Placement.loadNice). */
@@ -105,6 +109,8 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       'pause-reclaim': { type: 'boolean', default: false },
       'load-nice': { type: 'string', default: '0' },
       timeline: { type: 'string' },
+      'open-base': { type: 'string' },
+      'service-log': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -148,6 +154,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       warmupS: a['open-warmup'] === '0' ? 0 : positive('open-warmup', a['open-warmup'] ?? String(d.openWarmup), false),
       connections: positive('open-connections', a['open-connections'], true),
       timelineDir: a.timeline ? path.resolve(a.timeline) : null,
+      baseRps: a['open-base'] ? positive('open-base', a['open-base'], false) : null,
     },
     workers: positive('workers', a.workers, true),
     ceilings: !a['no-ceilings'],
@@ -159,6 +166,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
     out: a.out ?? null,
     serviceEnv,
     serviceNodeArgs: a['node-arg'],
+    serviceLog: a['service-log'] ? path.resolve(a['service-log']) : null,
     pauseReclaim: a['pause-reclaim'],
     loadNice: loadNiceness(a['load-nice']),
   };

@@ -264,7 +264,9 @@ export async function startService(entry: string, ds: Dataset, port: number, set
     String(settings.workers),
   ];
   const [cmd, argv] = pinned(where.serverCpus, process.execPath, nodeArgs);
-  const child = spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const out = settings.serviceLog ? fs.openSync(settings.serviceLog, 'a') : 'ignore';
+  const child = spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', out, 'inherit'] });
+  if (typeof out === 'number') fs.closeSync(out);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/readyz`, child);
   return { label: `idsvc/${ds.backend}`, child, url, heapFile };

@@ -59,7 +59,9 @@ async function benchScenario(
   const w = of(work);
 
   const openTargets = [s.service, ...(work ? [work] : []), ...(s.host ? [s.host] : [])];
-  const rates = settings.open.shares.map((share) => Math.max(1, Math.round(m.rps * share)));
+  // --open-base: shares of a rate given, so that two builds are offered the same traffic.
+  const highest = settings.open.baseRps ?? m.rps;
+  const rates = settings.open.shares.map((share) => Math.max(1, Math.round(highest * share)));
   const open = rates.length > 0 && m.rps > 0 ? await openLoop(openTargets, rates, scenario, ds, src.widgetExpiry, settings, where) : [];
   const rows: OpenLoopRow[] = rates.map((rate, k) => {
     const at = (t: Server | null) => (t === null ? null : (open[k * openTargets.length + openTargets.indexOf(t)] ?? null));

@@ -80,7 +80,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
     return handleOver(
       kysely,
-      { dialect: 'sqlite', sqlite: raw, reader, pgPool: null },
+      { dialect: 'sqlite', sqlite: raw, reader, pgPool: null, pgFeedPool: null },
       null,
       new EventEmitter(),
       (fn) => fn(),
@@ -105,10 +105,13 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   }
   const events = new EventEmitter();
   const bounded = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events });
+  // Same timeouts and loss handling as the pool; opened on the first reading, so a CLI command that reads no feed opens none.
+  const feed = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events, max: 1 });
   const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: bounded.forKysely }) });
-  return handleOver(kysely, { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool }, schema ?? null, events, bounded.unbounded, () =>
-    kysely.destroy(),
-  );
+  const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool, pgFeedPool: feed.pool };
+  return handleOver(kysely, conns, schema ?? null, events, bounded.unbounded, async () => {
+    await Promise.all([kysely.destroy(), feed.pool.end()]);
+  });
 }
 
 /**

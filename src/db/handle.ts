@@ -23,6 +23,13 @@ export interface Connections {
   /** SQLite only: a second connection for reads outside writes (see db/prepared.ts). */
   readonly reader: SQLite.Database | null;
   readonly pgPool: pg.Pool | null;
+  /**
+   * PostgreSQL only: one connection of its own for the change feed's readings (services/change-feed.ts).
+   * A reading gates every lookup answered from memory; in the shared pool it would queue behind the
+   * statements of the very requests it lets through, so under load each lookup from memory would
+   * pay the pool's queue once or twice before its own.
+   */
+  readonly pgFeedPool: pg.Pool | null;
 }
 
 /** A statement written once as SQL text and prepared once per connection (db/prepared.ts). */

@@ -29,6 +29,8 @@ export interface PgPoolOptions {
   timeoutMs: number;
   /** Told when a pooled connection is lost (for the log). */
   events: EventEmitter;
+  /** Connections at most; 10 unless given. */
+  max?: number;
 }
 
 export interface BoundedPool {
@@ -51,7 +53,7 @@ export function createPgPool(options: PgPoolOptions): BoundedPool {
   ];
   const pool = new pg.Pool({
     connectionString: options.connectionString,
-    max: 10,
+    max: options.max ?? 10,
     // Connections stay open while idle (node-postgres closes them after 10 s by default): after a
     // quiet spell, the first requests would otherwise wait for new backends, each preparing the
     // named statements again on cold catalog caches, and a burst queued behind them for seconds.

@@ -54,7 +54,7 @@ const PG_READ = {
  * already gave (a transaction still running then may commit later: its rows come in a later reading).
  */
 function pgFeedReader(db: Db): FeedReader {
-  const pool = db.pgPool!;
+  const pool = db.pgFeedPool!;
   let since: number | null = null;
   const seen = new Map<number, number>();
   return {

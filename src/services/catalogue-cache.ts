@@ -30,6 +30,8 @@ export class CatalogueCache {
   private popularity: { at: number; counts: Map<string, number>; stamp: number } | undefined;
   private popularityStamp = 0;
   private loading: Promise<CatalogueSnapshot> | undefined;
+  /** Bumped by invalidate(): a check that started before it neither answers later calls nor stores what it read. */
+  private generation = 0;
 
   constructor(
     private readonly db: Db,
@@ -43,25 +45,45 @@ export class CatalogueCache {
   async get(): Promise<CatalogueSnapshot> {
     const now = this.clock.now();
     if (this.snapshot && now - this.checkedAt < this.checkEveryMs) return this.snapshot;
-    this.loading ??= this.refresh(now).finally(() => {
-      this.loading = undefined;
-    });
+    if (!this.loading) {
+      const loading = this.refresh(now, this.generation).finally(() => {
+        if (this.loading === loading) this.loading = undefined;
+      });
+      this.loading = loading;
+    }
+    // A due check does not hold up the calls made while it runs: they get the snapshot it checks,
+    // as the calls just before it did. Otherwise once a second every call in flight would wait for
+    // that round trip, behind the pool's queue when the database is busy. After invalidate() (a
+    // change made in this process) or with `checkEveryMs` 0 (tests: every call sees the latest),
+    // calls wait for the new catalogue.
+    if (this.snapshot && this.checkEveryMs > 0 && this.checkedAt !== Number.NEGATIVE_INFINITY) {
+      this.loading.catch(() => {}); // a failed check is tried again by the next call
+      return this.snapshot;
+    }
     return this.loading;
   }
 
-  private async refresh(now: number): Promise<CatalogueSnapshot> {
+  private async refresh(now: number, generation: number): Promise<CatalogueSnapshot> {
     const version = await catalogueVersion(this.db);
-    this.checkedAt = now;
-    if (this.snapshot && this.snapshot.version === version) return this.snapshot;
+    if (this.snapshot && this.snapshot.version === version) {
+      if (generation === this.generation) this.checkedAt = now;
+      return this.snapshot;
+    }
     const entries = await listCatalogue(this.db, false);
     const alphanumeric = [...entries].sort(byName);
-    this.snapshot = { version, byId: new Map(entries.map((e) => [e.svcId, e])), alphanumeric };
-    return this.snapshot;
+    const snapshot = { version, byId: new Map(entries.map((e) => [e.svcId, e])), alphanumeric };
+    if (generation === this.generation) {
+      this.checkedAt = now;
+      this.snapshot = snapshot;
+    }
+    return snapshot;
   }
 
   /** Forget cached state: the next read goes to the database (used after in-process writes). */
   invalidate(): void {
-    this.checkedAt = -Infinity;
+    this.generation++;
+    this.loading = undefined;
+    this.checkedAt = Number.NEGATIVE_INFINITY;
     this.popularity = undefined;
   }
 

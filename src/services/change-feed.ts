@@ -12,10 +12,10 @@
 //   request being served was received before that turn began, so a change committed before the
 //   request was sent is applied before it is answered. One reading is in flight at a time: lookups
 //   of later turns wait for the next, which starts when it ends and serves all of them (on SQLite a
-//   synchronous indexed read; on PostgreSQL a round trip, so under load one round trip serves every
-//   lookup made during the one before, instead of each turn sending its own and queueing it in the
-//   pool ahead of the views' own queries). When a reading timed out (a stalled database), the
-//   lookups waiting on it get that error at once rather than a second wait of their own.
+//   synchronous indexed read; on PostgreSQL a round trip on a connection of its own, db/handle.ts
+//   `pgFeedPool`, so under load one round trip serves every lookup made during the one before, and
+//   it never waits in the pool behind the views' own queries). When a reading timed out (a stalled
+//   database), the lookups waiting on it get that error at once rather than a second wait of their own.
 // - `readWithin(ms)`: whether a reading that started at most `ms` ago succeeded, without waiting;
 //   when the last one is older than half of that, it starts one for the lookups to come. A copy
 //   that may be a moment behind (the partner cache on PostgreSQL) uses it, so that its hits cost no

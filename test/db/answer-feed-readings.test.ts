@@ -1,14 +1,17 @@
 // How often the answer cache and the partner cache read their change feed (services/change-feed.ts)
-// on PostgreSQL, where each reading is a round trip through the same pool as the views' own queries. Only a lookup that may be served from memory, or
-// whose answer will be kept, reads it (a render reads the database itself), and at most one reading is in flight: lookups made while
-// one runs share the next, so under load the readings stay fewer than the lookups instead of one
-// per turn of the event loop queueing in the pool ahead of the requests' own statements.
+// on PostgreSQL, where each reading is a round trip on a connection of its own. Only a lookup that
+// may be served from memory, or whose answer will be kept, reads it (a render reads the database
+// itself), and at most one reading is in flight: lookups made while one runs share the next, so
+// under load the readings stay fewer than the lookups instead of one per turn of the event loop.
+// The readings do not wait in the pool behind the views' statements: memory answers while every
+// pooled connection is busy.
 // Exactness (a change committed before a request is applied before it is answered) is checked by
 // test/db/answer-cache.test.ts; here it is checked again under concurrent reads and writes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { IdsvcClient } from '@idsvc/client';
+import { ChangeFeed } from '../../src/services/change-feed.js';
 import { MAX_AGE_MS } from '../../src/services/partner-cache.js';
 import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 
@@ -24,9 +27,9 @@ before(async () => {
   countReadings(t);
 });
 
-/** Counts the feed's statement (repositories/answer-feed.ts names it) as it goes through the app's pool. */
+/** Counts the feed's statement (repositories/answer-feed.ts names it) on the app's feed connection. */
 function countReadings(app: TestApp): void {
-  const pool = app.ctx.db.pgPool!;
+  const pool = app.ctx.db.pgFeedPool!;
   const query = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
   (pool as { query: unknown }).query = async (config: pg.QueryConfig) => {
     if (config.name !== 'idsvc_answer_feed') return query(config);
@@ -136,6 +139,60 @@ test('the partner cache reads the feed at most once per half of its bound, whate
       `${readings.started} readings in ${Math.round(elapsed)} ms`,
     );
     assert.equal(readings.maxInFlight, 1);
+  } finally {
+    await app.close();
+  }
+});
+
+/** Checks out every connection of the app's pool and keeps them until `release` is called. */
+async function occupyPool(app: TestApp): Promise<{ release: () => void }> {
+  const pool = app.ctx.db.pgPool!;
+  const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+  assert.equal(pool.waitingCount, 0);
+  return { release: () => held.forEach((c) => c.release()) };
+}
+
+test('a reading of the feed does not wait for a pooled connection', { skip }, async () => {
+  const feed = new ChangeFeed(t!.ctx.db);
+  await feed.fresh();
+  const busy = await occupyPool(t!);
+  try {
+    // In the shared pool this reading would wait for a connection until DATABASE_TIMEOUT_MS, then fail.
+    const reading = await feed.fresh();
+    assert.equal(reading.ok, true);
+    assert.equal(reading.unavailable, undefined);
+  } finally {
+    busy.release();
+  }
+});
+
+test('an answer kept in memory is served while every pooled connection is busy', { skip }, async () => {
+  // Its own instance with the partner cache on, and the catalogue checked as in production (not at
+  // every call, as tests do elsewhere): a kept answer then needs no pooled connection at all.
+  const app = await startTestApp({ ...t!.cliEnv, CONNECTIONS_PER_ADDRESS: '0' }, {}, { catalogueCheckMs: 1000 });
+  try {
+    const P = await app.partner();
+    const client = new IdsvcClient({ baseUrl: app.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken });
+    await app.user({ email: 'kim@example.org', userId: 'kim' });
+    await client.updateService('kim', 'github', 'kim-gh');
+    // Asked twice, kept; a third time, served from memory (test/db/answer-cache.test.ts says when).
+    for (let i = 0; i < 2; i++) await client.returnServices('kim');
+    const hits = app.ctx.answers.hits;
+    assert.deepEqual(
+      (await client.returnServices('kim')).map((s) => s.usrSvcId),
+      ['kim-gh'],
+    );
+    assert.equal(app.ctx.answers.hits, hits + 1, 'the third lookup was served from memory');
+    const busy = await occupyPool(app);
+    try {
+      assert.deepEqual(
+        (await client.returnServices('kim')).map((s) => s.usrSvcId),
+        ['kim-gh'],
+      );
+      assert.equal(app.ctx.answers.hits, hits + 2);
+    } finally {
+      busy.release();
+    }
   } finally {
     await app.close();
   }
