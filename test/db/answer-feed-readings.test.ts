@@ -13,7 +13,7 @@ import type pg from 'pg';
 import { IdsvcClient } from '@idsvc/client';
 import { ChangeFeed } from '../../src/services/change-feed.js';
 import { MAX_AGE_MS } from '../../src/services/partner-cache.js';
-import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
+import { occupyPool, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 
 const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a reading is a synchronous local read)';
 let t: TestApp | undefined;
@@ -143,14 +143,6 @@ test('the partner cache reads the feed at most once per half of its bound, whate
     await app.close();
   }
 });
-
-/** Checks out every connection of the app's pool and keeps them until `release` is called. */
-async function occupyPool(app: TestApp): Promise<{ release: () => void }> {
-  const pool = app.ctx.db.pgPool!;
-  const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
-  assert.equal(pool.waitingCount, 0);
-  return { release: () => held.forEach((c) => c.release()) };
-}
 
 test('a reading of the feed does not wait for a pooled connection', { skip }, async () => {
   const feed = new ChangeFeed(t!.ctx.db);

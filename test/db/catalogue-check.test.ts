@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
+import { occupyPool, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 
 const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a check is a synchronous local read)';
 let t: TestApp | undefined;
@@ -18,13 +18,6 @@ before(async () => {
 after(async () => {
   await t?.close();
 });
-
-/** Checks out every connection of the app's pool: a statement sent now waits until `release`. */
-async function occupyPool(app: TestApp): Promise<{ release: () => void }> {
-  const pool = app.ctx.db.pgPool!;
-  const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
-  return { release: () => held.forEach((c) => c.release()) };
-}
 
 test('a due check of the catalogue does not hold up the calls made while it runs', { skip }, async () => {
   const catalogue = t!.ctx.catalogue;

@@ -161,3 +161,14 @@ export async function errorCode(call: Promise<unknown>): Promise<string> {
 export async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, { method: 'POST', body: new URLSearchParams(fields), headers });
 }
+
+/** Checks out every connection of the app's PostgreSQL pool: a statement sent through it waits until `release`. */
+export async function occupyPool(app: TestApp): Promise<{ release: () => void }> {
+  const pool = app.ctx.db.pgPool!;
+  const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+  return {
+    release: () => {
+      for (const c of held) c.release();
+    },
+  };
+}
