@@ -39,7 +39,7 @@ interface Entry {
   readonly catalogue: string;
 }
 
-/** A row read before the lookup: its tag, and the feed's sequence when it was read (unknown: the answer is not kept). */
+/** The partner row read before the lookup: its tag (`p{id}`), and the feed's sequence when it was read (unknown: the answer is not kept). */
 export interface ReadBefore {
   readonly tag: string;
   readonly at: number | undefined;
@@ -58,6 +58,14 @@ export class AnswerCache extends EventEmitter {
   private readonly changedAt = new Map<string, number>();
   /** Renders that started before this sequence are not kept (recent tags were forgotten, or all was dropped). */
   private floor = 0;
+  /**
+   * The sequence each partner last changed at, and when everything was last dropped: a partner row
+   * may have been read long before the lookup (the partner cache keeps it), so whether it changed
+   * since must outlive the forgetting of recent tags above, or every answer for a partner would go
+   * unkept once a busy feed had named RECENT_TAGS_MAX other tags. One entry per partner changed.
+   */
+  private readonly partnerChangedAt = new Map<string, number>();
+  private allDroppedAt = 0;
   /** The change feed, while this cache is enabled; its unsubscribe and event forwarding, undone by close(). */
   private readonly feed: ChangeFeed | null;
   private readonly detach: () => void = () => {};
@@ -127,7 +135,7 @@ export class AnswerCache extends EventEmitter {
     const started = this.feed.sequence;
     const tags: AnswerTags = new Set();
     const value = await render(tags);
-    const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.unchangedSince(readBefore.at, [readBefore.tag]));
+    const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.rowUnchangedSince(readBefore));
     if (keep && this.feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
@@ -135,6 +143,12 @@ export class AnswerCache extends EventEmitter {
       if (this.entries.peek(key) === entry) for (const tag of entry.tags) this.index(tag, key);
     }
     return value;
+  }
+
+  /** Whether the row read before the lookup (a partner's) has not changed since it was read. */
+  private rowUnchangedSince(row: ReadBefore): boolean {
+    const at = row.at!;
+    return at >= this.allDroppedAt && (this.partnerChangedAt.get(row.tag) ?? -1) <= at && (this.changedAt.get(row.tag) ?? -1) <= at;
   }
 
   private unchangedSince(started: number, tags: Iterable<string>): boolean {
@@ -156,6 +170,7 @@ export class AnswerCache extends EventEmitter {
     }
     for (const tag of tags) {
       this.changedAt.set(tag, now);
+      if (tag.startsWith('p')) this.partnerChangedAt.set(tag, now);
       const keys = this.byTag.get(tag);
       if (!keys) continue;
       this.byTag.delete(tag);
@@ -167,6 +182,8 @@ export class AnswerCache extends EventEmitter {
   /** Drops everything, as the reading numbered `now` asks when it cannot name what changed. */
   private clear(now: number): void {
     this.floor = now;
+    this.allDroppedAt = now;
+    this.partnerChangedAt.clear();
     this.changedAt.clear();
     this.byTag.clear();
     this.entries?.clear();

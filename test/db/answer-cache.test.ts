@@ -401,6 +401,48 @@ test('an answer rendered from a partner row that a reading has since changed is 
   }
 });
 
+test('answers for a partner read long ago are still kept after the feed named more tags than it remembers', async () => {
+  // The partner cache keeps a partner's row for as long as the row does not change, so the
+  // sequence it was read at falls ever further behind a busy feed. The cache forgets the tags it
+  // heard of past RECENT_TAGS_MAX (10,000); a partner's own changes must outlive that, or no answer
+  // for that partner would be kept again.
+  const P = await t.partner();
+  const feed = new ChangeFeed(t.ctx.db);
+  const cache = new AnswerCache(feed, 1);
+  let renders = 0;
+  const render = async (tags: Set<string>) => {
+    tags.add(`p${P.id}`);
+    return `rendered ${++renders}`;
+  };
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+  try {
+    await feed.fresh();
+    const partnerRow = { tag: `p${P.id}`, at: feed.sequence };
+    // Eleven readings of a thousand other people's changes each (one reading takes at most a thousand).
+    for (let batch = 0; batch < 11; batch++) {
+      await elsewhere(
+        'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO answer_changes (tag) SELECT ' +
+          (TEST_DB === 'postgres' ? "'u' || (i + ?::int)" : "'u' || (i + ?)") +
+          ' FROM n',
+        batch * 1000 + 1_000_000,
+      );
+      await nextTurn();
+      assert.equal((await feed.fresh()).ok, true);
+    }
+    await nextTurn();
+    for (let i = 0; i < 2; i++) await cache.get('k', 'v', render, partnerRow);
+    assert.equal(cache.size, 1, 'kept the second time, as for a partner read just now');
+    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 2', 'answered from memory');
+    // A change to the partner itself still keeps its older row's answers out.
+    await elsewhere('UPDATE partners SET name = ? WHERE id = ?', 'renamed again', P.id);
+    await nextTurn();
+    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 3');
+    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 4', 'not kept: the row it came from changed');
+  } finally {
+    cache.close();
+  }
+});
+
 test('ANSWER_CACHE_MB=0 turns it off', async () => {
   const other = await startTestApp({ ...t.cliEnv, ...LIMITS, ANSWER_CACHE_MB: '0' });
   try {
