@@ -1,7 +1,8 @@
 // update_service's round trips to the database: on PostgreSQL every push with an identifier is one
 // statement (repositories/partner-pushes.ts), and stays one, for a person the partner linked too:
 // then that statement also flows the push to the central repository and writes its events. On
-// SQLite pushes share one commit (db/group-commit.ts) and make no round trips at all.
+// SQLite pushes share one commit (db/group-commit.ts) and make no round trips at all. A partner's
+// own view reads its pushed entries and its link at once.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
@@ -9,7 +10,7 @@ import { buildProfileUrl } from '../../src/catalogue/profile-url.js';
 import { PUSH_STATEMENTS } from '../../src/repositories/partner-pushes.js';
 import { findPartner, type Partner } from '../../src/repositories/partners.js';
 import { parseUserIdentifier } from '../../src/domain/identifiers.js';
-import { pushIdentity } from '../../src/services/partner-data.js';
+import { privateView, pushIdentity } from '../../src/services/partner-data.js';
 import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 
 const onlyPostgres = { skip: TEST_DB !== 'postgres' && 'round trips are a PostgreSQL matter' };
@@ -174,4 +175,32 @@ test("the one-statement push finds the links by the person, not by reading all t
     await client.query('RESET enable_seqscan');
     client.release();
   }
+});
+
+test("a partner's own view reads its entries and its link side by side: two waits in a row, not three", onlyPostgres, async () => {
+  await t.user({ email: 'ode@example.org', userId: 'ode' });
+  await partner.client.updateService('ode', 'github', 'ode-gh');
+  // The view's statements are prepared ones, sent with the pool's query().
+  const pool = t.ctx.db.pgPool!;
+  const original = pool.query;
+  let inFlight = 0;
+  let most = 0;
+  (pool as { query: unknown }).query = async (...args: unknown[]) => {
+    most = Math.max(most, ++inFlight);
+    try {
+      return await (original as (...a: unknown[]) => Promise<unknown>).apply(pool, args);
+    } finally {
+      inFlight--;
+    }
+  };
+  try {
+    const entries = await privateView(t.ctx, { partner: row, by: 'legacy_open_reads' }, parseUserIdentifier('ode'), 'without-evidence');
+    assert.deepEqual(
+      entries.map((e) => e.usrSvcId),
+      ['ode-gh'],
+    );
+  } finally {
+    (pool as { query: unknown }).query = original;
+  }
+  assert.equal(most, 2, 'the pushed entries and the link were in flight together');
 });
