@@ -1,6 +1,7 @@
 // What the service waits on, for finding where an open-loop tail comes from: loaded into the
-// service with `npm run bench -- --node-arg=--import=./bench/stall-probe.ts` (STALL_PROBE_FILE names
-// the output; default bench/data/stall-probe.jsonl). It records, each with the wall-clock time it
+// service with `npm run bench -- --node-arg=--import=tsx --node-arg=--import=./bench/stall-probe.ts`
+// (the service runs compiled, so TypeScript needs the loader; `--env STALL_PROBE_FILE=…` names the
+// output; default bench/data/stall-probe.jsonl). It records, each with the wall-clock time it
 // ended (ms since the epoch, to line up with the generator's and the database's logs):
 // - `gc`: collector pauses of 2 ms or more (kind: minor, major, incremental, weak);
 // - `loop`: turns of the event loop that held it 10 ms or more (a 2 ms timer that came late);
