@@ -160,28 +160,28 @@ test('a reading of the feed does not wait for a pooled connection', { skip }, as
 
 test('an answer kept in memory is served while every pooled connection is busy', { skip }, async () => {
   // Its own instance with the partner cache on, and the catalogue checked as in production (not at
-  // every call, as tests do elsewhere): a kept answer then needs no pooled connection at all.
-  const app = await startTestApp({ ...t!.cliEnv, CONNECTIONS_PER_ADDRESS: '0' }, {}, { catalogueCheckMs: 1000 });
+  // every call, as tests do elsewhere): a kept answer then needs no pooled connection at all. The
+  // partner cache's bound is long, so that a slow machine's pauses do not send it to the table.
+  const app = await startTestApp({ ...t!.cliEnv, CONNECTIONS_PER_ADDRESS: '0' }, {}, { catalogueCheckMs: 60_000, partnerMaxAgeMs: 60_000 });
   try {
     const P = await app.partner();
     const client = new IdsvcClient({ baseUrl: app.baseUrl, apiKey: P.apiKey, apiToken: P.apiToken });
     await app.user({ email: 'kim@example.org', userId: 'kim' });
     await client.updateService('kim', 'github', 'kim-gh');
-    // Asked twice, kept; a third time, served from memory (test/db/answer-cache.test.ts says when).
-    for (let i = 0; i < 2; i++) await client.returnServices('kim');
+    // Kept the second time it is asked for, served from memory after (test/db/answer-cache.test.ts
+    // says when); a few asks more when the partner's creation reached the feed only after the
+    // first ones (the answer rendered from its older row is not kept).
+    const before = app.ctx.answers.hits;
+    for (let i = 0; i < 6 && app.ctx.answers.hits === before; i++) await client.returnServices('kim');
+    assert.ok(app.ctx.answers.hits > before, 'served from memory before the pool is taken');
     const hits = app.ctx.answers.hits;
-    assert.deepEqual(
-      (await client.returnServices('kim')).map((s) => s.usrSvcId),
-      ['kim-gh'],
-    );
-    assert.equal(app.ctx.answers.hits, hits + 1, 'the third lookup was served from memory');
     const busy = await occupyPool(app);
     try {
       assert.deepEqual(
         (await client.returnServices('kim')).map((s) => s.usrSvcId),
         ['kim-gh'],
       );
-      assert.equal(app.ctx.answers.hits, hits + 2);
+      assert.equal(app.ctx.answers.hits, hits + 1, 'served from memory with every pooled connection taken');
     } finally {
       busy.release();
     }

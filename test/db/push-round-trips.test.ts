@@ -202,5 +202,5 @@ test("a partner's own view reads its entries and its link side by side: two wait
   } finally {
     (pool as { query: unknown }).query = original;
   }
-  assert.equal(most, 2, 'the pushed entries and the link were in flight together');
+  assert.ok(most >= 2, `the pushed entries and the link were in flight together (at most ${most} at once)`);
 });
