@@ -168,6 +168,14 @@ test('command line: full and quick defaults, shares as percentages, errors that 
   assert.deepEqual(parseBenchArgs(['--open-rates', '10,60']).open.shares, [0.1, 0.6]);
   assert.deepEqual(parseBenchArgs(['--no-open']).open.shares, []);
   assert.equal(parseBenchArgs(['--warmup', '0']).closed.warmupS, 0);
+  assert.equal(full.open.baseRps, null, "shares are of the service's own highest rate unless --open-base is given");
+  assert.equal(full.open.timelineDir, null);
+  assert.equal(full.serviceLog, null);
+  const probing = parseBenchArgs(['--open-base', '2400', '--timeline', 'tl', '--service-log', 'svc.log']);
+  assert.equal(probing.open.baseRps, 2400);
+  assert.equal(probing.open.timelineDir, path.resolve('tl'));
+  assert.equal(probing.serviceLog, path.resolve('svc.log'));
+  assert.throws(() => parseBenchArgs(['--open-base', '0']), /--open-base/);
   assert.throws(() => parseBenchArgs(['--users', '50']), /--users/);
   assert.throws(() => parseBenchArgs(['--rounds', '1.5']), /--rounds/);
   assert.throws(() => parseBenchArgs(['--scenarios', 'everything']), /unknown scenario everything/);
