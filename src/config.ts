@@ -19,6 +19,10 @@ export interface Config {
   readonly databaseSchema: string | null;
   /** PostgreSQL: the longest wait for a connection or a statement's answer before a call answers `unavailable`. */
   readonly databaseTimeoutMs: number;
+  /** PostgreSQL read replicas for the reads that may be slightly behind (DATABASE_READ_URL, comma-separated). */
+  readonly databaseReadUrls: readonly string[];
+  /** How far behind (ms) a replica may be and still take reads. */
+  readonly databaseReadMaxLagMs: number;
   readonly redisUrl: string | null;
   readonly logLevel: LogLevel;
   /** false, true (every proxy), a number of proxy hops, or comma-separated addresses/CIDRs (docs/operations.md). */
@@ -158,6 +162,26 @@ function databaseUrlVar(env: Env): string {
     return raw;
   }
   throw new ConfigError('DATABASE_URL', 'must start with sqlite: or postgres://');
+}
+
+function readUrlsVar(env: Env, databaseUrl: string): string[] {
+  const raw = env.DATABASE_READ_URL?.trim();
+  if (!raw) return [];
+  if (databaseUrl.startsWith('sqlite:')) throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL to be a postgres:// URL (SQLite has no replicas)');
+  return raw.split(',').map((part, i) => {
+    const url = part.trim();
+    let valid = /^postgres(ql)?:\/\//.test(url);
+    if (valid) {
+      try {
+        new URL(url);
+      } catch {
+        valid = false;
+      }
+    }
+    // The position only: the URL may hold a password.
+    if (!valid) throw new ConfigError('DATABASE_READ_URL', `entry ${i + 1} is not a valid postgres:// URL`);
+    return url;
+  });
 }
 
 function schemaVar(env: Env): string | null {
@@ -349,13 +373,16 @@ export function loadConfig(env: Env = process.env): Config {
   // Node refuses a headers timeout longer than the request's, which includes the headers.
   if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS', `must not be longer than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
 
+  const databaseUrl = databaseUrlVar(env);
   return Object.freeze({
     port,
     host,
     baseUrl,
-    databaseUrl: databaseUrlVar(env),
+    databaseUrl,
     databaseSchema: schemaVar(env),
     databaseTimeoutMs: intVar(env, 'DATABASE_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseReadUrls: readUrlsVar(env, databaseUrl),
+    databaseReadMaxLagMs: intVar(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 0, 3_600_000),
     redisUrl,
     logLevel,
     trustProxy: trustProxyVar(env),

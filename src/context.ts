@@ -59,7 +59,14 @@ export async function createContext(config: Config, options: ContextOptions = {}
   useProofProviders(config.proofProviders);
   const pgSchema = options.pgSchema ?? config.databaseSchema ?? undefined;
   // A database that cannot be opened or migrated is reported naming DATABASE_URL (startup-errors.ts).
-  const db = await databaseStep(config, () => openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs, ...(pgSchema ? { pgSchema } : {}) }));
+  const db = await databaseStep(config, () =>
+    openDatabase(config.databaseUrl, {
+      timeoutMs: config.databaseTimeoutMs,
+      readUrls: config.databaseReadUrls,
+      replicaMaxLagMs: config.databaseReadMaxLagMs,
+      ...(pgSchema ? { pgSchema } : {}),
+    }),
+  );
   await databaseStep(config, () => migrate(db)).catch(async (err: unknown) => {
     await db.close().catch(() => {});
     throw err;

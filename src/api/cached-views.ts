@@ -43,10 +43,14 @@ export async function cachedView<T>(
   return ctx.answers.get(
     key,
     catalogue,
-    async (tags: AnswerTags) => {
+    async (tags: AnswerTags, kept: boolean) => {
       if (partner) tags.add(partnerTag(partner.id));
+      // A private view reads the database itself, so a partner reads its own writes; a public one
+      // not kept in memory may come from a replica slightly behind (docs/spec.md, "Read replicas").
       const entries =
-        view.view === 'private' ? await privateView(ctx, view.access, id, evidence, tags) : await publicView(ctx, view.reader, id, evidence, tags);
+        view.view === 'private'
+          ? await privateView(ctx, view.access, id, evidence, tags)
+          : await publicView(ctx, view.reader, id, evidence, tags, kept ? ctx.db : ctx.db.behind());
       return make(entries);
     },
     readBefore,

@@ -26,10 +26,12 @@ export const returnProfile = apiOperation({
     const id = userIdentifierOf(call);
     const type = profileTypeOf(call);
     if (type === 'private') requirePrivateAccess(call);
-    const q = call.ctx.db;
+    // The public profile may come from a read replica slightly behind; the private one is read
+    // from the database itself, so a partner reads what it was just granted.
+    const q = type === 'private' ? call.ctx.db : call.ctx.db.behind();
     const person = await lookupPerson(q, id);
     if (!isVisible(person.user)) throw errors.userNotFound();
-    const user = await findUserByRef(call.ctx.db, person.user.id);
+    const user = await findUserByRef(q, person.user.id);
     if (!user) throw errors.userNotFound(); // deleted since
     const linked = type === 'private' && (await findLink(q, call.partner.id, person))?.user_ref === user.id;
     const fields: Record<string, string> = { userId: user.user_id, url: profileUrl(call.ctx, user.user_id), ...profileFields(user, linked ? 'all' : 'public') };

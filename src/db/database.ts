@@ -13,6 +13,7 @@ import type { Connections, Db, Params, Statement } from './handle.js';
 import { migrationsFor } from './migrations/index.js';
 import { createPgPool } from './pg-pool.js';
 import { OwnSchemaPostgresDialect } from './pg-introspector.js';
+import { ReplicaSet } from './replicas.js';
 
 export type { Db } from './handle.js';
 
@@ -30,7 +31,17 @@ export interface OpenOptions {
   pgSchema?: string;
   /** PostgreSQL: the longest wait for a connection or a statement's answer (db/pg-pool.ts); 0 waits for ever. */
   timeoutMs?: number;
+  /** PostgreSQL read replicas (DATABASE_READ_URL), for the reads that may be slightly behind. */
+  readUrls?: readonly string[];
+  /** How far behind (ms) a replica may be and still take reads (DATABASE_READ_MAX_LAG_MS). */
+  replicaMaxLagMs?: number;
+  /** How often (ms) the replicas are checked. */
+  replicaCheckMs?: number;
 }
+
+/** The default of DATABASE_READ_MAX_LAG_MS (src/config.ts). */
+export const REPLICA_MAX_LAG_MS = 5000;
+const REPLICA_CHECK_MS = 1000;
 
 /**
  * A new SQLite database file (and its directory) readable by its owner only: it holds password
@@ -84,6 +95,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       null,
       new EventEmitter(),
       (fn) => fn(),
+      null,
       async () => {
         await kysely.destroy();
         if (reader !== raw) reader.close();
@@ -109,7 +121,17 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const feed = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events, max: 1 });
   const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: bounded.forKysely }) });
   const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool, pgFeedPool: feed.pool };
-  return handleOver(kysely, conns, schema ?? null, events, bounded.unbounded, async () => {
+  const replicasOf = (primary: Db) =>
+    options.readUrls && options.readUrls.length > 0
+      ? new ReplicaSet(options.readUrls, primary, bounded.forKysely, {
+          maxLagMs: options.replicaMaxLagMs ?? REPLICA_MAX_LAG_MS,
+          checkEveryMs: options.replicaCheckMs ?? REPLICA_CHECK_MS,
+          timeoutMs,
+          events,
+          ...(schema ? { schema } : {}),
+        })
+      : null;
+  return handleOver(kysely, conns, schema ?? null, events, bounded.unbounded, replicasOf, async () => {
     await Promise.all([kysely.destroy(), feed.pool.end()]);
   });
 }
@@ -125,20 +147,30 @@ function handleOver(
   pgSchema: string | null,
   events: EventEmitter,
   unbounded: Db['unbounded'],
+  replicasOf: ((primary: Db) => ReplicaSet | null) | null,
   close: () => Promise<void>,
 ): Db {
   const commits = new GroupCommit(conns, kysely);
-  return {
+  let replicas: ReplicaSet | null = null;
+  const db: Db = {
     ...conns,
     kysely,
     pgSchema,
     events,
     unbounded,
-    close,
+    async close() {
+      await replicas?.close();
+      await close();
+    },
     get: <Row>(s: Statement<Row>, ...params: Params) => s.get(conns, ...params),
     all: <Row>(s: Statement<Row>, ...params: Params) => s.all(conns, ...params),
     write: (work) => commits.run(work),
+    behind: () => (replicas ? replicas.forReads() : db),
+    replicaStatus: () => replicas?.status() ?? [],
   };
+  replicas = replicasOf?.(db) ?? null;
+  replicas?.start();
+  return db;
 }
 
 export async function migrate(db: Db): Promise<void> {

@@ -10,6 +10,7 @@ import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import type { ReplicaStatus } from './replicas.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -74,6 +75,14 @@ export interface Db extends Handle, Connections {
   readonly pgSchema: string | null;
   /** Emits `connection-lost` (err) when a pooled PostgreSQL connection dies; the pool replaces it on demand. */
   readonly events: EventEmitter;
+  /**
+   * A handle for reads that may be slightly behind (public views): a PostgreSQL read replica fit
+   * for reads (db/replicas.ts), or the database itself when none is configured or fit. A caller
+   * that must see its own writes reads the database itself.
+   */
+  behind(): Handle;
+  /** What each read replica is doing, for /readyz; empty without replicas. */
+  replicaStatus(): readonly ReplicaStatus[];
   /** Runs `fn` without the statement timeout (migrations). */
   unbounded<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -7,10 +7,10 @@
 // that carries no metadata (no EXIF, no location, no camera). Sizes are made from that one stored
 // picture on demand and kept in a bounded cache named by the stored picture's digest, so a change
 // of photo can never be answered from an old entry.
+import type { Handle } from '../db/handle.js';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type Sharp from 'sharp';
-import type { AppContext } from '../context.js';
 import { etagOf } from '../http/cache-headers.js';
 import { photoByDigest, photoStampOf, type StoredPhoto } from '../repositories/avatar-photos.js';
 
@@ -151,14 +151,14 @@ export async function renderPhoto(photo: StoredPhoto, size: number): Promise<Ren
  * The user's photo at `size` pixels, or undefined when they have none. The digest is read first
  * (one small row); the picture itself only when this size of it is not in memory.
  */
-export async function photoAvatar(ctx: AppContext, userRef: number, size: number): Promise<RenderedPhoto | undefined> {
+export async function photoAvatar(from: Handle, userRef: number, size: number): Promise<RenderedPhoto | undefined> {
   // Twice at most: the photo can be replaced between reading its digest and reading it.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const stamp = await photoStampOf(ctx.db, userRef);
+    const stamp = await photoStampOf(from, userRef);
     if (!stamp) return undefined;
     const kept = renderedPhoto(stamp.digest, size);
     if (kept) return kept;
-    const photo = await photoByDigest(ctx.db, userRef, stamp.digest);
+    const photo = await photoByDigest(from, userRef, stamp.digest);
     if (photo) return renderPhoto(photo, size);
   }
   return undefined;

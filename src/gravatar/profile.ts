@@ -3,6 +3,7 @@
 // have no profile. Authentication (a partner's api_token) lists every verified identity and adds
 // the fields Gravatar gives only to authenticated requests; it never reveals a field the user kept
 // private.
+import type { Handle } from '../db/handle.js';
 import type { AppContext } from '../context.js';
 import { buildProfileUrl } from '../catalogue/profile-url.js';
 import type { MarkEvidence } from '../domain/evidence.js';
@@ -29,8 +30,8 @@ export function parseProfileIdentifier(raw: string): AccountLookup | undefined {
 }
 
 /** A visible account by identifier; undefined for unknown, hidden and unproven accounts alike. */
-export async function findVisibleAccount(ctx: AppContext, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
-  const account = await findProfileAccount(ctx.db, lookup);
+export async function findVisibleAccount(from: Handle, lookup: AccountLookup): Promise<ProfileAccount | undefined> {
+  const account = await findProfileAccount(from, lookup);
   return account?.visible ? account : undefined;
 }
 
@@ -61,11 +62,18 @@ function evidenceFields(e: MarkEvidence | null): Partial<GravatarVerifiedAccount
 
 const isoSeconds = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
 
-export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, lookup: AccountLookup, authenticated: boolean): Promise<GravatarProfile> {
+/** `from`: the handle `account` was read with (a replica's, or the database). */
+export async function gravatarProfile(
+  ctx: AppContext,
+  account: ProfileAccount,
+  lookup: AccountLookup,
+  authenticated: boolean,
+  from: Handle,
+): Promise<GravatarProfile> {
   const snap = await ctx.catalogue.get();
   const verified: GravatarVerifiedAccount[] = [];
   const links: GravatarLink[] = [];
-  const identities = (await listCentralIdentities(ctx.db, account.ref))
+  const identities = (await listCentralIdentities(from, account.ref))
     .flatMap((i) => {
       const svc = snap.byId.get(i.svcId); // a disabled service is kept, not shown
       const url = svc ? buildProfileUrl(svc, i.usrSvcId) : '';
@@ -80,7 +88,7 @@ export async function gravatarProfile(ctx: AppContext, account: ProfileAccount, 
   const f = account.publicFields;
   const hash = shownHash(account, lookup);
   const name = nameOf(account);
-  const hasPhoto = (await photoStampOf(ctx.db, account.ref)) !== undefined;
+  const hasPhoto = (await photoStampOf(from, account.ref)) !== undefined;
   const profile: GravatarProfile = {
     hash,
     display_name: name,

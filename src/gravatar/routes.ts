@@ -116,9 +116,11 @@ function registerProfiles(app: TypedApp, ctx: AppContext): void {
       const partner = await profileReader(ctx, request, reply);
       reply.header('Vary', 'Authorization');
       const lookup = parseProfileIdentifier(request.params.profileIdentifier);
-      const account = lookup && (await findVisibleAccount(ctx, lookup));
+      // Public data, so it may come from a read replica slightly behind (one for the whole answer).
+      const from = ctx.db.behind();
+      const account = lookup && (await findVisibleAccount(from, lookup));
       if (!lookup || !account) throw notFound();
-      const profile = await gravatarProfile(ctx, account, lookup, partner !== null);
+      const profile = await gravatarProfile(ctx, account, lookup, partner !== null, from);
       openToAnyOrigin(reply);
       const body = JSON.stringify(profile);
       if (partner) return sendPrivate(request, reply, 'application/json; charset=utf-8', body);
@@ -198,12 +200,13 @@ function registerAvatars(app: TypedApp, ctx: AppContext): void {
       const query = request.query;
       const id = request.params.avatarId.replace(/\.(jpe?g|png|gif|webp|svg)$/i, '');
       const lookup = parseProfileIdentifier(id);
-      const account = lookup && (await findVisibleAccount(ctx, lookup));
+      const from = ctx.db.behind();
+      const account = lookup && (await findVisibleAccount(from, lookup));
       const size = avatarSize(query.s ?? query.size);
       const fallback = query.d ?? query.default;
       const own = account && !forcesDefault(query.f ?? query.forcedefault) ? account : undefined;
       if (!own && fallback === '404') throw notFound();
-      const photo = own && (await photoAvatar(ctx, own.ref, size));
+      const photo = own && (await photoAvatar(from, own.ref, size));
       openToAnyOrigin(reply).header('Cross-Origin-Resource-Policy', 'cross-origin').header('Content-Security-Policy', "default-src 'none'");
       if (photo) return sendPublic(ctx.config, request, reply, { contentType: 'image/jpeg', body: photo.bytes, etag: photo.etag });
       const svg = own ? letterAvatarSvg(nameOf(own), size) : defaultAvatar(fallback, id, size);

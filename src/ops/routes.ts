@@ -45,8 +45,11 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
   app.get('/readyz', { config: { kind: 'ops' }, schema: hidden }, async (_req, reply) => {
     const database = (await isReachable(ctx.db, READINESS_WITHIN_MS)) ? 'up' : 'down';
     const redis = ctx.redis ? { redis: ctx.redis.up ? 'up' : 'down' } : {};
+    // Like Redis, replicas are reported but do not decide: reads they cannot take go to the primary.
+    const status = ctx.db.replicaStatus();
+    const replicas = status.length > 0 ? { replicas: status } : {};
     if (database === 'down') reply.header('Retry-After', String(UNAVAILABLE_RETRY_SECONDS));
-    return reply.code(database === 'up' ? 200 : 503).send({ status: database === 'up' ? 'ready' : 'unavailable', database, ...redis });
+    return reply.code(database === 'up' ? 200 : 503).send({ status: database === 'up' ? 'ready' : 'unavailable', database, ...redis, ...replicas });
   });
   registerMetricsAccess(app, ctx.config, metrics);
 }

@@ -109,12 +109,14 @@ export class AnswerCache extends EventEmitter {
 
   /**
    * The value kept under `key`, or what `render` makes of it (kept when nothing it read changed
-   * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept.
+   * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept. Its
+   * `kept` argument says whether its answer may be kept: only then must it read current data (the
+   * primary database), otherwise it may read a replica that is slightly behind (Db.behind()).
    * `readBefore`: a row the caller read before asking (the partner behind the call), its tag and the
    * feed's sequence when it was read: the answer is kept only when that row has not changed since.
    */
-  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags) => Promise<T>, readBefore?: ReadBefore): Promise<T> {
-    if (!this.entries || !this.feed) return render(new Set());
+  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags, kept: boolean) => Promise<T>, readBefore?: ReadBefore): Promise<T> {
+    if (!this.entries || !this.feed) return render(new Set(), false);
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
@@ -134,9 +136,12 @@ export class AnswerCache extends EventEmitter {
     this.misses++;
     const started = this.feed.sequence;
     const tags: AnswerTags = new Set();
-    const value = await render(tags);
+    // Only a render told it may be kept must read current data; any other may read a replica, and
+    // is never kept (a concurrent ask may have made its key keepable meanwhile).
+    const mayKeep = keep && this.askedOnce!.wouldKeep(key);
+    const value = await render(tags, mayKeep);
     const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.rowUnchangedSince(readBefore));
-    if (keep && this.feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key)) {
+    if (keep && this.feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key) && mayKeep) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       this.entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.

@@ -114,10 +114,18 @@ export async function centralEntries(
 
 /**
  * SPEC §3 rule 3: the central repository of an opted-in user, sorted for the answer; usrSvcId only
- * for a reader with proof. `tags` collects the rows read, for the answer cache.
+ * for a reader with proof. `tags` collects the rows read, for the answer cache. `from`: the
+ * database, or a replica when the answer may be slightly behind (Db.behind()).
  */
-export async function publicView(ctx: AppContext, reader: Reader, id: ParsedIdentifier, evidence: Evidence, tags?: AnswerTags): Promise<ViewEntry[]> {
-  const rows = await publicRowsByIdentifier(ctx.db, id, evidence);
+export async function publicView(
+  ctx: AppContext,
+  reader: Reader,
+  id: ParsedIdentifier,
+  evidence: Evidence,
+  tags?: AnswerTags,
+  from: Handle = ctx.db,
+): Promise<ViewEntry[]> {
+  const rows = await publicRowsByIdentifier(from, id, evidence);
   const first = rows[0];
   if (first) tags?.add(userTag(first[7]));
   const user = first && { opted_in: first[0], pro: first[1] };

@@ -65,7 +65,7 @@ export function photoRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get('/account/photo/image', { config: SITE, schema: { hide: true, querystring: Type.Object({ v: optionalText(64) }) } }, async (request, reply) => {
-      const image = await photoAvatar(ctx, request.user.id, PREVIEW_SIZE);
+      const image = await photoAvatar(ctx.db, request.user.id, PREVIEW_SIZE);
       if (!image) throw new ApiError('not_found', 'You have no photo.');
       return reply.type('image/jpeg').header('Cache-Control', 'private, no-store').send(image.bytes);
     });
