@@ -49,7 +49,7 @@ export const DATA_DIR = path.join(import.meta.dirname, 'data');
 const DATASET_VERSION = 2;
 const EXTRA_PARTNERS = 4;
 export const IDENTITIES_PER_USER = 8;
-const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/test';
+export const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const PG_DB = 'idsvc_bench';
 /** A bulk load's statements insert a quarter of a million users each: far past a server's DATABASE_TIMEOUT_MS. */
 const BULK_TIMEOUT_MS = '600000';

@@ -52,7 +52,16 @@ export interface Run {
 export interface BenchResult {
   users: number;
   date: string;
-  machine: { cpus: number; model: string; memory_gb: number; node: string; load_average: number[]; proactive_reclaim?: HostReclaim };
+  machine: {
+    cpus: number;
+    model: string;
+    memory_gb: number;
+    node: string;
+    load_average: number[];
+    proactive_reclaim?: HostReclaim;
+    /** PostgreSQL runs: the server's autovacuum setting (bench/pg-autovacuum.ts). */
+    postgres_autovacuum?: string;
+  };
   settings: Record<string, unknown>;
   runs: Run[];
 }

@@ -8,9 +8,10 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { parseBenchArgs, type BenchSettings, type Scenario } from './args.js';
-import { DATA_DIR, ensureDataset, workingCopy, type Backend, type Dataset } from './dataset.js';
+import { DATA_DIR, ensureDataset, PG_ADMIN_URL, workingCopy, type Backend, type Dataset } from './dataset.js';
 import { checkWorkCeiling, closedLoop, HAS_WORK_CEILING, openLoop, samples } from './measure.js';
 import { holdReclaim } from './host-reclaim.js';
+import { holdAutovacuumOn } from './pg-autovacuum.js';
 import { BENCH_PORT, compiledEntry, log, placement, rssAnonMb, startCeiling, startHost, startService, stop, type Placement, type Server } from './processes.js';
 import { defaultResultFile, plainTable, ratio, report, writeResult, type BenchResult, type OpenLoopRow, type Run } from './report.js';
 import { requestSource, type RequestSource } from './requests.js';
@@ -98,11 +99,13 @@ async function main(): Promise<void> {
   );
   const entry = compiledEntry(settings.serviceDir);
   const host = holdReclaim(settings.pauseReclaim, log);
+  const autovacuum = settings.backends.includes('postgres') ? await holdAutovacuumOn(PG_ADMIN_URL, log) : null;
   const runs: Run[] = [];
   try {
     for (const backend of settings.backends) runs.push(...(await benchBackend(backend, entry, settings, where)));
   } finally {
     host.resume();
+    await autovacuum?.restore();
   }
   const result: BenchResult = {
     users: settings.users,
@@ -114,6 +117,7 @@ async function main(): Promise<void> {
       node: process.version,
       load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
       proactive_reclaim: host.reclaim,
+      ...(autovacuum ? { postgres_autovacuum: autovacuum.turnedOn ? 'off, turned on for the run' : autovacuum.found } : {}),
     },
     settings: {
       quick: settings.quick,
