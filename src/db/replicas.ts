@@ -10,7 +10,7 @@
 // used. A read sent to a replica that fails because the replica is gone is marked down and run
 // on the primary in the same call: a stopped replica costs a retry, never an error answered. So is
 // one that names a table the replica has not replayed yet (a migration's first moments).
-import type { EventEmitter } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { Kysely, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { isUnavailable } from './faults.js';
@@ -27,6 +27,7 @@ export interface ReplicaOptions {
   /** As the primary's: the longest wait for a connection or a statement. */
   timeoutMs: number;
   schema?: string;
+  /** Told `replica-state` (a ReplicaStatus) when a replica's state changes. */
   events: EventEmitter;
 }
 
@@ -81,6 +82,7 @@ class Replica {
   readonly name: string;
   readonly pool: pg.Pool;
   readonly handle: Handle;
+  private readonly events: EventEmitter;
 
   constructor(
     url: string,
@@ -89,10 +91,12 @@ class Replica {
     private readonly primaryPool: PostgresPool,
   ) {
     this.name = describeReplica(url);
+    this.events = options.events;
     const bounded = createPgPool({
       connectionString: url,
       timeoutMs: options.timeoutMs,
-      events: options.events,
+      // Its lost connections are not the primary's (the database's 'connection-lost'): the checks report them as a state.
+      events: new EventEmitter(),
       ...(options.schema ? { schema: options.schema } : {}),
     });
     this.pool = bounded.pool;
@@ -145,8 +149,15 @@ class Replica {
   }
 
   markDown(): void {
-    this.state = 'down';
-    this.lagMs = null;
+    this.become('down', null);
+  }
+
+  /** Records what the replica is doing; a change of state is told to the database's events (the log). */
+  private become(state: ReplicaStatus['state'], lagMs: number | null): void {
+    const changed = state !== this.state;
+    this.state = state;
+    this.lagMs = lagMs;
+    if (changed) this.events.emit('replica-state', { replica: this.name, state, lag_ms: lagMs } satisfies ReplicaStatus);
   }
 
   async check(samples: readonly Sample[], maxLagMs: number): Promise<void> {
@@ -156,13 +167,11 @@ class Replica {
       );
       const row = rows[0]!;
       if (!row.recovering || row.replayed === null) {
-        this.state = 'not_replica';
-        this.lagMs = null;
+        this.become('not_replica', null);
         return;
       }
       const lag = lagOf(samples, parseLsn(row.replayed), Date.now());
-      this.lagMs = Number.isFinite(lag) ? Math.round(lag) : null;
-      this.state = lag <= maxLagMs ? 'ok' : 'behind';
+      this.become(lag <= maxLagMs ? 'ok' : 'behind', Number.isFinite(lag) ? Math.round(lag) : null);
     } catch {
       this.markDown();
     }
@@ -235,6 +244,12 @@ export class ReplicaSet {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.checking?.catch(() => {});
-    await Promise.all(this.replicas.map((r) => r.handle.kysely.destroy()));
+    // Kysely ends the pool only if it ever used it; the checks and prepared reads use it regardless.
+    await Promise.all(
+      this.replicas.map(async (r) => {
+        await r.handle.kysely.destroy();
+        if (!r.pool.ended) await r.pool.end();
+      }),
+    );
   }
 }

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { unavailableCause } from '../db/faults.js';
+import type { ReplicaStatus } from '../db/replicas.js';
 
 export function logDependencyChanges(app: FastifyInstance, ctx: AppContext): void {
   const log = app.log;
@@ -27,10 +28,18 @@ export function logDependencyChanges(app: FastifyInstance, ctx: AppContext): voi
   redis?.on('down', onRedisDown);
   redis?.on('up', onRedisUp);
   ctx.db.events.on('connection-lost', onConnectionLost);
+  // The replica named by address only (db/replicas.ts), never by its URL's credentials.
+  const onReplicaState = (status: ReplicaStatus) => {
+    const line = { dependency: 'replica', ...status };
+    if (status.state === 'ok') log.info(line, 'read replica takes reads');
+    else log.warn(line, 'read replica skipped: its reads go to the primary');
+  };
+  ctx.db.events.on('replica-state', onReplicaState);
   app.addHook('onClose', (_app, done) => {
     redis?.off('down', onRedisDown);
     redis?.off('up', onRedisUp);
     ctx.db.events.off('connection-lost', onConnectionLost);
+    ctx.db.events.off('replica-state', onReplicaState);
     done();
   });
 }

@@ -138,5 +138,11 @@ test('a stopped replica only sends reads back to the primary: no error is answer
   const ready = await fetch(`${app.baseUrl}/readyz`);
   assert.equal(ready.status, 200);
   assert.equal(((await ready.json()) as { replicas: { state: string }[] }).replicas[0]!.state, 'down');
+  const said = app.logs.filter((l) => l.includes('"dependency":"replica"'));
+  assert.ok(
+    said.some((l) => l.includes('"state":"down"') && l.includes('read replica skipped')),
+    'the log says the replica is skipped',
+  );
+  assert.ok(!app.logs.some((l) => l.includes('postgres://')), 'no connection URL in the log');
   assert.equal(await dee.publicIds(), 'github,gitlab');
 });
