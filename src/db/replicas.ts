@@ -132,17 +132,36 @@ class Replica {
     }
   }
 
-  /** The query builder's connections: the replica's, or the primary's when the replica cannot be reached. */
+  /**
+   * The query builder's connections: the replica's, or the primary's when the replica cannot be
+   * reached; a statement the replica fails as orOnPrimary() would retry is run on the primary.
+   */
   private orPrimary(replica: PostgresPool): PostgresPool {
+    const onPrimary = async (sqlText: string, parameters: readonly unknown[]) => {
+      const client = await this.primaryPool.connect();
+      try {
+        return await client.query(sqlText, parameters);
+      } finally {
+        client.release();
+      }
+    };
     return {
       connect: async (): Promise<PostgresPoolClient> => {
+        let client: PostgresPoolClient;
         try {
-          return await replica.connect();
+          client = await replica.connect();
         } catch (err) {
           if (!isUnavailable(err)) throw err;
           this.markDown();
           return this.primaryPool.connect();
         }
+        const query = (sqlText: string, parameters: readonly unknown[]) =>
+          client.query(sqlText, parameters).catch((err: unknown) => {
+            if (isUnavailable(err)) this.markDown();
+            else if (!behindTheSchema(err)) throw err;
+            return onPrimary(sqlText, parameters);
+          });
+        return { query: query as PostgresPoolClient['query'], release: () => client.release() };
       },
       end: () => replica.end(),
     };

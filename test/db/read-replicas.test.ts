@@ -7,6 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IdsvcError } from '@idsvc/client';
+import { sql } from 'kysely';
+import { statement } from '../../src/db/prepared.js';
 import { startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 import { pgBinDir, startReplicatedPostgres, type ReplicatedPostgres } from '../helpers/pg-replica.js';
 
@@ -47,6 +49,15 @@ async function waitFor(what: string, ok: () => Promise<boolean> | boolean, withi
 
 const replicaState = (app: TestApp) => app.ctx.db.replicaStatus()[0]?.state;
 
+/** How many services the Gravatar-compatible profile lists (read through the query builder, not a prepared statement). */
+async function profileServices(app: TestApp, userId: string, apiToken: string): Promise<number> {
+  // With a partner's token the profile lists every service, verified or not (docs/gravatar-compatibility.md).
+  const res = await fetch(`${app.baseUrl}/v3/profiles/${userId}`, { headers: { authorization: `Bearer ${apiToken}` } });
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { links: unknown[]; verified_accounts: unknown[] };
+  return body.links.length + body.verified_accounts.length;
+}
+
 /** A person linked with a partner, so that the partner's pushes reach the public view; the services each view lists. */
 async function linkedPerson(app: TestApp, userId: string) {
   const person = await app.user({ email: `${userId}@example.org`, userId });
@@ -63,7 +74,12 @@ async function linkedPerson(app: TestApp, userId: string) {
   };
   const privateIds = async () => (await P.client.returnServices(userId, { profileType: 'private' })).map((s) => s.svcId).join();
   // The public view shows which services a person is on (not the account names, SPEC §3 rule 5).
-  return { push: (svcId: string) => P.client.updateService(userId, svcId, `${userId}-${svcId}`), publicIds, privateIds };
+  return {
+    push: (svcId: string) => P.client.updateService(userId, svcId, `${userId}-${svcId}`),
+    publicIds,
+    privateIds,
+    profile: () => profileServices(app, userId, P.apiToken),
+  };
 }
 
 test('public views are read from the replica; the writer reads its own write from the primary', { skip }, async () => {
@@ -76,7 +92,9 @@ test('public views are read from the replica; the writer reads its own write fro
   await ada.push('gitlab');
   assert.equal(await ada.privateIds(), 'github,gitlab', "the partner's own view shows its write at once");
   assert.equal(await ada.publicIds(), 'github', 'the public view comes from the replica, which has not applied the second push yet');
+  assert.equal(await ada.profile(), 1, 'so does the Gravatar-compatible profile');
   await waitFor('the replica to apply the second push', async () => (await ada.publicIds()) === 'github,gitlab');
+  assert.equal(await ada.profile(), 2);
 });
 
 test('an answer kept in memory is read from the primary, never from a lagging replica', { skip }, async () => {
@@ -124,6 +142,21 @@ test('a replica further behind than DATABASE_READ_MAX_LAG_MS is skipped, and /re
   assert.fail(`the replica caught up before every read (last answer: ${shown})`);
 });
 
+test('a table the replica has not replayed yet (a migration just made) is read from the primary', { skip }, async () => {
+  const app = uncached!;
+  await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
+  await app.ctx.db.write(async (w) => {
+    await sql`CREATE TABLE replica_probe (n integer)`.execute(w.kysely);
+    await sql`INSERT INTO replica_probe VALUES (7)`.execute(w.kysely);
+  });
+  const from = app.ctx.db.behind();
+  assert.notEqual(from, app.ctx.db, "the replica's handle");
+  // Both ways a repository reads: the query builder, and a prepared statement.
+  assert.deepEqual((await sql<{ n: number }>`SELECT n FROM replica_probe`.execute(from.kysely)).rows, [{ n: 7 }]);
+  assert.deepEqual(await from.all(statement<[number]>('SELECT n FROM replica_probe', { rowMode: 'array' })), [[7]]);
+  assert.equal(replicaState(app), 'ok', 'a replica behind the schema is not down');
+});
+
 test('a stopped replica only sends reads back to the primary: no error is answered', { skip }, async () => {
   const app = uncached!;
   await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
@@ -133,7 +166,10 @@ test('a stopped replica only sends reads back to the primary: no error is answer
   await dee.push('gitlab');
   pgs!.stopReplica();
   // The first reads go to the stopped replica before any check has noticed: each is retried on the primary.
-  for (let i = 0; i < 5; i++) assert.equal(await dee.publicIds(), 'github,gitlab');
+  for (let i = 0; i < 5; i++) {
+    assert.equal(await dee.publicIds(), 'github,gitlab');
+    assert.equal(await dee.profile(), 2);
+  }
   await waitFor('the monitor to find the replica down', () => replicaState(app) === 'down', 30_000);
   const ready = await fetch(`${app.baseUrl}/readyz`);
   assert.equal(ready.status, 200);
