@@ -10,7 +10,6 @@ import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
-import type { ReplicaStatus } from './replicas.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -44,6 +43,14 @@ export interface Statement<Row> {
   getIn(db: Connections, tx: Transaction<Database>, ...params: Params): Promise<Row | undefined>;
   /** Runs a write on a transaction's connection; the number of rows changed. */
   runIn(db: Connections, tx: Transaction<Database>, ...params: Params): Promise<number>;
+}
+
+/** What /readyz says of a replica: its address without credentials, and why it is or is not used. */
+export interface ReplicaStatus {
+  readonly replica: string;
+  readonly state: 'unchecked' | 'ok' | 'behind' | 'down' | 'not_replica';
+  /** How far behind it was at the last check (ms, an upper bound); null when it did not answer. */
+  readonly lag_ms: number | null;
 }
 
 /** What a repository function reads through. */

@@ -14,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import { Kysely, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { isUnavailable } from './faults.js';
-import type { Connections, Handle, Params, Statement } from './handle.js';
+import type { Connections, Handle, Params, ReplicaStatus, Statement } from './handle.js';
 import { createPgPool } from './pg-pool.js';
 import { OwnSchemaPostgresDialect } from './pg-introspector.js';
 import type { Database } from './schema.js';
@@ -29,14 +29,6 @@ export interface ReplicaOptions {
   schema?: string;
   /** Told `replica-state` (a ReplicaStatus) when a replica's state changes. */
   events: EventEmitter;
-}
-
-/** What /readyz says of a replica: its address without credentials, and why it is or is not used. */
-export interface ReplicaStatus {
-  readonly replica: string;
-  readonly state: 'unchecked' | 'ok' | 'behind' | 'down' | 'not_replica';
-  /** How far behind it was at the last check (ms, an upper bound); null when it did not answer. */
-  readonly lag_ms: number | null;
 }
 
 /** host:port/database of a postgres:// URL, never its user or password. */

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { unavailableCause } from '../db/faults.js';
-import type { ReplicaStatus } from '../db/replicas.js';
+import type { ReplicaStatus } from '../db/handle.js';
 
 export function logDependencyChanges(app: FastifyInstance, ctx: AppContext): void {
   const log = app.log;
