@@ -38,6 +38,25 @@ export function registerOps(app: FastifyInstance, ctx: AppContext, metrics: Metr
       this.set({ outcome: 'miss' }, ctx.answers.misses);
     },
   });
+  new Gauge({
+    name: 'idsvc_replica_reads',
+    help: 'Per read replica (DATABASE_READ_URL, named by address): 1 while it takes public reads, 0 while it is skipped (behind, down, promoted or not checked yet)',
+    labelNames: ['replica'],
+    registers: [metrics.registry],
+    collect() {
+      for (const r of ctx.db.replicaStatus()) this.set({ replica: r.replica }, r.state === 'ok' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'idsvc_replica_lag_seconds',
+    help: 'Per read replica: how far behind the primary it was at its last check (an upper bound); absent while it does not answer',
+    labelNames: ['replica'],
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      for (const r of ctx.db.replicaStatus()) if (r.lag_ms !== null) this.set({ replica: r.replica }, r.lag_ms / 1000);
+    },
+  });
   app.get('/healthz', { config: { kind: 'ops' }, schema: hidden }, async () => ({ status: 'ok' }));
   // Ready means the database answers. Redis is reported but does not decide: an instance without
   // it still serves (limits count in the process), and taking every instance out of a load

@@ -14,6 +14,7 @@ import { pgBinDir, startReplicatedPostgres, type ReplicatedPostgres } from '../h
 
 const skip = TEST_DB !== 'postgres' ? 'PostgreSQL only' : pgBinDir() === null && 'PostgreSQL server programs (initdb) not installed';
 const APPLY_DELAY_MS = 4000;
+const METRICS_TOKEN = 'read-replicas-test-metrics-token';
 
 let pgs: ReplicatedPostgres | undefined;
 /** Public views from the replica whatever its lag, no answer cache: every public read goes to the replica. */
@@ -29,7 +30,7 @@ before(async () => {
   const env = { DATABASE_URL: pgs.primaryUrl, DATABASE_READ_URL: pgs.replicaUrl };
   uncached = await startTestApp({ ...env, ANSWER_CACHE_MB: '0', DATABASE_READ_MAX_LAG_MS: '600000' });
   cached = await startTestApp({ ...env, DATABASE_READ_MAX_LAG_MS: '600000' });
-  strict = await startTestApp({ ...env, ANSWER_CACHE_MB: '0', DATABASE_READ_MAX_LAG_MS: '1000' });
+  strict = await startTestApp({ ...env, ANSWER_CACHE_MB: '0', DATABASE_READ_MAX_LAG_MS: '1000', METRICS_TOKEN });
   // The schema the first start made, on the replica before any test reads it there.
   await pgs.caughtUp();
 });
@@ -117,7 +118,7 @@ test('an answer kept in memory is read from the primary, never from a lagging re
   assert.equal(await bea.publicIds(uncached), 'github', 'the replica had not applied the second push meanwhile');
 });
 
-test('a replica further behind than DATABASE_READ_MAX_LAG_MS is skipped, and /readyz says so', { skip }, async () => {
+test('a replica further behind than DATABASE_READ_MAX_LAG_MS is skipped, and /readyz and /metrics say so', { skip }, async () => {
   const app = strict!;
   await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
   const cyd = await linkedPerson(app, 'cyd');
@@ -128,15 +129,26 @@ test('a replica further behind than DATABASE_READ_MAX_LAG_MS is skipped, and /re
     await cyd.push(svcId);
     await waitFor('the monitor to find the replica behind', () => replicaState(app) === 'behind', 30_000);
     shown = await cyd.publicIds();
+    const ready = await fetch(`${app.baseUrl}/readyz`);
+    const body = (await ready.json()) as { replicas: { replica: string; state: string; lag_ms: number }[] };
+    const metrics = await (await fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    // Still behind after all three were read: each was read while it was.
     if (replicaState(app) !== 'behind') continue;
     assert.equal(shown, await cyd.privateIds(), 'read from the primary while the replica is skipped');
-    const ready = await fetch(`${app.baseUrl}/readyz`);
     assert.equal(ready.status, 200, 'a lagging replica does not make the instance unready');
-    const body = (await ready.json()) as { replicas: { replica: string; state: string; lag_ms: number }[] };
     assert.equal(body.replicas.length, 1);
     assert.equal(body.replicas[0]!.state, 'behind');
     assert.ok(body.replicas[0]!.lag_ms > 1000, `lag ${body.replicas[0]!.lag_ms} ms`);
     assert.match(body.replicas[0]!.replica, /^127\.0\.0\.1:\d+\/postgres$/, 'named by address, no credentials');
+    assert.match(metrics, /idsvc_replica_reads\{replica="127\.0\.0\.1:\d+\/postgres"\} 0/);
+    const lag = /idsvc_replica_lag_seconds\{replica="[^"]+"\} ([\d.]+)/.exec(metrics);
+    assert.ok(
+      lag && Number(lag[1]) > 1,
+      metrics
+        .split('\n')
+        .filter((l) => l.includes('replica'))
+        .join('\n'),
+    );
     return;
   }
   assert.fail(`the replica caught up before every read (last answer: ${shown})`);
