@@ -153,7 +153,8 @@ export class AnswerCache extends EventEmitter {
   /** Whether the row read before the lookup (a partner's) has not changed since it was read. */
   private rowUnchangedSince(row: ReadBefore): boolean {
     const at = row.at!;
-    return at >= this.allDroppedAt && (this.partnerChangedAt.get(row.tag) ?? -1) <= at && (this.changedAt.get(row.tag) ?? -1) <= at;
+    // partnerChangedAt is set with every change of a partner tag and cleared only with everything (allDroppedAt).
+    return at >= this.allDroppedAt && (this.partnerChangedAt.get(row.tag) ?? -1) <= at;
   }
 
   private unchangedSince(started: number, tags: Iterable<string>): boolean {
