@@ -239,8 +239,11 @@ export class ReplicaSet {
 
   private async checkAll(): Promise<void> {
     try {
-      const { rows } = await this.primary.pgPool!.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+      // Timed from before the question: everything the primary had written by then lies at or before
+      // its answer, so a replica that has replayed the answer has all of it, and the lag stays an
+      // upper bound however long the question waited in the pool.
       const now = Date.now();
+      const { rows } = await this.primary.pgPool!.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
       this.samples.push({ at: now, lsn: parseLsn(rows[0]!.lsn) });
       // Samples older than the longest lag that matters are of no use, but keep the newest of them:
       // a replica exactly that far behind is measured from it.
