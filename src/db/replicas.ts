@@ -93,7 +93,7 @@ class Replica {
     });
     this.pool = bounded.pool;
     const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool, pgFeedPool: null };
-    const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: this.orPrimary(bounded.forKysely) }) });
+    const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: this.queryBuilderPool(bounded.forKysely) }) });
     this.handle = {
       dialect: 'postgres',
       kysely,
@@ -114,6 +114,7 @@ class Replica {
     return this.state === 'ok';
   }
 
+  /** `onReplica`, or `onPrimary` when the replica is gone (it is marked down) or behind the schema. */
   private async orOnPrimary<T>(onReplica: () => Promise<T>, onPrimary: () => Promise<T>): Promise<T> {
     try {
       return await onReplica();
@@ -126,9 +127,9 @@ class Replica {
 
   /**
    * The query builder's connections: the replica's, or the primary's when the replica cannot be
-   * reached; a statement the replica fails as orOnPrimary() would retry is run on the primary.
+   * reached; a statement the replica fails is run on the primary as orOnPrimary() says.
    */
-  private orPrimary(replica: PostgresPool): PostgresPool {
+  private queryBuilderPool(replica: PostgresPool): PostgresPool {
     const onPrimary = async (sqlText: string, parameters: readonly unknown[]) => {
       const client = await this.primaryPool.connect();
       try {
@@ -148,11 +149,10 @@ class Replica {
           return this.primaryPool.connect();
         }
         const query = (sqlText: string, parameters: readonly unknown[]) =>
-          client.query(sqlText, parameters).catch((err: unknown) => {
-            if (isUnavailable(err)) this.markDown();
-            else if (!behindTheSchema(err)) throw err;
-            return onPrimary(sqlText, parameters);
-          });
+          this.orOnPrimary(
+            () => client.query(sqlText, parameters),
+            () => onPrimary(sqlText, parameters),
+          );
         return { query: query as PostgresPoolClient['query'], release: () => client.release() };
       },
       end: () => replica.end(),
