@@ -83,12 +83,18 @@ async function linkedPerson(app: TestApp, userId: string) {
   };
 }
 
+/** A linked person with one service pushed, once the replica is in use and has applied that push. */
+async function onReplicaWithGithub(app: TestApp, userId: string) {
+  await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
+  const person = await linkedPerson(app, userId);
+  await person.push('github');
+  await waitFor('the replica to apply the first push', async () => (await person.publicIds()) === 'github');
+  return person;
+}
+
 test('public views are read from the replica; the writer reads its own write from the primary', { skip }, async () => {
   const app = uncached!;
-  await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
-  const ada = await linkedPerson(app, 'ada');
-  await ada.push('github');
-  await waitFor('the replica to apply the first push', async () => (await ada.publicIds()) === 'github');
+  const ada = await onReplicaWithGithub(app, 'ada');
 
   await ada.push('gitlab');
   assert.equal(await ada.privateIds(), 'github,gitlab', "the partner's own view shows its write at once");
@@ -100,10 +106,7 @@ test('public views are read from the replica; the writer reads its own write fro
 
 test('an answer kept in memory is read from the primary, never from a lagging replica', { skip }, async () => {
   const app = cached!;
-  await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
-  const bea = await linkedPerson(app, 'bea');
-  await bea.push('github');
-  await waitFor('the replica to apply the first push', async () => (await bea.publicIds()) === 'github');
+  const bea = await onReplicaWithGithub(app, 'bea');
 
   await bea.push('gitlab');
   const hits = app.ctx.answers.hits;
@@ -171,10 +174,7 @@ test('a table the replica has not replayed yet (a migration just made) is read f
 
 test('a stopped replica only sends reads back to the primary: no error is answered', { skip }, async () => {
   const app = uncached!;
-  await waitFor('the replica to be checked and used', () => replicaState(app) === 'ok');
-  const dee = await linkedPerson(app, 'dee');
-  await dee.push('github');
-  await waitFor('the replica to apply the first push', async () => (await dee.publicIds()) === 'github');
+  const dee = await onReplicaWithGithub(app, 'dee');
   await dee.push('gitlab');
   pgs!.stopReplica();
   // The first reads go to the stopped replica before any check has noticed: each is retried on the primary.
