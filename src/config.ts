@@ -154,14 +154,19 @@ function databaseUrlVar(env: Env): string {
     return raw;
   }
   if (/^postgres(ql)?:\/\//.test(raw)) {
-    try {
-      new URL(raw);
-    } catch {
-      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
-    }
+    if (!isUrl(raw)) throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
     return raw;
   }
   throw new ConfigError('DATABASE_URL', 'must start with sqlite: or postgres://');
+}
+
+function isUrl(raw: string): boolean {
+  try {
+    new URL(raw);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function readUrlsVar(env: Env, databaseUrl: string): string[] {
@@ -170,16 +175,8 @@ function readUrlsVar(env: Env, databaseUrl: string): string[] {
   if (databaseUrl.startsWith('sqlite:')) throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL to be a postgres:// URL (SQLite has no replicas)');
   return raw.split(',').map((part, i) => {
     const url = part.trim();
-    let valid = /^postgres(ql)?:\/\//.test(url);
-    if (valid) {
-      try {
-        new URL(url);
-      } catch {
-        valid = false;
-      }
-    }
     // The position only: the URL may hold a password.
-    if (!valid) throw new ConfigError('DATABASE_READ_URL', `entry ${i + 1} is not a valid postgres:// URL`);
+    if (!/^postgres(ql)?:\/\//.test(url) || !isUrl(url)) throw new ConfigError('DATABASE_READ_URL', `entry ${i + 1} is not a valid postgres:// URL`);
     return url;
   });
 }
