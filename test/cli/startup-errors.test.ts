@@ -1,5 +1,8 @@
-// Issue 14.14: every start-up failure of `idsvc serve` names the variable to change, in one line on
-// stderr with exit code 1 — no stack trace, no "migration ? failed", no password.
+// Every start-up failure of `idsvc serve` names the variable to change, in one line on stderr with
+// exit code 1: no stack trace, no "migration ? failed", no password. Most cases run the command in
+// this process (`runIdsvc`, what main.ts runs); a few start the real process, to see what an
+// operator's terminal shows: a failure that reaches main.ts's exit, one that stops a cluster's
+// primary, and a start that succeeds.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -7,6 +10,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { runIdsvc } from '../../src/cli/program.js';
 import { projectRoot } from '../../src/paths.js';
 import { PG_URL, startTestApp, type TestApp } from '../helpers/app.js';
 import { idsvcArgv } from '../helpers/idsvc-command.js';
@@ -28,16 +32,35 @@ interface Run {
   stderr: string;
 }
 
+/** The environment `idsvc serve` gets: only this, as an operator's clean shell would give. */
+function serveEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', ...env };
+}
+
+/** Runs `idsvc serve` in this process, for a start that fails: it returns once the command has given up. */
+async function serve(env: Record<string, string>, args: string[] = []): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runIdsvc(['serve', ...args], {
+    env: serveEnv(env),
+    stdin: async () => '',
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
 /**
- * Runs `idsvc serve` with only the given environment. It should stop by itself; one that is still
- * running once `until` appears on stdout (it started) is stopped with SIGTERM.
+ * Runs `idsvc serve` as a process of its own. It should stop by itself; one that is still running
+ * once `until` appears on stdout (it started) is stopped with SIGTERM.
  */
-function serve(env: Record<string, string>, options: { args?: string[]; until?: RegExp } = {}): Promise<Run> {
+function spawnServe(env: Record<string, string>, options: { args?: string[]; until?: RegExp } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, idsvcArgv(['serve', ...(options.args ?? [])]), {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', BACKGROUND_JOBS: '0', ...env },
-      cwd: projectRoot,
-    });
+    const child = spawn(process.execPath, idsvcArgv(['serve', ...(options.args ?? [])]), { env: serveEnv(env), cwd: projectRoot });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
@@ -74,7 +97,7 @@ test('PostgreSQL that cannot be reached or used names DATABASE_URL, without the 
   const url = new URL(PG_URL);
   url.password = 'hunter2-secret-pw';
   url.port = '1'; // nothing listens there
-  const refused = await serve({ DATABASE_URL: url.toString(), PORT: '0' });
+  const refused = await spawnServe({ DATABASE_URL: url.toString(), PORT: '0' });
   assertNamed(refused, 'DATABASE_URL', 'connection refused');
   assert.match(refused.stderr, /ECONNREFUSED/);
   assert.ok(!refused.stderr.includes('hunter2-secret-pw'), 'the password is not printed');
@@ -107,12 +130,12 @@ test('an address in use names PORT; one not of this machine or not resolvable na
     assertNamed(r, 'PORT', 'port in use');
     assert.match(r.stderr, /already in use/);
     // With several workers the primary stops too, instead of restarting workers that cannot start.
-    assertNamed(await serve({ ...t.cliEnv, PORT: String(taken.port) }, { args: ['--workers', '2'] }), 'PORT', 'port in use, two workers');
+    assertNamed(await spawnServe({ ...t.cliEnv, PORT: String(taken.port) }, { args: ['--workers', '2'] }), 'PORT', 'port in use, two workers');
     // Said before the database is opened or migrated: a new SQLite database is not even created.
     for (const args of [[], ['--workers', '2']]) {
       const file = path.join(tmp, `never-created-${args.length}.sqlite`);
       assertNamed(
-        await serve({ ...t.cliEnv, DATABASE_URL: `sqlite:${file}`, PORT: String(taken.port) }, { args }),
+        await serve({ ...t.cliEnv, DATABASE_URL: `sqlite:${file}`, PORT: String(taken.port) }, args),
         'PORT',
         `port in use, ${args.join(' ') || 'one process'}, new database`,
       );
@@ -137,7 +160,7 @@ test('a METRICS_PORT in use names METRICS_PORT', async () => {
 });
 
 test('TRUST_PROXY=off, the documented default, starts; a bad value names TRUST_PROXY', async () => {
-  const started = await serve({ ...t.cliEnv, PORT: '0', TRUST_PROXY: 'off' }, { until: /idsvc listening on http:\/\/127\.0\.0\.1:\d+/ });
+  const started = await spawnServe({ ...t.cliEnv, PORT: '0', TRUST_PROXY: 'off' }, { until: /idsvc listening on http:\/\/127\.0\.0\.1:\d+/ });
   assert.match(started.stdout, /idsvc listening on/, started.stderr);
   assert.equal(started.stderr, '');
   assertNamed(await serve({ ...t.cliEnv, PORT: '0', TRUST_PROXY: 'sometimes' }), 'TRUST_PROXY', 'bad TRUST_PROXY');
