@@ -415,29 +415,45 @@ test('answers for a partner read long ago are still kept after the feed named mo
     return `rendered ${++renders}`;
   };
   const nextTurn = () => new Promise((r) => setImmediate(r));
+  // A reading that cannot name what changed drops everything, rightly, whatever was read before
+  // it. On PostgreSQL that is any reading whose transaction horizon another session of the server
+  // held back while the feed pruned its oldest rows (these 11,000 rows prune some), which other
+  // test files' sessions can do at any moment: such a round proves nothing and is run again.
+  let droppedAll = false;
+  cache.on('invalidated', (tags: readonly string[]) => {
+    if (tags.includes('*')) droppedAll = true;
+  });
   try {
-    await feed.fresh();
-    const partnerRow = { tag: `p${P.id}`, at: feed.sequence };
-    // Eleven readings of a thousand other people's changes each (one reading takes at most a thousand).
-    for (let batch = 0; batch < 11; batch++) {
-      await elsewhere(
-        'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO answer_changes (tag) SELECT ' +
-          (TEST_DB === 'postgres' ? "'u' || (i + ?::int)" : "'u' || (i + ?)") +
-          ' FROM n',
-        batch * 1000 + 1_000_000,
-      );
+    await feed.fresh(); // on PostgreSQL the first reading only sets where the feed starts
+    for (let round = 1; ; round++) {
+      droppedAll = false;
+      const key = `k${round}`;
+      const partnerRow = { tag: `p${P.id}`, at: feed.sequence };
+      // Eleven readings of a thousand other people's changes each (one reading takes at most a thousand).
+      for (let batch = 0; batch < 11; batch++) {
+        await elsewhere(
+          'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO answer_changes (tag) SELECT ' +
+            (TEST_DB === 'postgres' ? "'u' || (i + ?::int)" : "'u' || (i + ?)") +
+            ' FROM n',
+          (round * 11 + batch) * 1000 + 1_000_000,
+        );
+        await nextTurn();
+        assert.equal((await feed.fresh()).ok, true);
+      }
       await nextTurn();
-      assert.equal((await feed.fresh()).ok, true);
+      renders = 0;
+      for (let i = 0; i < 2; i++) await cache.get(key, 'v', render, partnerRow);
+      if (droppedAll && round < 5) continue;
+      assert.equal(droppedAll, false, 'five rounds in a row had a reading that dropped everything');
+      assert.equal(cache.size, 1, 'kept the second time, as for a partner read just now');
+      assert.equal(await cache.get(key, 'v', render, partnerRow), 'rendered 2', 'answered from memory');
+      // A change to the partner itself still keeps its older row's answers out.
+      await elsewhere('UPDATE partners SET name = ? WHERE id = ?', 'renamed again', P.id);
+      await nextTurn();
+      assert.equal(await cache.get(key, 'v', render, partnerRow), 'rendered 3');
+      assert.equal(await cache.get(key, 'v', render, partnerRow), 'rendered 4', 'not kept: the row it came from changed');
+      break;
     }
-    await nextTurn();
-    for (let i = 0; i < 2; i++) await cache.get('k', 'v', render, partnerRow);
-    assert.equal(cache.size, 1, 'kept the second time, as for a partner read just now');
-    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 2', 'answered from memory');
-    // A change to the partner itself still keeps its older row's answers out.
-    await elsewhere('UPDATE partners SET name = ? WHERE id = ?', 'renamed again', P.id);
-    await nextTurn();
-    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 3');
-    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 4', 'not kept: the row it came from changed');
   } finally {
     cache.close();
   }

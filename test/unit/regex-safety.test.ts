@@ -100,8 +100,17 @@ function proofRegexes(): FoundRegex[] {
   );
 }
 
+/** Verdicts by flags and source: many patterns recur (the catalogue's most of all), and each check takes recheck tens of milliseconds. */
+const verdicts = new Map<string, Diagnostics>();
+
 function verdict(r: FoundRegex): Diagnostics {
-  return checkSync(r.source, r.flags, { timeout: 10_000 });
+  const key = `${r.flags}/${r.source}`;
+  let d = verdicts.get(key);
+  if (d === undefined) {
+    d = checkSync(r.source, r.flags, { timeout: 10_000 });
+    verdicts.set(key, d);
+  }
+  return d;
 }
 
 function unsafe(found: FoundRegex[]): string[] {
