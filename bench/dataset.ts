@@ -302,7 +302,10 @@ export async function workingCopy(ds: Dataset, tag: string): Promise<Dataset> {
     fs.closeSync(fd);
     return { ...ds, databaseUrl: `sqlite:${file}` };
   }
-  const { database } = pgUrl(ds.users);
+  // The dataset's own database, which need not be this size's (bench/ab-dataset.sh registers one an
+  // older revision built under a name of its own).
+  const database = new URL(ds.databaseUrl).pathname.slice(1);
+  if (!/^[a-z0-9_]{1,40}$/.test(database)) throw new Error(`bad dataset database name: ${database}`);
   const copy = `${database}_${tag}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();

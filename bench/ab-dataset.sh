@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A dataset built by an older revision's own benchmark code, for bench/ab.sh (docs/performance.md).
+#
+#   bench/ab-dataset.sh REV BACKEND USERS      e.g. bench/ab-dataset.sh 38b786e sqlite 10000
+#
+# An older revision refuses a database migrated past it, so comparing it with today's build needs a
+# dataset at its own migrations: this builds one with REV's bench/dataset.ts in its worktree (the
+# one ab.sh uses) and registers it here as BACKEND-USERS-REV. Both sides of ab.sh then work on
+# copies of it (DATA_A=DATA_B=BACKEND-USERS-REV); the newer build migrates its copy as it starts.
+# On PostgreSQL the database REV builds takes this size's usual name, so a dataset of that size
+# already here is moved aside meanwhile and put back; REV's is renamed idsvc_bench_USERS_REV.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REV=$1; BACKEND=$2; USERS=$3
+case "$BACKEND" in sqlite | postgres) ;; *) echo "BACKEND is sqlite or postgres, got $BACKEND" >&2; exit 2 ;; esac
+[[ "$USERS" =~ ^[0-9]+$ ]] || { echo "USERS must be a number, got $USERS" >&2; exit 2; }
+SHORT=$(git rev-parse --short=7 "$REV")
+NAME=$BACKEND-$USERS-$SHORT
+WT=bench/data/ab/wt-$REV
+mkdir -p bench/data/ab
+[ -d "$WT" ] || git worktree add -f "$WT" "$REV" >/dev/null 2>&1
+ADMIN=${BENCH_PG_ADMIN_URL:-postgres://root@127.0.0.1:5432/test}
+DB=idsvc_bench_$USERS
+sql() { PGOPTIONS=--client-min-messages=warning psql "$ADMIN" -qtAc "$1"; }
+exists() { [ "$(sql "SELECT count(*) FROM pg_database WHERE datname = '$1'")" = 1 ]; }
+aside=''
+if [ "$BACKEND" = postgres ] && exists "$DB"; then
+  sql "ALTER DATABASE $DB RENAME TO ${DB}_aside"; aside=1
+  trap 'sql "ALTER DATABASE ${DB}_aside RENAME TO $DB"' EXIT
+fi
+# REV's own code builds it, in REV's checkout: its migrations, its layout of the rows. A PostgreSQL
+# dataset REV built before has been renamed since: its record there would name a database that is gone.
+[ "$BACKEND" = postgres ] && rm -f "$WT/bench/data/$BACKEND-$USERS.meta.json"
+(cd "$WT" && node --import tsx --input-type=module -e "
+  const { ensureDataset } = await import('./bench/dataset.ts');
+  await ensureDataset('$BACKEND', $USERS);
+  process.exit(0);
+")
+url=$(node -p "require('./$WT/bench/data/$BACKEND-$USERS.meta.json').databaseUrl")
+if [ "$BACKEND" = postgres ]; then
+  sql "DROP DATABASE IF EXISTS ${DB}_$SHORT WITH (FORCE)"
+  sql "ALTER DATABASE $DB RENAME TO ${DB}_$SHORT"
+  url=${url%/*}/${DB}_$SHORT
+fi
+[ -n "$aside" ] && { sql "ALTER DATABASE ${DB}_aside RENAME TO $DB"; trap - EXIT; }
+node -e '
+  const fs = require("fs"), path = require("path");
+  const [wt, backend, users, name, url] = process.argv.slice(1);
+  const meta = JSON.parse(fs.readFileSync(`${wt}/bench/data/${backend}-${users}.meta.json`, "utf8"));
+  const abs = (f) => path.resolve(wt, f);
+  fs.writeFileSync(`bench/data/${name}.meta.json`, JSON.stringify({ ...meta, databaseUrl: url, idsFile: abs(meta.idsFile), servicesFile: abs(meta.servicesFile) }, null, 1));
+' "$WT" "$BACKEND" "$USERS" "$NAME" "$url"
+echo "$NAME"
