@@ -5,12 +5,15 @@
 #
 # An older revision refuses a database migrated past it, so comparing it with today's build needs a
 # dataset at its own migrations: this builds one with REV's bench/dataset.ts in its worktree (the
-# one ab.sh uses) and registers it here as BACKEND-USERS-REV. Both sides of ab.sh then work on
-# copies of it (DATA_A=DATA_B=BACKEND-USERS-REV); the newer build migrates its copy as it starts.
-# On PostgreSQL the database REV builds takes this size's usual name, so a dataset of that size
-# already here is moved aside meanwhile and put back; REV's is renamed idsvc_bench_USERS_REV.
+# one ab.sh uses; its modules resolve from this checkout's node_modules) and registers it here as
+# BACKEND-USERS-SHORTREV (the 7-character hash). Both sides of ab.sh then work on copies of it
+# (DATA_A=DATA_B=that name); the newer build migrates its copy as it starts.
+# On PostgreSQL (needs psql) the database REV builds takes this size's usual name, so a dataset of
+# that size already here is moved aside meanwhile and put back, also when the build fails; REV's is
+# renamed idsvc_bench_USERS_SHORTREV.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "$#" -eq 3 ] || { echo "usage: bench/ab-dataset.sh REV sqlite|postgres USERS" >&2; exit 2; }
 REV=$1; BACKEND=$2; USERS=$3
 case "$BACKEND" in sqlite | postgres) ;; *) echo "BACKEND is sqlite or postgres, got $BACKEND" >&2; exit 2 ;; esac
 [[ "$USERS" =~ ^[0-9]+$ ]] || { echo "USERS must be a number, got $USERS" >&2; exit 2; }
@@ -18,15 +21,20 @@ SHORT=$(git rev-parse --short=7 "$REV")
 NAME=$BACKEND-$USERS-$SHORT
 WT=bench/data/ab/wt-$REV
 mkdir -p bench/data/ab
-[ -d "$WT" ] || git worktree add -f "$WT" "$REV" >/dev/null 2>&1
+[ -d "$WT" ] || git worktree add -f "$WT" "$REV" >/dev/null
 ADMIN=${BENCH_PG_ADMIN_URL:-postgres://root@127.0.0.1:5432/test}
 DB=idsvc_bench_$USERS
 sql() { PGOPTIONS=--client-min-messages=warning psql "$ADMIN" -qtAc "$1"; }
 exists() { [ "$(sql "SELECT count(*) FROM pg_database WHERE datname = '$1'")" = 1 ]; }
 aside=''
+put_back() { # REV's half-built database, if any, goes; the one set aside takes its name again
+  sql "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
+  sql "ALTER DATABASE ${DB}_aside RENAME TO $DB"
+}
 if [ "$BACKEND" = postgres ] && exists "$DB"; then
+  if exists "${DB}_aside"; then echo "${DB}_aside exists (an earlier run's?): rename it back to $DB or drop it first" >&2; exit 1; fi
   sql "ALTER DATABASE $DB RENAME TO ${DB}_aside"; aside=1
-  trap 'sql "ALTER DATABASE ${DB}_aside RENAME TO $DB"' EXIT
+  trap put_back EXIT
 fi
 # REV's own code builds it, in REV's checkout: its migrations, its layout of the rows. A PostgreSQL
 # dataset REV built before has been renamed since: its record there would name a database that is gone.
@@ -42,7 +50,7 @@ if [ "$BACKEND" = postgres ]; then
   sql "ALTER DATABASE $DB RENAME TO ${DB}_$SHORT"
   url=${url%/*}/${DB}_$SHORT
 fi
-[ -n "$aside" ] && { sql "ALTER DATABASE ${DB}_aside RENAME TO $DB"; trap - EXIT; }
+if [ -n "$aside" ]; then trap - EXIT; sql "ALTER DATABASE ${DB}_aside RENAME TO $DB"; fi
 node -e '
   const fs = require("fs"), path = require("path");
   const [wt, backend, users, name, url] = process.argv.slice(1);

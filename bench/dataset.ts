@@ -274,6 +274,16 @@ async function fillPostgres(pool: pg.Pool, users: number, services: string[], pa
 }
 
 /**
+ * The PostgreSQL database a dataset lives in: its own, named in its URL, which need not be this
+ * size's usual one (bench/ab-dataset.sh registers one an older revision built under a name of its own).
+ */
+export function datasetDatabase(ds: Pick<Dataset, 'databaseUrl'>): string {
+  const database = decodeURIComponent(new URL(ds.databaseUrl).pathname.slice(1));
+  if (!/^[a-z0-9_]{1,40}$/.test(database)) throw new Error(`bad dataset database name: ${database}`);
+  return database;
+}
+
+/**
  * A fresh copy of the dataset for one run to write to (`tag` names it: one copy per concurrent
  * user), on disk before it is used. SQLite: a backup (page by page); PostgreSQL: CREATE DATABASE …
  * TEMPLATE … STRATEGY = WAL_LOG (PostgreSQL 15 or later), then CHECKPOINT.
@@ -302,10 +312,7 @@ export async function workingCopy(ds: Dataset, tag: string): Promise<Dataset> {
     fs.closeSync(fd);
     return { ...ds, databaseUrl: `sqlite:${file}` };
   }
-  // The dataset's own database, which need not be this size's (bench/ab-dataset.sh registers one an
-  // older revision built under a name of its own).
-  const database = new URL(ds.databaseUrl).pathname.slice(1);
-  if (!/^[a-z0-9_]{1,40}$/.test(database)) throw new Error(`bad dataset database name: ${database}`);
+  const database = datasetDatabase(ds);
   const copy = `${database}_${tag}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();

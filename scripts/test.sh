@@ -64,7 +64,7 @@ IDSVC_TEST_TEMPLATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/idsvc-template-XXXXXXXX")
 export IDSVC_TEST_TEMPLATE_DIR
 # The test files and what they import, compiled once for this run (scripts/build-tests.ts): each
 # file's process then loads plain JavaScript instead of compiling through tsx. A directory of this
-# run's own: the CI runs two suites at once from one checkout.
+# run's own: two suites may run at once from one checkout (a developer's two terminals).
 mkdir -p dist
 compiled=$(mktemp -d dist/test-run-XXXXXXXX)
 cleanup() {
@@ -89,8 +89,8 @@ fi
 
 rc=0
 # TEST_BROWSER_ALONGSIDE=1: the browser files run from the start, one at a time, beside the others
-# (their output printed after them) instead of after them. .ci/run asks it of the PostgreSQL suite,
-# whose browser files would otherwise run last and alone on a half-idle machine.
+# (their output printed after them) instead of after them. .ci/run asks it of both suites: the
+# browser files would otherwise run last and alone on a half-idle machine.
 browser_pid=''
 if [ "${TEST_BROWSER_ALONGSIDE:-0}" = 1 ] && [ -n "$browser" ]; then
   browser_log="$compiled/browser.log"

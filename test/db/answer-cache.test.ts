@@ -443,10 +443,16 @@ test('answers for a partner read long ago are still kept after the feed named mo
       await nextTurn();
       renders = 0;
       for (let i = 0; i < 2; i++) await cache.get(key, 'v', render, partnerRow);
-      if (droppedAll && round < 5) continue;
+      const kept = cache.size;
+      const third = await cache.get(key, 'v', render, partnerRow);
+      if (droppedAll && round < 5) {
+        // A session holding the horizon back may hold it a while: give it time before the next round.
+        await new Promise((r) => setTimeout(r, 200 * round));
+        continue;
+      }
       assert.equal(droppedAll, false, 'five rounds in a row had a reading that dropped everything');
-      assert.equal(cache.size, 1, 'kept the second time, as for a partner read just now');
-      assert.equal(await cache.get(key, 'v', render, partnerRow), 'rendered 2', 'answered from memory');
+      assert.equal(kept, 1, 'kept the second time, as for a partner read just now');
+      assert.equal(third, 'rendered 2', 'answered from memory');
       // A change to the partner itself still keeps its older row's answers out.
       await elsewhere('UPDATE partners SET name = ? WHERE id = ?', 'renamed again', P.id);
       await nextTurn();

@@ -1,5 +1,5 @@
 // The Redis database each test file that uses Redis works in: one per file and per test database,
-// so files running side by side, and the SQLite and PostgreSQL suites (CI runs them together),
+// so files running side by side, and the SQLite and PostgreSQL suites when run at once,
 // never count in each other's keys or flush each other's counters. Databases 0, 9–12 and 15 are free.
 import { TEST_DB } from './app.js';
 

@@ -100,7 +100,7 @@ function proofRegexes(): FoundRegex[] {
   );
 }
 
-/** Verdicts by flags and source: many patterns recur (the catalogue's most of all), and each check takes recheck tens of milliseconds. */
+/** Verdicts by flags and source: many patterns recur (the catalogue's most of all), and each is a whole analysis by recheck. */
 const verdicts = new Map<string, Diagnostics>();
 
 function verdict(r: FoundRegex): Diagnostics {
