@@ -143,6 +143,9 @@ function boolVar(env: Env, name: string, fallback: boolean): boolean {
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** The schemes a PostgreSQL connection URL may start with (node-postgres takes both). */
+const POSTGRES_SCHEME = /^postgres(ql)?:\/\//;
+
 function databaseUrlVar(env: Env): string {
   const raw = env.DATABASE_URL?.trim();
   // ./data of the directory the command runs in: a checkout's root under `npm start`, and a
@@ -153,7 +156,7 @@ function databaseUrlVar(env: Env): string {
     if (!file) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path or :memory:');
     return raw;
   }
-  if (/^postgres(ql)?:\/\//.test(raw)) {
+  if (POSTGRES_SCHEME.test(raw)) {
     if (!isUrl(raw)) throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
     return raw;
   }
@@ -176,7 +179,7 @@ function readUrlsVar(env: Env, databaseUrl: string): string[] {
   return raw.split(',').map((part, i) => {
     const url = part.trim();
     // The position only: the URL may hold a password.
-    if (!/^postgres(ql)?:\/\//.test(url) || !isUrl(url)) throw new ConfigError('DATABASE_READ_URL', `entry ${i + 1} is not a valid postgres:// URL`);
+    if (!POSTGRES_SCHEME.test(url) || !isUrl(url)) throw new ConfigError('DATABASE_READ_URL', `entry ${i + 1} is not a valid postgres:// URL`);
     return url;
   });
 }
