@@ -40,17 +40,37 @@ export function etagOf(body: string | Buffer): string {
 }
 
 /**
- * A rendered body and its ETag, worked out the first time it is asked for and then kept with it:
- * an answer that no shared cache may keep is sent without one, so it never pays for it, and a body
- * the answer cache keeps is hashed once, not once per request.
+ * A rendered body and its ETag, each worked out the first time it is needed and then kept: an
+ * answer that no shared cache may keep is sent without an ETag, so it never pays for one, and a body
+ * the answer cache keeps is encoded and hashed once, not once per request. Once encoded it is kept
+ * as bytes only (sent as they are, neither measured nor encoded again on the way to the socket).
  */
 export class TaggedBody {
+  #text: string | undefined;
+  #bytes: Buffer | undefined;
   #etag: string | undefined;
+  /** About what it holds in memory, for the answer cache's budget. */
+  readonly size: number;
 
-  constructor(readonly body: string) {}
+  constructor(text: string) {
+    this.#text = text;
+    this.size = text.length;
+  }
+
+  get bytes(): Buffer {
+    if (this.#bytes === undefined) {
+      this.#bytes = Buffer.from(this.#text!);
+      this.#text = undefined;
+    }
+    return this.#bytes;
+  }
+
+  get body(): string {
+    return this.#text ?? this.#bytes!.toString();
+  }
 
   get etag(): string {
-    this.#etag ??= etagOf(this.body);
+    this.#etag ??= etagOf(this.bytes);
     return this.#etag;
   }
 }

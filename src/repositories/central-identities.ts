@@ -59,7 +59,8 @@ export async function centralEntriesOfUser(q: Handle, userRef: number, evidence:
 
 /**
  * The public view's rows (SPEC §3 rule 3): the account's visibility fields beside each of its
- * central entries (NULLs when it has none), as arrays in this column order.
+ * central entries (NULLs when it has none), as arrays in this column order. The evidence columns
+ * are there only when the view reads them: a view without them reads no more than it shows.
  */
 export type PublicRow = [
   optedIn: boolean,
@@ -70,10 +71,10 @@ export type PublicRow = [
   sourcePartnerId: number | null,
   updatedAt: number | null,
   userRef: number,
-  verifiedBy: string | null,
-  verifiedAt: number | null,
-  lastCheckedAt: number | null,
-  evidenceUrl: string | null,
+  verifiedBy?: string | null,
+  verifiedAt?: number | null,
+  lastCheckedAt?: number | null,
+  evidenceUrl?: string | null,
 ];
 type PublicRowAsStored = [
   number | boolean,
@@ -84,13 +85,13 @@ type PublicRowAsStored = [
   number | null,
   number | null,
   number,
-  string | null,
-  number | null,
-  number | null,
-  string | null,
+  (string | null)?,
+  (number | null)?,
+  (number | null)?,
+  (string | null)?,
 ];
 const publicSelect = (evidence: Evidence) =>
-  `SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id, ${evidenceColumns(evidence, 'ci.')} ` +
+  `SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id${evidence === 'with-evidence' ? `, ${evidenceColumns(evidence, 'ci.')}` : ''} ` +
   `FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ${provenAccountSql('u')} AND `;
 // One indexed query for the hottest read: the account by its identifier, joined with its entries.
 // Rows come as arrays and hold only what the answer uses: building objects and reading unused

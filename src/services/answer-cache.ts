@@ -265,17 +265,17 @@ class AskedOnce {
   }
 }
 
-/** Roughly what a value holds in memory: a string's characters, a rendered body's and room for its ETag, or its JSON's for anything else. */
+/** Roughly what a value holds in memory: a string's characters, a rendered body's size and room for its ETag, or its JSON's for anything else. */
 function sizeOf(value: unknown): number {
   if (typeof value === 'string') return value.length;
-  if (isRenderedBody(value)) return value.body.length + ETAG_SIZE;
+  if (isRenderedBody(value)) return value.size + ETAG_SIZE;
   return JSON.stringify(value)?.length ?? 0;
 }
 
 /** A strong ETag as http/cache-headers.ts makes it: a quoted SHA-1 in base64url. */
 const ETAG_SIZE = 29;
 
-/** A body rendered once (http/cache-headers.ts, TaggedBody), whose ETag is made only when first sent. */
-function isRenderedBody(value: unknown): value is { body: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { body?: unknown }).body === 'string';
+/** A body rendered once (http/cache-headers.ts, TaggedBody), whose bytes and ETag are made only when first sent. */
+function isRenderedBody(value: unknown): value is { size: number } {
+  return typeof value === 'object' && value !== null && typeof (value as { size?: unknown }).size === 'number';
 }

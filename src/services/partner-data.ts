@@ -137,9 +137,17 @@ export async function publicView(
     // A user without entries comes back as one row of NULLs; a disabled service is kept, not shown.
     const svc = svcId === null ? undefined : snap.byId.get(svcId);
     if (!svc) continue;
-    const evidence = verified
-      ? markEvidence({ verified, verified_by: verifiedBy, verified_at: verifiedAt, last_checked_at: lastCheckedAt, evidence_url: evidenceUrl })
-      : null;
+    // Without the evidence columns (a view that does not show them) the row ends at userRef.
+    const evidence =
+      verified && verifiedBy !== undefined
+        ? markEvidence({
+            verified,
+            verified_by: verifiedBy,
+            verified_at: verifiedAt ?? null,
+            last_checked_at: lastCheckedAt ?? null,
+            evidence_url: evidenceUrl ?? null,
+          })
+        : null;
     entries.push({ svc, usrSvcId: usrSvcId ?? '', showUsrSvcId: showsUsrSvcId(reader, user, source), verified, updatedAt: updatedAt ?? 0, evidence });
   }
   return entries.sort(bySvcName);

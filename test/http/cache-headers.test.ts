@@ -159,6 +159,19 @@ describe('TaggedBody: the ETag of a rendered body, made when first asked for', (
     assert.equal(tags.size, 1 + others.length);
     assert.equal(etagOf(Buffer.from(body, 'utf8')), tagged.etag);
   });
+
+  test('its bytes are the UTF-8 of the text, made once and kept in its place; the text still reads the same', () => {
+    const body = '<services><service><svcName>Zoë 🦊</svcName></service></services>';
+    const tagged = new TaggedBody(body);
+    assert.equal(tagged.size, body.length);
+    const bytes = tagged.bytes;
+    assert.deepEqual(bytes, Buffer.from(body, 'utf8'));
+    // The same Buffer every time: a kept answer is encoded once, not once per request.
+    assert.equal(tagged.bytes, bytes);
+    assert.equal(tagged.body, body);
+    assert.equal(tagged.etag, etagOf(body));
+    assert.equal(tagged.size, body.length);
+  });
 });
 
 describe('return_profile and service_details', () => {
