@@ -291,8 +291,9 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
     const { partner, authenticated, reader, urlProof } = authorise(request, op);
     const shared = op.cache === 'public' && reader === 'anyone' && readsByGet(request);
-    // Proof, a POST, or an operation whose answers are never shared: no cache keeps it.
-    reply.header('Cache-Control', PRIVATE_NO_STORE);
+    // Proof, a POST, or an operation whose answers are never shared: no cache keeps it. (A shared
+    // answer gets its headers from sendPublic; an error, from the error handler.)
+    if (!shared) reply.header('Cache-Control', PRIVATE_NO_STORE);
     const doc = await op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, shared, request, reply });
     if (op.raw) return reply;
     const format = formatOf(request);
