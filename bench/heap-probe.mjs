@@ -5,7 +5,8 @@
 // collector's own accounts (v8.GCProfiler): every collection reports the heap's used size before and
 // after it, so what was allocated up to now is what all collections freed plus what is in use now.
 // Objects a collection keeps (promoted, compacted) stay in the used size and are counted once.
-// Buffers' backing stores live outside the heap and are not counted (the answers are strings).
+// Buffers' backing stores live outside the heap and are not counted: the bytes of a kept answer
+// (encoded once, src/http/cache-headers.ts) and a miss's encoded body, about its length once per miss.
 //
 // On SIGUSR2 the probe appends the running total, as one line `allocated=N`, to the file named by
 // BENCH_HEAP_FILE; the benchmark signals before and after a run and divides the difference by the

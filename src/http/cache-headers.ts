@@ -14,13 +14,20 @@ type CacheSettings = Pick<Config, 'publicCacheMaxAgeSeconds' | 'publicCacheStale
 /** Worked out once per (frozen) configuration rather than on every public answer. */
 const cacheControlOf = new WeakMap<CacheSettings, string>();
 
+/** The last configuration asked about and its value: one configuration serves a whole process. */
+let lastConfig: CacheSettings | undefined;
+let lastValue = '';
+
 /** The Cache-Control of a public answer, from the operator's settings. */
 export function publicCacheControl(config: CacheSettings): string {
+  if (config === lastConfig) return lastValue;
   let value = cacheControlOf.get(config);
   if (value === undefined) {
     value = cacheControlFor(config);
     cacheControlOf.set(config, value);
   }
+  lastConfig = config;
+  lastValue = value;
   return value;
 }
 

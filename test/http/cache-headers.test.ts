@@ -11,7 +11,7 @@ import { findUserByUserId } from '../../src/repositories/users.js';
 import { setOptIn } from '../../src/services/accounts.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { cacheDelay } from '../../src/site/views/consent.js';
-import { etagOf, TaggedBody } from '../../src/http/cache-headers.js';
+import { etagOf, publicCacheControl, TaggedBody } from '../../src/http/cache-headers.js';
 import { SiteClient } from '../site/helpers.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -141,6 +141,20 @@ describe('return_services', () => {
       assert.ok(res.status >= 400, String(res.status));
       assert.equal(res.headers.get('cache-control'), 'no-store');
       assert.equal(res.headers.get('etag'), null);
+    }
+  });
+});
+
+describe('publicCacheControl: worked out once per configuration', () => {
+  test('each configuration gets its own value, asked for in any order', () => {
+    const a = Object.freeze({ publicCacheMaxAgeSeconds: 60, publicCacheStaleSeconds: 30 });
+    const b = Object.freeze({ publicCacheMaxAgeSeconds: 0, publicCacheStaleSeconds: 30 });
+    const c = Object.freeze({ publicCacheMaxAgeSeconds: 10, publicCacheStaleSeconds: 0 });
+    for (let round = 0; round < 2; round++) {
+      assert.equal(publicCacheControl(a), 'public, max-age=60, stale-while-revalidate=30');
+      assert.equal(publicCacheControl(b), 'public, no-cache');
+      assert.equal(publicCacheControl(a), 'public, max-age=60, stale-while-revalidate=30');
+      assert.equal(publicCacheControl(c), 'public, max-age=10');
     }
   });
 });
