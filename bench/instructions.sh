@@ -35,8 +35,10 @@ else
   [ -d "$SRC" ] || git worktree add -f "$SRC" "$REV" >/dev/null 2>&1
 fi
 if [ ! -f "$DIST/src/cli/main.js" ]; then
+  # tsc's type errors do not stop it writing JavaScript (an older revision may not type-check against today's node_modules).
   (cd "$SRC" && "$ROOT/node_modules/.bin/tsc" -p tsconfig.build.json --outDir "$ROOT/$DIST" --incremental false --sourceMap false >/dev/null) || true
 fi
+[ -f "$DIST/src/cli/main.js" ] || { echo "could not build $REV into $DIST" >&2; exit 1; }
 
 node --import tsx bench/requests.ts pool "$DATA" "$SCENARIO" 0 "$OUT/pool.tsv"
 # vgdb names its pipes after the user and the host: both ends must agree (HOST is also the server's setting).
@@ -44,8 +46,9 @@ export USER=${USER:-root} LOGNAME=${LOGNAME:-root}
 for run in $(seq 1 "$PROCESSES"); do
   URL=$(node --import tsx bench/dataset.ts copy "$DATA" instructions)
   rm -f "$OUT/callgrind.$run".*
-  env ${SERVER_ENV:-} NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$PORT DATABASE_URL=$URL \
-    RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_KEY_UNPROVEN=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 \
+  # SERVER_ENV last, so that it may also change the settings set here (words split on spaces).
+  env NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$PORT DATABASE_URL=$URL \
+    RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_KEY_UNPROVEN=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 ${SERVER_ENV:-} \
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT/callgrind.$run.%p" node "$DIST/src/cli/main.js" serve >/dev/null 2>"$OUT/valgrind.$run.log" &
   PID=$!
   trap 'kill $PID 2>/dev/null || true' EXIT
@@ -56,6 +59,8 @@ for run in $(seq 1 "$PROCESSES"); do
   node --import tsx bench/send.ts "$PORT" "$OUT/pool.tsv" "$WARM" "$REQUESTS"
   HOST=127.0.0.1 callgrind_control -d "$PID" >/dev/null 2>&1 || { echo "callgrind_control could not reach the server" >&2; exit 1; }
   kill "$PID"; wait "$PID" 2>/dev/null || true
-  TOTAL=$(callgrind_annotate "$OUT/callgrind.$run.$PID.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !found { gsub(",", "", $1); print $1; found = 1 }')
+  # The dump's own `summary:` line: the instructions counted while counting was on.
+  TOTAL=$(awk '/^summary:/ { print $2 }' "$OUT/callgrind.$run.$PID.1" 2>/dev/null || true)
+  [ -n "$TOTAL" ] || { echo "no count in $OUT/callgrind.$run.$PID.1 (see $OUT/valgrind.$run.log)" >&2; exit 1; }
   echo "$REV $SCENARIO process $run: $((TOTAL / REQUESTS)) instructions per request ($TOTAL over $REQUESTS, after $WARM)${SERVER_ENV:+ with $SERVER_ENV}"
 done

@@ -41,8 +41,15 @@ export async function send(port: number, pool: readonly PoolLine[], from: number
       req.on('error', reject);
       req.end(r.body || undefined);
     });
+  let failed = false;
   const worker = async () => {
-    while (next < end) await one(pool[next++ % pool.length]!);
+    try {
+      while (next < end && !failed) await one(pool[next++ % pool.length]!);
+    } catch (e) {
+      // The other workers stop at their next request: the run has failed.
+      failed = true;
+      throw e;
+    }
   };
   try {
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -53,9 +60,10 @@ export async function send(port: number, pool: readonly PoolLine[], from: number
 
 if (process.argv[1] === import.meta.filename) {
   const [port, file, from, count, concurrency = '4'] = process.argv.slice(2);
-  if (!port || !file || !from || !count) {
-    console.error('usage: bench/send.ts PORT POOL_FILE FROM COUNT [CONCURRENCY]');
+  const numbers = [port, from, count, concurrency].map(Number);
+  if (!file || numbers.some((n) => !Number.isInteger(n) || n < 0) || numbers[3] === 0) {
+    console.error('usage: bench/send.ts PORT POOL_FILE FROM COUNT [CONCURRENCY] (whole numbers, CONCURRENCY at least 1)');
     process.exit(2);
   }
-  await send(Number(port), readPool(file), Number(from), Number(count), Number(concurrency));
+  await send(numbers[0]!, readPool(file), numbers[1]!, numbers[2]!, numbers[3]!);
 }

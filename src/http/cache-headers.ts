@@ -46,34 +46,30 @@ export function etagOf(body: string | Buffer): string {
   return `"${hash('sha1', body, 'base64url')}"`;
 }
 
+/** What a Buffer costs beside its bytes (the object and its backing store's bookkeeping), for the answer cache's budget. */
+const BUFFER_OVERHEAD = 100;
+
 /**
- * A rendered body and its ETag, each worked out the first time it is needed and then kept: an
- * answer that no shared cache may keep is sent without an ETag, so it never pays for one, and a body
- * the answer cache keeps is encoded and hashed once, not once per request. Once encoded it is kept
- * as bytes only (sent as they are, neither measured nor encoded again on the way to the socket).
+ * A rendered body, encoded once, and its ETag, worked out the first time it is asked for: an answer
+ * that no shared cache may keep is sent without one, so it never pays for it, and a body the answer
+ * cache keeps is encoded and hashed once, not once per request (sent as bytes, it is neither
+ * measured nor encoded again on the way to the socket). The bytes have memory of their own: a slice
+ * of Node's shared Buffer pool would hold the pool's whole 8 KiB block for as long as it is kept.
  */
 export class TaggedBody {
-  #text: string | undefined;
-  #bytes: Buffer | undefined;
+  readonly bytes: Buffer;
   #etag: string | undefined;
-  /** About what it holds in memory, for the answer cache's budget. */
+  /** What it holds in memory, for the answer cache's budget. */
   readonly size: number;
 
   constructor(text: string) {
-    this.#text = text;
-    this.size = text.length;
-  }
-
-  get bytes(): Buffer {
-    if (this.#bytes === undefined) {
-      this.#bytes = Buffer.from(this.#text!);
-      this.#text = undefined;
-    }
-    return this.#bytes;
+    this.bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    this.bytes.write(text);
+    this.size = this.bytes.length + BUFFER_OVERHEAD;
   }
 
   get body(): string {
-    return this.#text ?? this.#bytes!.toString();
+    return this.bytes.toString();
   }
 
   get etag(): string {

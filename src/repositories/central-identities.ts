@@ -30,8 +30,9 @@ export interface CentralEntry {
 }
 
 /**
- * Whether a view reads the evidence of verified marks: only JSON answers show it. Without it the
- * evidence columns are selected as NULLs, so rows keep one shape and read no more than they show.
+ * Whether a view reads the evidence of verified marks: only JSON answers show it. Without it a
+ * user's entries (centralEntriesOfUser) select the evidence columns as NULLs, so rows keep one
+ * shape; the public view's rows (publicRowsByIdentifier) end before them.
  */
 export type Evidence = 'with-evidence' | 'without-evidence';
 

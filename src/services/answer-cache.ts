@@ -265,7 +265,7 @@ class AskedOnce {
   }
 }
 
-/** Roughly what a value holds in memory: a string's characters, a rendered body's size and room for its ETag, or its JSON's for anything else. */
+/** Roughly what a value holds in memory: a string's characters, a rendered body's bytes and room for its ETag, or its JSON's for anything else. */
 function sizeOf(value: unknown): number {
   if (typeof value === 'string') return value.length;
   if (isRenderedBody(value)) return value.size + ETAG_SIZE;
@@ -275,7 +275,7 @@ function sizeOf(value: unknown): number {
 /** A strong ETag as http/cache-headers.ts makes it: a quoted SHA-1 in base64url. */
 const ETAG_SIZE = 29;
 
-/** A body rendered once (http/cache-headers.ts, TaggedBody), whose bytes and ETag are made only when first sent. */
+/** A body rendered once (http/cache-headers.ts, TaggedBody): its bytes, and its ETag once first sent. */
 function isRenderedBody(value: unknown): value is { size: number } {
   return typeof value === 'object' && value !== null && typeof (value as { size?: unknown }).size === 'number';
 }

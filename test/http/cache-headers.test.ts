@@ -174,17 +174,22 @@ describe('TaggedBody: the ETag of a rendered body, made when first asked for', (
     assert.equal(etagOf(Buffer.from(body, 'utf8')), tagged.etag);
   });
 
-  test('its bytes are the UTF-8 of the text, made once and kept in its place; the text still reads the same', () => {
+  test('its bytes are the UTF-8 of the text, encoded once, in memory of their own; the text reads the same', () => {
     const body = '<services><service><svcName>Zoë 🦊</svcName></service></services>';
     const tagged = new TaggedBody(body);
-    assert.equal(tagged.size, body.length);
     const bytes = tagged.bytes;
     assert.deepEqual(bytes, Buffer.from(body, 'utf8'));
     // The same Buffer every time: a kept answer is encoded once, not once per request.
     assert.equal(tagged.bytes, bytes);
+    // Not a slice of Node's shared pool, which a kept answer would hold whole.
+    assert.equal(bytes.byteOffset, 0);
+    assert.equal(bytes.buffer.byteLength, bytes.length);
+    // The budget counts bytes, not characters: four characters of two bytes each count four more than four of one.
+    assert.equal(new TaggedBody('éééé').size - new TaggedBody('eeee').size, 4);
+    assert.ok(tagged.size >= Buffer.byteLength(body));
     assert.equal(tagged.body, body);
     assert.equal(tagged.etag, etagOf(body));
-    assert.equal(tagged.size, body.length);
+    assert.equal(new TaggedBody('').bytes.length, 0);
   });
 });
 
