@@ -19,9 +19,9 @@ case "$BACKEND" in sqlite | postgres) ;; *) echo "BACKEND is sqlite or postgres,
 [[ "$USERS" =~ ^[0-9]+$ ]] || { echo "USERS must be a number, got $USERS" >&2; exit 2; }
 SHORT=$(git rev-parse --short=7 "$REV")
 NAME=$BACKEND-$USERS-$SHORT
-WT=bench/data/ab/wt-$REV
 mkdir -p bench/data/ab
-[ -d "$WT" ] || git worktree add -f "$WT" "$REV" >/dev/null
+. bench/revision.sh
+WT=$(worktree "$REV")
 ADMIN=${BENCH_PG_ADMIN_URL:-postgres://root@127.0.0.1:5432/test}
 DB=idsvc_bench_$USERS
 sql() { PGOPTIONS=--client-min-messages=warning psql "$ADMIN" -qtAc "$1"; }

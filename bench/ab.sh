@@ -35,20 +35,8 @@ meta() { # DATASET FIELD
   node -p "require('./$file').$2"
 }
 
-build() { # REV -> the compiled tree (inside the repository, so node_modules resolves)
-  local rev=$1 out=bench/data/ab/dist-$1 src
-  if [ "$rev" = WORK ]; then src=$ROOT; rm -rf "$out"
-  else
-    src=$ROOT/bench/data/ab/wt-$rev
-    [ -d "$src" ] || git worktree add -f "$src" "$rev" >/dev/null 2>&1
-  fi
-  if [ ! -f "$out/src/cli/main.js" ]; then
-    # Not incremental: dist/'s build-info file would tell tsc that everything is emitted already.
-    (cd "$src" && "$ROOT/node_modules/.bin/tsc" -p tsconfig.build.json --outDir "$ROOT/$out" --incremental false --sourceMap false >/dev/null) || true
-  fi
-  echo "$out"
-}
-DA=$(build "$A"); [ "$B" = "$A" ] && DB=$DA || DB=$(build "$B")
+. bench/revision.sh # build REV -> its compiled tree
+DA=$(build "$A"); if [ "$B" = "$A" ]; then DB=$DA; else DB=$(build "$B"); fi
 
 database_url() { # DATASET SIDE -> a fresh working copy's URL (the dataset itself is never written)
   meta "$1" users >/dev/null

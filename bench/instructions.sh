@@ -28,17 +28,8 @@ if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then echo "port $PORT is in u
 mkdir -p bench/data/ab
 OUT=bench/data/ab/instructions-$REV; mkdir -p "$OUT"
 
-DIST=bench/data/ab/dist-$REV
-if [ "$REV" = WORK ]; then SRC=$ROOT; rm -rf "$DIST"
-else
-  SRC=$ROOT/bench/data/ab/wt-$REV
-  [ -d "$SRC" ] || git worktree add -f "$SRC" "$REV" >/dev/null 2>&1
-fi
-if [ ! -f "$DIST/src/cli/main.js" ]; then
-  # tsc's type errors do not stop it writing JavaScript (an older revision may not type-check against today's node_modules).
-  (cd "$SRC" && "$ROOT/node_modules/.bin/tsc" -p tsconfig.build.json --outDir "$ROOT/$DIST" --incremental false --sourceMap false >/dev/null) || true
-fi
-[ -f "$DIST/src/cli/main.js" ] || { echo "could not build $REV into $DIST" >&2; exit 1; }
+. bench/revision.sh
+DIST=$(build "$REV")
 
 node --import tsx bench/requests.ts pool "$DATA" "$SCENARIO" 0 "$OUT/pool.tsv"
 # vgdb names its pipes after the user and the host: both ends must agree (HOST is also the server's setting).
