@@ -35,6 +35,23 @@ function send(url: string, req: AbuseRequest): Promise<{ status: number }> {
   });
 }
 
+/**
+ * A request over the limit is tried twice more and judged by its cheapest try: the process's CPU
+ * also counts what the request did not cause (a full collection of the garbage every earlier request
+ * left, which a 5 MB upload's buffers can set off; code compiled on its first run; time a busy host's
+ * hypervisor charges to the guest), and that does not come back on every try, where a request's own
+ * unbounded work does. A try counts only if it was answered as the first was: a repeated request
+ * that takes a cheaper path (an account that now exists) proves nothing.
+ */
+async function cheapestTry<T extends { ms: number; status: number }>(measure: () => Promise<T>): Promise<T> {
+  let result = await measure();
+  for (let retry = 0; retry < 2 && result.ms > CPU_LIMIT_MS; retry++) {
+    const again = await measure();
+    if (again.status === result.status && again.ms < result.ms) result = again;
+  }
+  return result;
+}
+
 let t: TestApp;
 let pages: LocalServer;
 const routes: RouteInfo[] = [];
@@ -105,20 +122,7 @@ test('no request to any route costs more than 200 ms of CPU, worst cases include
     return { route: c.route, label: c.label, ms: (used.user + used.system) / 1000, status: res.status };
   };
   const results: { route: string; label: string; ms: number; status: number }[] = [];
-  for (const c of cases) {
-    let result = await measure(c);
-    // A case over the limit is tried twice more and judged by its cheapest try: the process's CPU
-    // also counts what the request did not cause (a full collection of the garbage every earlier
-    // request left, which a 5 MB upload's buffers can set off; time a busy host's hypervisor
-    // charges to the guest), and that does not come back on every try, where a request's own
-    // unbounded work does. A try counts only if it was answered as the first was: a repeated
-    // request that takes a cheaper path (an account that now exists) proves nothing.
-    for (let retry = 0; retry < 2 && result.ms > CPU_LIMIT_MS; retry++) {
-      const again = await measure(c);
-      if (again.status === result.status && again.ms < result.ms) result = again;
-    }
-    results.push(result);
-  }
+  for (const c of cases) results.push(await cheapestTry(() => measure(c)));
 
   const failed = results.filter((r) => r.status >= 500);
   assert.deepEqual(failed, [], 'no worst case is a server error');
@@ -151,12 +155,18 @@ test('"Verify now" on a page whose rel="me" link is 40,000 slashes costs under 2
   });
   const added = await fetch(`${t.baseUrl}/account/identities`, form({ svc_id: 'slashsite', usr_svc_id: 'me' }));
   assert.equal(added.status, 303, await added.text());
-  t.clock.advance(16 * 60 * 1000);
-  const before = process.cpuUsage();
-  const res = await fetch(`${t.baseUrl}/account/identities/verify`, form({ svc_id: 'slashsite' }));
-  await res.arrayBuffer();
-  const used = process.cpuUsage(before);
-  assert.equal(res.status, 303);
-  assert.ok(pages.requests.length > 0, 'the page was fetched');
-  assert.ok(used.user + used.system < CPU_LIMIT_MS * 1000, `${(used.user + used.system) / 1000} ms of CPU`);
+  const verify = async () => {
+    // Past the throttle on checking again: each try does the whole check.
+    t.clock.advance(16 * 60 * 1000);
+    const fetched = pages.requests.length;
+    const before = process.cpuUsage();
+    const res = await fetch(`${t.baseUrl}/account/identities/verify`, form({ svc_id: 'slashsite' }));
+    await res.arrayBuffer();
+    const used = process.cpuUsage(before);
+    assert.ok(pages.requests.length > fetched, 'the page was fetched');
+    return { ms: (used.user + used.system) / 1000, status: res.status };
+  };
+  const result = await cheapestTry(verify);
+  assert.equal(result.status, 303);
+  assert.ok(result.ms < CPU_LIMIT_MS, `${result.ms} ms of CPU`);
 });
