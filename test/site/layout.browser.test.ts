@@ -5,9 +5,6 @@
 // widget as a partner page embeds it.
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mkdir } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { signWidget } from '@idsvc/client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -18,13 +15,12 @@ import { setCentralIdentity } from '../../src/services/central.js';
 import { runDueDiscoveries, startDiscovery } from '../../src/services/discovery.js';
 import { ACCOUNT_PAGES } from '../../src/site/views/AccountNav.js';
 import { verifyIdentity } from '../../src/verification/verify.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
 import type { TestApp } from '../helpers/app.js';
 import { startServer, type LocalServer } from '../verification/servers.js';
 import { addSitesOnOneServer, startSiteApp } from './helpers.js';
 
-const SHOTS = process.env.SITE_SCREENSHOTS_DIR ?? os.tmpdir();
 const WIDTHS = [320, 390, 768, 1280] as const;
 const SHOT_WIDTHS: readonly number[] = [390, 1280];
 const EMAIL = 'layout.person@example.org';
@@ -101,7 +97,6 @@ before(async () => {
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL(/\/account/);
   await page.close();
-  await mkdir(SHOTS, { recursive: true });
 });
 
 after(async () => {
@@ -194,7 +189,7 @@ async function check(context: BrowserContext, url: string, name: string, ready?:
       if (ready) await ready(page);
       for (const p of await page.evaluate(layoutProblems)) problems.push(`${width} px: ${p}`);
       if (SHOT_WIDTHS.includes(width) && name.startsWith('account')) {
-        await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+        await screenshot(page, `${name}-${width}.png`);
       }
     }
   } finally {

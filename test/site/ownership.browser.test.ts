@@ -2,11 +2,9 @@
 // sign up opted in, stay invisible to partners, read the mail, follow its link, press the button,
 // log in, and be visible; then reset a forgotten password the same way.
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { sendDueMail } from '../../src/jobs/mail.js';
 import { errorCode, type TestApp } from '../helpers/app.js';
 import { SMTP_PASSWORD, SMTP_USER, startSmtp, type TestSmtp } from '../helpers/smtp.js';
@@ -15,7 +13,6 @@ import { assertLogsClean, startSiteApp } from './helpers.js';
 const EMAIL = 'dora.explorer@example.org';
 const USER_ID = 'dora';
 const PASSWORD = 'maps backpacks and a monkey';
-const SHOTS = process.env.SITE_SCREENSHOTS_DIR ?? os.tmpdir();
 
 let t: TestApp;
 let smtp: TestSmtp;
@@ -48,7 +45,7 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/signup\/sent$/);
   await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
-  await page.screenshot({ path: path.join(SHOTS, 'site-check-inbox.png'), fullPage: true });
+  await screenshot(page, 'site-check-inbox.png');
 
   // Opted in, but unproven: partners see nobody, and the account page says why.
   assert.equal(await errorCode(partner.publicClient.returnServices(USER_ID, { profileType: 'public' })), 'not_found');
@@ -63,7 +60,7 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
   await page.getByRole('heading', { name: 'Confirm your e-mail address' }).waitFor();
   assert.equal(await page.locator('[data-visible]').getAttribute('data-visible'), 'no');
   await page.getByText('You will be visible once you confirm your e-mail address.').waitFor();
-  await page.screenshot({ path: path.join(SHOTS, 'site-account-unconfirmed.png'), fullPage: true });
+  await screenshot(page, 'site-account-unconfirmed.png');
 
   // The mail job hands the message to the SMTP server; the recipient reads it.
   assert.equal(await sendDueMail(t.ctx, t.app.log), 1);
@@ -77,7 +74,7 @@ test('sign up, read the mail from the SMTP server, follow the link: the user bec
 
   await page.goto(href);
   await page.getByText(`Confirm that this address belongs to the account ${USER_ID}`).waitFor();
-  await page.screenshot({ path: path.join(SHOTS, 'site-confirm.png'), fullPage: true });
+  await screenshot(page, 'site-confirm.png');
   await page.getByRole('button', { name: 'Confirm my address' }).click();
   await page.waitForURL(/\/account\?msg=confirmed/);
   await page.getByText('Your e-mail address is confirmed.').waitFor();
@@ -117,7 +114,7 @@ test('a forgotten password is reset the same way: the mail from the SMTP server,
 
   await page.goto(href);
   await page.getByLabel('New password').fill(NEW_PASSWORD);
-  await page.screenshot({ path: path.join(SHOTS, 'site-reset.png'), fullPage: true });
+  await screenshot(page, 'site-reset.png');
   await page.getByRole('button', { name: 'Set the new password' }).click();
   await page.waitForURL(/\/login\?msg=password_reset/);
   await page.getByLabel('E-mail address or userId').fill(USER_ID);

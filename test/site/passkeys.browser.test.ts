@@ -4,11 +4,9 @@
 // refused; a clone of the authenticator (its key copied with a lower signature counter) is refused;
 // the passkey removed no longer logs in.
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn, mailsTo } from '../helpers/mailbox.js';
 import { unusedPort } from '../verification/servers.js';
@@ -21,7 +19,6 @@ const USER_ID = 'patkeys';
 const PASSWORD = 'seven lanterns over the quiet harbour';
 const PASSKEY = 'This browser';
 const REFUSED = 'That passkey did not log you in. Try again, or log in with your password.';
-const SHOTS = process.env.SITE_SCREENSHOTS_DIR ?? os.tmpdir();
 
 let t: TestApp;
 let site: string;
@@ -105,7 +102,7 @@ describe('passkeys in Chromium', () => {
     const item = page.locator(`[data-passkey="${PASSKEY}"]`);
     await item.waitFor();
     assert.match(await item.innerText(), /never used yet/);
-    await page.screenshot({ path: path.join(SHOTS, 'site-passkeys.png'), fullPage: true });
+    await screenshot(page, 'site-passkeys.png');
     // On a phone's width the list, its buttons and the form stay within the screen.
     await page.setViewportSize({ width: 320, height: 700 });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the passkeys page fits 320 px');
@@ -187,7 +184,7 @@ describe('passkeys in Chromium', () => {
     assert.equal((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials.length, 1);
     await logInWithPasskey(page);
     await page.getByRole('alert').filter({ hasText: REFUSED }).waitFor();
-    await page.screenshot({ path: path.join(SHOTS, 'site-passkey-refused.png'), fullPage: true });
+    await screenshot(page, 'site-passkey-refused.png');
     assert.equal(new URL(page.url()).pathname, '/login');
     assertLogsClean(t, [EMAIL, PASSWORD]);
   });

@@ -3,16 +3,12 @@
 // the photo and fits the screen; a file that is no picture is refused in words beside the form;
 // removing it brings the initials back.
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
 import type { TestApp } from '../helpers/app.js';
 import { startSiteApp } from './helpers.js';
-
-const SHOTS = process.env.SITE_SCREENSHOTS_DIR ?? os.tmpdir();
 
 let t: TestApp;
 let browser: Browser;
@@ -59,7 +55,7 @@ test("upload a photo from the account page with the browser's file input, see it
   const preview = page.locator('img.avatar.photo');
   await page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth === 160, await preview.elementHandle());
   assert.ok((await pageWidth()) <= 390, 'the page with the photo fits a phone');
-  await page.screenshot({ path: path.join(SHOTS, 'site-photo-390.png'), fullPage: true });
+  await screenshot(page, 'site-photo-390.png');
 
   await page.getByRole('button', { name: 'Remove photo' }).click();
   await page.getByText('Your photo is removed.').waitFor();

@@ -4,11 +4,9 @@
 // partner's link and end it, download the data, delete the account.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { listOutbox } from '../../src/repositories/outbox.js';
 import type { TestApp } from '../helpers/app.js';
 import { lastMailTo, linkIn } from '../helpers/mailbox.js';
@@ -17,7 +15,6 @@ import { addLocalService, assertLogsClean, pageWithBacklink, pageWithoutBacklink
 const EMAIL = 'newcomer.walk@example.org';
 const USER_ID = 'newcomer';
 const PASSWORD = 'violet kettle drums at dawn';
-const SHOTS = process.env.SITE_SCREENSHOTS_DIR ?? os.tmpdir();
 
 let t: TestApp;
 let remote: ProfilePages;
@@ -58,7 +55,7 @@ describe('a newcomer on the site', () => {
     await page.getByLabel('E-mail address').fill(EMAIL);
     await page.getByLabel('Choose a userId').fill(USER_ID);
     await page.getByLabel('Password', { exact: true }).fill('password1');
-    await page.screenshot({ path: path.join(SHOTS, 'site-signup.png'), fullPage: true });
+    await screenshot(page, 'site-signup.png');
     await page.getByRole('button', { name: 'Create account' }).click();
     // A guessable password is refused, with the reason and advice next to the field and in the summary.
     await page
@@ -158,7 +155,7 @@ describe('a newcomer on the site', () => {
     await page.getByRole('checkbox', { name: 'public (About you)' }).check();
     await page.getByRole('button', { name: 'Save profile' }).click();
     await page.getByText('Your profile is saved.').waitFor();
-    await page.screenshot({ path: path.join(SHOTS, 'site-account.png'), fullPage: true });
+    await screenshot(page, 'site-account.png');
 
     await page.getByRole('link', { name: 'Public profile' }).click();
     await page.getByRole('heading', { name: 'Neil Simon' }).waitFor();
@@ -168,7 +165,7 @@ describe('a newcomer on the site', () => {
     assert.equal(await page.locator('a[rel="me"]').count(), 3);
     assert.equal(await page.locator('head link[rel="me"]').count(), 3);
     assert.equal(await page.locator('.public-identities .badge.verified').count(), 1);
-    await page.screenshot({ path: path.join(SHOTS, 'site-profile.png'), fullPage: true });
+    await screenshot(page, 'site-profile.png');
   });
 
   test('sees a partner link and ends it, removing what the partner added', async () => {
