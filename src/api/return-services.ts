@@ -14,7 +14,8 @@ export const returnServices = apiOperation({
   paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
-  cache: 'public',
+  // Without proof, a legacy_open_reads partner's private view is served too: only the public one may be kept.
+  cache: (call) => profileTypeOf(call) === 'public',
   answer: listAnswer('services', 'UserService'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
   async handler(call) {

@@ -80,10 +80,12 @@ export interface ApiOperation<B extends TProperties = TProperties, Q extends TPr
   raw?: boolean;
   /**
    * `public`: what it answers a GET without proof is the public view, the same for everyone, so a
-   * shared cache may keep it for a short while (Cache-Control, ETag, 304). Every other answer of
-   * every operation is `private, no-store`.
+   * shared cache may keep it for a short while (Cache-Control, ETag, 304). A function says which of
+   * those calls ask for the public view: another view served without proof (a legacy_open_reads
+   * partner's private view) is no less private. Every other answer of every operation is
+   * `private, no-store`.
    */
-  cache?: 'public';
+  cache?: 'public' | ((call: Pick<ApiCall<B, Q>, 'params' | 'query'>) => boolean);
   /** How errors are answered (SPEC §4.4: the widget answers a script, also for errors). */
   kind?: 'api' | 'widget';
   /**
@@ -290,7 +292,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   const onResponse = usage ? { onResponse: countUsage } : {};
   const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
     const { partner, authenticated, reader, urlProof } = authorise(request, op);
-    const shared = op.cache === 'public' && reader === 'anyone' && readsByGet(request);
+    const shared = op.cache !== undefined && reader === 'anyone' && readsByGet(request) && asksForPublicView(op, call);
     // Proof, a POST, or an operation whose answers are never shared: no cache keeps it. (A shared
     // answer gets its headers from sendPublic; an error, from the error handler.)
     if (!shared) reply.header('Cache-Control', PRIVATE_NO_STORE);
@@ -326,6 +328,17 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
       { config, preValidation: [emptyBodyIsNoFields, count], ...onResponse, schema: { hide: true, params, querystring, body } },
       (request, reply) => answer(request, reply, { params: request.params, body: request.body, query: request.query }),
     );
+  }
+}
+
+/** Whether a call without proof asks for an answer a shared cache may keep (ApiOperation.cache). */
+function asksForPublicView(op: ApiOperation, call: Pick<ApiCall, 'params' | 'query'>): boolean {
+  if (op.cache === 'public') return true;
+  try {
+    return op.cache?.(call) ?? false;
+  } catch {
+    // A call the operation cannot read (a malformed view name): its handler answers the error.
+    return false;
   }
 }
 

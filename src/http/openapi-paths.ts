@@ -128,7 +128,7 @@ function aliasNote(op: ApiOperation, method: 'GET' | 'POST', paths: string[]): s
 
 function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
   const errorContent = op.answer === 'javascript' ? SCRIPT_CONTENT : answerContent('error', ref('Error'));
-  const cached = op.cache === 'public';
+  const cached = op.cache !== undefined;
   const success = op.answer === 'javascript' ? SCRIPT_CONTENT : answerContent(op.answer.root, op.answer.value);
   const out: Json = {
     '200': {
@@ -138,11 +138,13 @@ function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
         ? {
             ...ANSWER_HEADERS,
             ETag: {
-              description: 'On a GET without proof: a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.',
+              description:
+                'On a GET of the public view without proof: a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.',
               schema: { type: 'string' },
             },
             Vary: {
-              description: "On a GET without proof: `Accept, Origin` (the format follows Accept; the partner's allowed origins decide whether it is answered).",
+              description:
+                "On a GET of the public view without proof: `Accept, Origin` (the format follows Accept; the partner's allowed origins decide whether it is answered).",
               schema: { type: 'string' },
             },
           }
@@ -152,7 +154,7 @@ function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
   };
   if (cached)
     out['304'] = {
-      description: `Not modified: the \`If-None-Match\` ETag is still current (a GET without proof${method === 'POST' ? ', not this POST' : ''}). No body.`,
+      description: `Not modified: the \`If-None-Match\` ETag is still current (a GET of the public view without proof${method === 'POST' ? ', not this POST' : ''}). No body.`,
       headers: ANSWER_HEADERS,
     };
   for (const [status, e] of Object.entries(ERRORS)) {

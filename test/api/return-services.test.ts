@@ -21,6 +21,13 @@ test('the private view without the api_token says what to do; legacy_open_reads 
   const open = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/${md5('frank@example.org')}`);
   assert.equal(open.status, 200);
   assert.match(await open.text(), /<usrSvcId>frank<\/usrSvcId>/);
+  // Served without proof, but the private view all the same: no shared cache may keep it.
+  assert.equal(open.headers.get('cache-control'), 'private, no-store');
+  assert.equal(open.headers.get('etag'), null);
+  await t.user({ email: 'flora@example.org', userId: 'flora', optedIn: true });
+  const shared = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/flora/public`);
+  assert.equal(shared.status, 200);
+  assert.match(shared.headers.get('cache-control') ?? '', /^public, /, 'a public view still may be kept');
 });
 
 test('profile_type as path segment or query; old clients POST a token everywhere', async () => {
