@@ -11,24 +11,21 @@ import type { Config } from '../config.js';
 export const PRIVATE_NO_STORE = 'private, no-store';
 
 type CacheSettings = Pick<Config, 'publicCacheMaxAgeSeconds' | 'publicCacheStaleSeconds'>;
-/** Worked out once per (frozen) configuration rather than on every public answer. */
-const cacheControlOf = new WeakMap<CacheSettings, string>();
 
-/** The last configuration asked about and its value: one configuration serves a whole process. */
+/**
+ * Worked out again only when asked about another (frozen) configuration than the last: one
+ * configuration serves a whole process, and the header is then read, not built, on every answer.
+ */
 let lastConfig: CacheSettings | undefined;
 let lastValue = '';
 
 /** The Cache-Control of a public answer, from the operator's settings. */
 export function publicCacheControl(config: CacheSettings): string {
-  if (config === lastConfig) return lastValue;
-  let value = cacheControlOf.get(config);
-  if (value === undefined) {
-    value = cacheControlFor(config);
-    cacheControlOf.set(config, value);
+  if (config !== lastConfig) {
+    lastValue = cacheControlFor(config);
+    lastConfig = config;
   }
-  lastConfig = config;
-  lastValue = value;
-  return value;
+  return lastValue;
 }
 
 function cacheControlFor(config: CacheSettings): string {

@@ -91,8 +91,13 @@ type PublicRowAsStored = [
   (number | null)?,
   (string | null)?,
 ];
+/** Without evidence, the row simply ends before the evidence columns (no NULLs to read). */
+const publicEvidenceColumns: Record<Evidence, string> = {
+  'with-evidence': `, ${evidenceColumns('with-evidence', 'ci.')}`,
+  'without-evidence': '',
+};
 const publicSelect = (evidence: Evidence) =>
-  `SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id${evidence === 'with-evidence' ? `, ${evidenceColumns(evidence, 'ci.')}` : ''} ` +
+  `SELECT u.opted_in, u.pro, ci.svc_id, ci.usr_svc_id, ci.verified, ci.source_partner_id, ci.updated_at, u.id${publicEvidenceColumns[evidence]} ` +
   `FROM users u LEFT JOIN central_identities ci ON ci.user_ref = u.id WHERE ${provenAccountSql('u')} AND `;
 // One indexed query for the hottest read: the account by its identifier, joined with its entries.
 // Rows come as arrays and hold only what the answer uses: building objects and reading unused
