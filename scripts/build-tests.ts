@@ -75,21 +75,52 @@ const compiled = await build({
 
 /**
  * Packages published as hundreds of small ES modules, which each test process would resolve, read
- * and link one by one (a fifth of a file's start-up): bundled for this run, one file for each entry
- * the compiled code imports, into OUT_DIR/node_modules, where a compiled file finds them before the
- * checkout's node_modules. Entries share their modules through common chunks, so a package keeps
- * one instance of its state. Neither is imported by another package at run time, which would find
- * the checkout's copy. The server as operators run it (dist/) imports the packages as published.
+ * and link one by one: bundled for this run, one file for each entry the compiled code imports,
+ * into OUT_DIR/node_modules, where a compiled file finds them before the checkout's node_modules.
+ * Entries share their modules through common chunks, so a package keeps one instance of its state.
+ * A package the code loads that depends on one of them would find the checkout's copy, a second
+ * instance: the build refuses that. The server as operators run it (dist/) imports the packages as
+ * published.
  */
 const PREBUNDLED = ['kysely', '@sinclair/typebox'];
 const entries = new Map<string, Set<string>>(PREBUNDLED.map((name) => [name, new Set<string>()]));
+/** The other packages the compiled code loads (type-only imports are gone from it). */
+const loaded = new Set<string>();
 for (const output of Object.values(compiled.metafile.outputs)) {
   for (const { path: imported, external } of output.imports) {
-    if (!external) continue;
+    if (!external || imported.startsWith('node:') || imported.startsWith('.')) continue;
     const name = PREBUNDLED.find((p) => imported === p || imported.startsWith(`${p}/`));
     if (name) entries.get(name)?.add(`.${imported.slice(name.length)}`);
+    else loaded.add(packageNameOf(imported));
   }
 }
+const dependents = [...dependingOn(loaded, new Set(PREBUNDLED))];
+if (dependents.length > 0) {
+  throw new Error(`${dependents.join(', ')} would load a second copy of a package bundled for the run (${PREBUNDLED.join(', ')}): take it out of PREBUNDLED`);
+}
+
+function packageNameOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/** The packages among `roots` and their dependencies (as installed at the top of node_modules) that depend on one of `targets`. */
+function* dependingOn(roots: Set<string>, targets: Set<string>): Generator<string> {
+  const seen = new Set<string>();
+  const queue = [...roots];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (seen.has(name) || targets.has(name)) continue;
+    seen.add(name);
+    const file = path.join(projectRoot, 'node_modules', name, 'package.json');
+    if (!fs.existsSync(file)) continue; // a builtin without its node: prefix, or the project's own
+    const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<'dependencies' | 'peerDependencies', Record<string, string> | undefined>;
+    const needs = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies });
+    if (needs.some((n) => targets.has(n))) yield name;
+    queue.push(...needs);
+  }
+}
+
 const outOf = (name: string, subpath: string) => `${name}/${subpath === '.' ? 'index' : subpath.slice(2)}`;
 const modules = path.join(outDir, 'node_modules');
 await build({
@@ -108,6 +139,6 @@ await build({
 for (const [name, subpaths] of entries) {
   if (subpaths.size === 0) continue;
   const { version } = JSON.parse(fs.readFileSync(path.join(projectRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
-  const exports = Object.fromEntries([...subpaths].map((sub) => [sub, `./${path.basename(outOf(name, sub))}.mjs`]));
+  const exports = Object.fromEntries([...subpaths].map((sub) => [sub, `./${outOf(name, sub).slice(name.length + 1)}.mjs`]));
   fs.writeFileSync(path.join(modules, name, 'package.json'), `${JSON.stringify({ name, version, type: 'module', exports }, null, 2)}\n`);
 }

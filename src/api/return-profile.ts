@@ -9,7 +9,7 @@ import { findLink } from '../repositories/links.js';
 import { lookupPerson } from '../repositories/people.js';
 import { findUserByRef } from '../repositories/users.js';
 import { isVisible } from '../services/partner-data.js';
-import { profileTypeOf, profileTypeQuery, profileUrl, requirePrivateAccess, userIdentifierOf } from './shared.js';
+import { asksForPublicView, profileTypeOf, profileTypeQuery, profileUrl, requirePrivateAccess, userIdentifierOf } from './shared.js';
 
 export const returnProfile = apiOperation({
   operationId: 'return_profile',
@@ -19,7 +19,7 @@ export const returnProfile = apiOperation({
   paths: ['/api/return_profile/:api_key/:user_identifier', '/api/return_profile/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
-  cache: 'public',
+  cache: asksForPublicView,
   answer: objectAnswer('profile', 'Profile'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, query: { profile_type: 'public' } },
   async handler(call) {

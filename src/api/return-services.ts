@@ -4,7 +4,7 @@ import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
 import { TaggedBody } from '../http/cache-headers.js';
 import { cachedView } from './cached-views.js';
-import { profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
+import { asksForPublicView, profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
 
 export const returnServices = apiOperation({
   operationId: 'return_services',
@@ -14,8 +14,7 @@ export const returnServices = apiOperation({
   paths: ['/api/return_services/:api_key/:user_identifier', '/api/return_services/:api_key/:user_identifier/:profile_type'],
   query: profileTypeQuery,
   tokenRequired: false,
-  // Without proof, a legacy_open_reads partner's private view is served too: only the public one may be kept.
-  cache: (call) => profileTypeOf(call) === 'public',
+  cache: asksForPublicView,
   answer: listAnswer('services', 'UserService'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
   async handler(call) {

@@ -28,6 +28,13 @@ export function profileTypeOf(call: Pick<ApiCall<NoFields, typeof profileTypeQue
   return v;
 }
 
+/**
+ * The `cache` of an operation with views: only a call for the public view may be kept by a shared
+ * cache. Without proof, a legacy_open_reads partner's private view is served too, and is no less
+ * private for it.
+ */
+export const asksForPublicView = (call: Pick<ApiCall<NoFields, typeof profileTypeQuery>, 'params' | 'query'>): boolean => profileTypeOf(call) === 'public';
+
 /** SPEC §3 rule 0 and §4.1: the private view needs proof, unless the partner chose legacy open reads; null when neither. */
 export function privateAccessOf(call: ApiCall): PrivateAccess | null {
   if (call.reader !== 'anyone') return call.reader;

@@ -43,7 +43,8 @@ export interface ApiCall<B extends TProperties = TProperties, Q extends TPropert
   readonly ip: string;
   /**
    * A shared cache may keep this answer (http/cache-headers.ts): the operation's answers are
-   * public (`cache`), asked for by GET, without any proof. A raw handler sets its headers by it.
+   * public (`cache`), asked for by GET, without any proof, for the public view where the operation
+   * has views. A raw handler sets its headers by it.
    */
   readonly shared: boolean;
   readonly request: FastifyRequest;
@@ -292,9 +293,10 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   const onResponse = usage ? { onResponse: countUsage } : {};
   const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
     const { partner, authenticated, reader, urlProof } = authorise(request, op);
-    const shared = op.cache !== undefined && reader === 'anyone' && readsByGet(request) && asksForPublicView(op, call);
-    // Proof, a POST, or an operation whose answers are never shared: no cache keeps it. (A shared
-    // answer gets its headers from sendPublic; an error, from the error handler.)
+    const shared = op.cache !== undefined && reader === 'anyone' && readsByGet(request) && mayBeKeptShared(op, call);
+    // Proof, a POST, a view other than the public one, or an operation whose answers are never
+    // shared: no cache keeps it. (A shared answer gets its headers from sendPublic; an error, from
+    // the error handler.)
     if (!shared) reply.header('Cache-Control', PRIVATE_NO_STORE);
     const doc = await op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, shared, request, reply });
     if (op.raw) return reply;
@@ -332,7 +334,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
 }
 
 /** Whether a call without proof asks for an answer a shared cache may keep (ApiOperation.cache). */
-function asksForPublicView(op: ApiOperation, call: Pick<ApiCall, 'params' | 'query'>): boolean {
+function mayBeKeptShared(op: ApiOperation, call: Pick<ApiCall, 'params' | 'query'>): boolean {
   if (op.cache === 'public') return true;
   try {
     return op.cache?.(call) ?? false;

@@ -35,7 +35,7 @@ export const COMPONENT_HEADERS: Record<string, Json> = {
   CacheControl: {
     required: false,
     description:
-      "What a cache may keep. The public view of return_services and return_profile, and service_details, asked for by GET without proof: `public, max-age=60, stale-while-revalidate=60` (the operator's `PUBLIC_CACHE_MAX_AGE` and `PUBLIC_CACHE_STALE`; `public, no-cache` when the max-age is 0), with an `ETag` and `Vary: Accept, Origin`. Every other answer (a POST, any proof: the api_token or a signed widget URL) is `private, no-store`; every error `no-store`.",
+      "What a cache may keep. The public view of return_services and return_profile, and service_details, asked for by GET without proof: `public, max-age=60, stale-while-revalidate=60` (the operator's `PUBLIC_CACHE_MAX_AGE` and `PUBLIC_CACHE_STALE`; `public, no-cache` when the max-age is 0), with an `ETag` and `Vary: Accept, Origin`. Every other answer (a POST, any proof: the api_token or a signed widget URL, and a `legacy_open_reads` partner's private view, served on the key alone) is `private, no-store`; every error `no-store`.",
     schema: { type: 'string' },
   },
   RetryAfter: { required: true, description: 'Seconds until a retry may succeed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
@@ -139,12 +139,12 @@ function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
             ...ANSWER_HEADERS,
             ETag: {
               description:
-                'On a GET of the public view without proof: a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.',
+                'On a public answer (a GET without proof, of the public view where the operation has views): a strong ETag of the body, the same while the answer is; send it back in `If-None-Match`.',
               schema: { type: 'string' },
             },
             Vary: {
               description:
-                "On a GET of the public view without proof: `Accept, Origin` (the format follows Accept; the partner's allowed origins decide whether it is answered).",
+                "On a public answer (a GET without proof, of the public view where the operation has views): `Accept, Origin` (the format follows Accept; the partner's allowed origins decide whether it is answered).",
               schema: { type: 'string' },
             },
           }
@@ -154,7 +154,7 @@ function responses(op: ApiOperation, method: 'GET' | 'POST'): Json {
   };
   if (cached)
     out['304'] = {
-      description: `Not modified: the \`If-None-Match\` ETag is still current (a GET of the public view without proof${method === 'POST' ? ', not this POST' : ''}). No body.`,
+      description: `Not modified: the \`If-None-Match\` ETag is still current (a public answer: a GET without proof, of the public view where the operation has views${method === 'POST' ? '; not this POST' : ''}). No body.`,
       headers: ANSWER_HEADERS,
     };
   for (const [status, e] of Object.entries(ERRORS)) {

@@ -145,7 +145,7 @@ describe('return_services', () => {
   });
 });
 
-describe('publicCacheControl: worked out once per configuration', () => {
+describe('publicCacheControl: worked out again only for another configuration than the last', () => {
   test('each configuration gets its own value, asked for in any order', () => {
     const a = Object.freeze({ publicCacheMaxAgeSeconds: 60, publicCacheStaleSeconds: 30 });
     const b = Object.freeze({ publicCacheMaxAgeSeconds: 0, publicCacheStaleSeconds: 30 });

@@ -46,3 +46,18 @@ test("the routes validate with the operation's own fields and those every operat
   // Every operation's body schema holds api_token beside its own fields.
   for (const op of OPERATIONS) assert.ok('api_token' in bodySchema(op).properties, op.operationId);
 });
+
+test('an operation with views lets shared caches keep only calls for its public view', () => {
+  // cache: 'public' trusts that every call without proof is answered with the public view; with a
+  // profile_type, a legacy_open_reads partner's private view would be kept too.
+  const withViews = OPERATIONS.filter((op) => op.query !== undefined && 'profile_type' in op.query);
+  assert.deepEqual(withViews.map((op) => op.operationId).sort(), ['return_profile', 'return_services']);
+  for (const op of withViews) {
+    assert.equal(typeof op.cache, 'function', op.operationId);
+    if (typeof op.cache !== 'function') continue;
+    assert.equal(op.cache({ params: {}, query: { profile_type: 'public' } }), true, op.operationId);
+    assert.equal(op.cache({ params: { profile_type: 'PUBLIC' }, query: {} }), true, op.operationId);
+    assert.equal(op.cache({ params: {}, query: {} }), false, `${op.operationId}: the private view is the default`);
+    assert.equal(op.cache({ params: {}, query: { profile_type: 'private' } }), false, op.operationId);
+  }
+});

@@ -103,7 +103,7 @@ test('open loop: a request sent ahead of its due time is timed from its send, so
 
 test('open loop: a mixed pool reports latencies by operation and writes each request to the timeline', async () => {
   const HOLD_MS = 100;
-  // The server holds every POST 100 ms and answers GETs at once: the tail belongs to the writes,
+  // The server holds every POST HOLD_MS and answers GETs at once: the tail belongs to the writes,
   // which the mix's overall percentiles alone cannot say. A hold long enough that a busy machine's
   // delays cannot make a read look as slow as a write.
   const server = http.createServer((req, res) => {
