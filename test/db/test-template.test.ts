@@ -64,6 +64,14 @@ async function pgContents(schema: string): Promise<Contents> {
       ),
       functions: await q(`SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1`, [schema]),
       sequences: await q(`SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = $1 ORDER BY 1`, [schema]),
+      constraints: await q(
+        `SELECT c.conrelid::regclass::text AS "table", c.conname, pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1 ORDER BY 1, 2`,
+        [schema],
+      ),
+      triggerDefinitions: await q(
+        `SELECT pg_get_triggerdef(t.oid) AS definition FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal ORDER BY 1`,
+        [schema],
+      ),
     };
     const tables = await q(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1`, [schema]);
     for (const { table_name: name } of tables as { table_name: string }[]) {

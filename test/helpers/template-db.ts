@@ -6,6 +6,7 @@
 // migrator finds nothing left to run and whose catalogue check finds the catalogue loaded: the
 // state is the one those two would have made. Migrations and first starts keep their own tests
 // (spawned servers on databases of their own, test/db/).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,28 +66,71 @@ let pgTemplate: Promise<string | null> | null = null;
 export const PG_TEMPLATE = process.env.IDSVC_TEST_TEMPLATE_DIR !== undefined;
 
 /**
- * Migrates `schema` and fills it with the rows a first start writes (the catalogue, and whatever
- * the migrations and the catalogue's triggers add), copied from the suite's template schema
- * instead of loaded row by row, which is most of a PostgreSQL test database's set-up. The schema's
- * tables, functions and triggers are made by the migrations themselves, as always.
+ * Makes `schema` what a first start leaves: its tables, functions and triggers, and the rows a
+ * first start writes (the catalogue, and whatever the migrations and the catalogue's triggers add),
+ * copied from the suite's template schema instead of loaded row by row. The structure comes from
+ * the template's own definitions (pg_dump, once per suite) run again under the schema's name, one
+ * statement list in one transaction: the migrations that made it, run one by one through the
+ * migrator, cost the database nearly twice the work. Where pg_dump cannot dump the server (not
+ * installed, an older major version), the migrations make it, as on a first start.
+ * test/db/test-template.test.ts holds the result equal to a first start's.
  */
 export async function preparePgSchema(url: string, schema: string): Promise<void> {
   pgTemplate ??= buildPgTemplate(url);
   const template = await pgTemplate;
   if (template === null) return;
-  const db = await openDatabase(url, { pgSchema: schema, timeoutMs: 0 });
-  try {
-    await migrate(db);
-  } finally {
-    await db.close();
+  const definitions = templateDefinitions(template);
+  if (definitions === null) {
+    const db = await openDatabase(url, { pgSchema: schema, timeoutMs: 0 });
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
   }
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    await copyRows(c, template, schema);
+    const made = definitions === null ? [] : [`CREATE SCHEMA IF NOT EXISTS ${schema}`, definitions.replaceAll(template, schema)];
+    await copyRows(c, template, schema, made);
   } finally {
     await c.end();
   }
+}
+
+let definitionsOf: { template: string; sql: string | null } | undefined;
+
+/**
+ * The template schema's definitions as SQL naming it, from a file pg_dump wrote once for the suite
+ * (the first process to ask writes it, under the same lock as the template), or null when pg_dump
+ * could not make it.
+ */
+function templateDefinitions(template: string): string | null {
+  if (definitionsOf?.template === template) return definitionsOf.sql;
+  const file = path.join(templateDir(), `${template}.sql`);
+  const sql = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+  definitionsOf = { template, sql: sql === '' ? null : sql };
+  return definitionsOf.sql;
+}
+
+/** pg_dump's definitions of `template`, as one statement list to run again under another name; '' when pg_dump cannot make them. */
+function dumpDefinitions(url: string, template: string): string {
+  let dump: string;
+  try {
+    dump = execFileSync('pg_dump', ['--schema-only', '--no-owner', '--no-privileges', '--schema', template, url], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch {
+    return '';
+  }
+  return (
+    dump
+      .split('\n')
+      // psql's own commands (\restrict) are no SQL; the schema is made by the caller, under its name.
+      .filter((line) => !line.startsWith('\\') && line !== `CREATE SCHEMA ${template};`)
+      .join('\n')
+  );
 }
 
 /** The suite's PostgreSQL template schema, named after its template directory (scripts/test.sh drops it by that name). */
@@ -101,10 +145,14 @@ export function pgTemplateName(dir: string): string {
 /** Tables the migrator keeps for itself: the target has its own, from its own run. */
 const MIGRATOR_TABLES = ['kysely_migration', 'kysely_migration_lock'];
 
-async function copyRows(c: pg.Client, from: string, to: string): Promise<void> {
+/**
+ * Copies the template's rows into `to`, after the statements `made` (which make its structure, when
+ * the migrator did not: its own tables are then copied too, as the migrations' record).
+ */
+async function copyRows(c: pg.Client, from: string, to: string, made: string[]): Promise<void> {
   const { rows: tables } = await c.query<{ name: string }>(
     `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND NOT (table_name = ANY($2)) ORDER BY table_name`,
-    [from, MIGRATOR_TABLES],
+    [from, made.length > 0 ? [] : MIGRATOR_TABLES],
   );
   const { rows: sequences } = await c.query<{ name: string; value: string; called: boolean }>(
     `SELECT sequencename AS name, COALESCE(last_value, start_value)::text AS value, last_value IS NOT NULL AS called FROM pg_sequences WHERE schemaname = $1`,
@@ -113,6 +161,8 @@ async function copyRows(c: pg.Client, from: string, to: string): Promise<void> {
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const statements = [
     'BEGIN',
+    ...made,
+    // pg_dump's definitions empty the search path for the session: every name below is qualified.
     // The rows are copied as they are: the triggers that made some of them from others must not
     // run again, nor foreign keys be checked table by table.
     'SET LOCAL session_replication_role = replica',
@@ -151,6 +201,12 @@ async function buildPgTemplate(url: string): Promise<string | null> {
         await db.close();
       }
       await c.query(`ALTER SCHEMA ${building} RENAME TO ${name}`);
+    }
+    const file = path.join(templateDir(), `${name}.sql`);
+    if (!fs.existsSync(file)) {
+      // Written under another name and renamed when whole, as the SQLite template is.
+      fs.writeFileSync(`${file}.${process.pid}`, dumpDefinitions(url, name));
+      fs.renameSync(`${file}.${process.pid}`, file);
     }
   } finally {
     await c.end(); // which releases the lock
