@@ -71,9 +71,9 @@ export const PG_TEMPLATE = process.env.IDSVC_TEST_TEMPLATE_DIR !== undefined;
  * copied from the suite's template schema instead of loaded row by row. The structure comes from
  * the template's own definitions (pg_dump, once per suite) run again under the schema's name, one
  * statement list in one transaction: the migrations that made it, run one by one through the
- * migrator, cost the database nearly twice the work. Where pg_dump cannot dump the server (not
- * installed, an older major version), the migrations make it, as on a first start.
- * test/db/test-template.test.ts holds the result equal to a first start's.
+ * migrator, cost the database more and were most of the test process's set-up. Where pg_dump
+ * cannot dump the server (not installed, an older major version), the migrations make it, as on a
+ * first start. test/db/test-template.test.ts holds the result equal to a first start's.
  */
 export async function preparePgSchema(url: string, schema: string): Promise<void> {
   pgTemplate ??= buildPgTemplate(url);
@@ -142,7 +142,7 @@ export function pgTemplateName(dir: string): string {
     .slice(-16)}`;
 }
 
-/** Tables the migrator keeps for itself: the target has its own, from its own run. */
+/** Tables the migrator keeps for itself: a target the migrations made has its own, from their run. */
 const MIGRATOR_TABLES = ['kysely_migration', 'kysely_migration_lock'];
 
 /**
