@@ -1,6 +1,7 @@
 // The tests' databases are copies of one made once (test/helpers/template-db.ts): a copy must hold
 // what a first start makes on an empty database (createContext: every migration, then the shipped
 // catalogue), table by table, row by row, with the same schema and the same next ids.
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,7 +13,7 @@ import { loadConfig } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { PG_URL, startTestApp, TEST_DB } from '../helpers/app.js';
-import { TEST_START } from '../helpers/template-db.js';
+import { PG_TEMPLATE, pgTemplateName, preparePgSchema, TEST_START, templateDefinitions } from '../helpers/template-db.js';
 
 /** Everything a database holds, as comparable values; the migrator's own times left out. */
 type Contents = Record<string, unknown>;
@@ -54,7 +55,7 @@ async function pgContents(schema: string): Promise<Contents> {
     const q = async (text: string, values: unknown[] = []) => (await c.query(text, values)).rows;
     const out: Contents = {
       columns: await q(
-        `SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, 2`,
+        `SELECT table_name, column_name, data_type, character_maximum_length, numeric_precision, column_default, is_nullable, is_identity, identity_generation, collation_name FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, 2`,
         [schema],
       ),
       indexes: await q(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, [schema]),
@@ -62,8 +63,18 @@ async function pgContents(schema: string): Promise<Contents> {
         `SELECT t.tgname, c.relname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT t.tgisinternal ORDER BY 1, 2`,
         [schema],
       ),
-      functions: await q(`SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1`, [schema]),
-      sequences: await q(`SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = $1 ORDER BY 1`, [schema]),
+      functions: await q(
+        `SELECT p.proname, pg_get_functiondef(p.oid) AS definition FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1`,
+        [schema],
+      ),
+      sequences: await q(
+        `SELECT sequencename, data_type, start_value, increment_by, min_value, max_value, cycle, cache_size, last_value FROM pg_sequences WHERE schemaname = $1 ORDER BY 1`,
+        [schema],
+      ),
+      tables: await q(
+        `SELECT c.relname, c.relkind, c.relpersistence, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY 1`,
+        [schema],
+      ),
       constraints: await q(
         `SELECT c.conrelid::regclass::text AS "table", c.conname, pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1 ORDER BY 1, 2`,
         [schema],
@@ -84,9 +95,25 @@ async function pgContents(schema: string): Promise<Contents> {
   }
 }
 
+/** Whether an installed pg_dump is of the server's major version (whose definitions the server surely runs); null when none is installed. */
+async function pgDumpMatchesServer(): Promise<boolean | null> {
+  const version = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
+  const major = /\(PostgreSQL\) (\d+)/.exec(version.stdout ?? '')?.[1];
+  if (version.status !== 0 || major === undefined) return null;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ v: string }>('SHOW server_version_num');
+    return Math.floor(Number(rows[0]!.v) / 10000) === Number(major);
+  } finally {
+    await c.end();
+  }
+}
+
 test(`a test's database holds what a first start makes on an empty one (${TEST_DB})`, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-first-start-'));
   const schema = `first_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const migrated = `${schema}_migrated`;
   const url = TEST_DB === 'postgres' ? PG_URL : `sqlite:${path.join(dir, 'first.sqlite')}`;
   const first = await createContext(loadConfig({ DATABASE_URL: url, BACKGROUND_JOBS: '0', MAIL_DIR: path.join(dir, 'mail') }), {
     clock: new ManualClock(TEST_START),
@@ -101,6 +128,14 @@ test(`a test's database holds what a first start makes on an empty one (${TEST_D
       const [made, copied] = [await pgContents(schema), await pgContents(t.ctx.db.pgSchema!)];
       assert.ok((made.services as unknown[]).length > 100, 'the shipped catalogue is loaded');
       assert.equal(comparable(copied, t.ctx.db.pgSchema!), comparable(made, schema));
+      if (PG_TEMPLATE) {
+        // The suite's schemas come from the template's definitions wherever pg_dump can make them,
+        // and the other way, the migrations then the rows, makes the same.
+        const template = pgTemplateName(process.env.IDSVC_TEST_TEMPLATE_DIR!);
+        if ((await pgDumpMatchesServer()) === true) assert.notEqual(templateDefinitions(template), null, 'made from the definitions');
+        await preparePgSchema(PG_URL, migrated, { byMigrations: true });
+        assert.equal(comparable(await pgContents(migrated), migrated), comparable(made, schema));
+      }
     } else {
       const made = sqliteContents(path.join(dir, 'first.sqlite'));
       const copied = sqliteContents(t.config.databaseUrl.slice('sqlite:'.length));
@@ -114,6 +149,7 @@ test(`a test's database holds what a first start makes on an empty one (${TEST_D
       const c = new pg.Client({ connectionString: PG_URL });
       await c.connect();
       await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.query(`DROP SCHEMA IF EXISTS ${migrated} CASCADE`);
       await c.end();
     }
   }

@@ -71,15 +71,16 @@ export const PG_TEMPLATE = process.env.IDSVC_TEST_TEMPLATE_DIR !== undefined;
  * copied from the suite's template schema instead of loaded row by row. The structure comes from
  * the template's own definitions (pg_dump, once per suite) run again under the schema's name, one
  * statement list in one transaction: the migrations that made it, run one by one through the
- * migrator, cost the database more and were most of the test process's set-up. Where pg_dump
- * cannot dump the server (not installed, an older major version), the migrations make it, as on a
- * first start. test/db/test-template.test.ts holds the result equal to a first start's.
+ * migrator, cost the database more and were most of the test process's set-up. Where there are
+ * no such definitions (pg_dump not installed, or what it wrote does not run on this server), or
+ * `byMigrations` asks, the migrations make it, as on a first start. test/db/test-template.test.ts
+ * holds the result of each way equal to a first start's.
  */
-export async function preparePgSchema(url: string, schema: string): Promise<void> {
+export async function preparePgSchema(url: string, schema: string, { byMigrations = false } = {}): Promise<void> {
   pgTemplate ??= buildPgTemplate(url);
   const template = await pgTemplate;
   if (template === null) return;
-  const definitions = templateDefinitions(template);
+  const definitions = byMigrations ? null : templateDefinitions(template);
   if (definitions === null) {
     const db = await openDatabase(url, { pgSchema: schema, timeoutMs: 0 });
     try {
@@ -91,21 +92,23 @@ export async function preparePgSchema(url: string, schema: string): Promise<void
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const made = definitions === null ? [] : [`CREATE SCHEMA IF NOT EXISTS ${schema}`, definitions.replaceAll(template, schema)];
-    await copyRows(c, template, schema, made);
+    await copyRows(c, template, schema, definitions === null ? [] : [renamed(definitions, template, schema)]);
   } finally {
     await c.end();
   }
 }
 
+/** Definitions naming `from` as naming `to` (names of the template's own making: nothing else holds them). */
+const renamed = (definitions: string, from: string, to: string) => definitions.replaceAll(from, () => to);
+
 let definitionsOf: { template: string; sql: string | null } | undefined;
 
 /**
- * The template schema's definitions as SQL naming it, from a file pg_dump wrote once for the suite
- * (the first process to ask writes it, under the same lock as the template), or null when pg_dump
- * could not make it.
+ * The template schema's definitions as SQL naming it, from the file written once for the suite
+ * (by the first process to build or find the template, under its lock), or null when there are
+ * none to use (preparePgSchema then runs the migrations).
  */
-function templateDefinitions(template: string): string | null {
+export function templateDefinitions(template: string): string | null {
   if (definitionsOf?.template === template) return definitionsOf.sql;
   const file = path.join(templateDir(), `${template}.sql`);
   const sql = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
@@ -113,24 +116,52 @@ function templateDefinitions(template: string): string | null {
   return definitionsOf.sql;
 }
 
-/** pg_dump's definitions of `template`, as one statement list to run again under another name; '' when pg_dump cannot make them. */
-function dumpDefinitions(url: string, template: string): string {
+/**
+ * pg_dump's definitions of `template`, as one statement list to run again under another name, once
+ * tried: made under a scratch name in a transaction rolled back. '' (with the reason on stderr,
+ * once for the suite) when pg_dump is missing or fails, or its output does not run on this server:
+ * a pg_dump of another major version than the server's may write what the server does not know.
+ */
+async function usableDefinitions(c: pg.Client, url: string, template: string): Promise<string> {
   let dump: string;
   try {
     dump = execFileSync('pg_dump', ['--schema-only', '--no-owner', '--no-privileges', '--schema', template, url], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 120_000,
     });
-  } catch {
-    return '';
+  } catch (err) {
+    // Not the error's message: it repeats the command, the database URL and any password in it.
+    const { code, stderr } = err as { code?: string; stderr?: string };
+    return fallBack(
+      code === 'ENOENT'
+        ? 'pg_dump is not installed'
+        : `pg_dump failed (${
+            String(stderr ?? code ?? '')
+              .trim()
+              .split('\n')[0]
+          })`,
+    );
   }
-  return (
-    dump
-      .split('\n')
-      // psql's own commands (\restrict) are no SQL; the schema is made by the caller, under its name.
-      .filter((line) => !line.startsWith('\\') && line !== `CREATE SCHEMA ${template};`)
-      .join('\n')
-  );
+  // psql's own commands (\restrict, \unrestrict: a guard for psql) are no SQL.
+  const definitions = dump
+    .split('\n')
+    .filter((line) => !/^\\(un)?restrict /.test(line))
+    .join('\n');
+  try {
+    await c.query(`BEGIN; ${renamed(definitions, template, `${template}_try`)}`);
+  } catch (err) {
+    return fallBack(`the template's definitions from pg_dump do not run on this server: ${(err as Error).message}`);
+  } finally {
+    await c.query('ROLLBACK');
+  }
+  return definitions;
+}
+
+function fallBack(reason: string): string {
+  process.stderr.write(`test/helpers/template-db.ts: ${reason}; each PostgreSQL test schema runs the migrations instead\n`);
+  return '';
 }
 
 /** The suite's PostgreSQL template schema, named after its template directory (scripts/test.sh drops it by that name). */
@@ -205,7 +236,7 @@ async function buildPgTemplate(url: string): Promise<string | null> {
     const file = path.join(templateDir(), `${name}.sql`);
     if (!fs.existsSync(file)) {
       // Written under another name and renamed when whole, as the SQLite template is.
-      fs.writeFileSync(`${file}.${process.pid}`, dumpDefinitions(url, name));
+      fs.writeFileSync(`${file}.${process.pid}`, await usableDefinitions(c, url, name));
       fs.renameSync(`${file}.${process.pid}`, file);
     }
   } finally {
