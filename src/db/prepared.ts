@@ -32,8 +32,13 @@ export interface StatementOptions {
   rowMode?: 'object' | 'array';
 }
 
+/** Every statement's SQL, in SQLite's form: test/db/statement-plans.test.ts reads each one's query plan. */
+const texts: string[] = [];
+export const statementTexts = (): readonly string[] => texts;
+
 export function statement<Row>(text: string, options: StatementOptions = {}): Statement<Row> {
   const name = `idsvc_${++counter}`;
+  texts.push(text);
   const pgText = toPg(text);
   const arrays = options.rowMode === 'array';
   const onReader = new WeakMap<SQLite.Database, SQLite.Statement>();

@@ -8,8 +8,13 @@ export interface LinkRef {
   user_ref: number;
 }
 
+// The oldest of two full-key lookups, one per index. Written as `subject_id = ? OR user_ref = ?`,
+// SQLite's plan depends on its statistics: on a database never analysed (as every one is until an
+// operator runs ANALYZE) it reads all of the partner's links and sorts them, on every private view.
 const firstLinkBySubjectOrUser = statement<LinkRef>(
-  'SELECT id, user_ref FROM links WHERE partner_id = ? AND (subject_id = ? OR user_ref = ?) ORDER BY id LIMIT 1',
+  'SELECT id, user_ref FROM links WHERE id = (SELECT min(id) FROM (' +
+    'SELECT id FROM links WHERE partner_id = ? AND subject_id = ? UNION ALL SELECT min(id) FROM links WHERE user_ref = ? AND partner_id = ?' +
+    ') AS candidates)',
 );
 const linkBySubject = statement<LinkRef>('SELECT id, user_ref FROM links WHERE partner_id = ? AND subject_id = ?');
 
@@ -17,7 +22,7 @@ const linkBySubject = statement<LinkRef>('SELECT id, user_ref FROM links WHERE p
 export async function findLink(q: Handle, partnerId: number, person: PersonRef): Promise<LinkRef | undefined> {
   if (person.subjectId === undefined && !person.user) return undefined;
   // -1 never matches an id: stands in for the side that is absent.
-  return q.get(firstLinkBySubjectOrUser, partnerId, person.subjectId ?? -1, person.user?.id ?? -1);
+  return q.get(firstLinkBySubjectOrUser, partnerId, person.subjectId ?? -1, person.user?.id ?? -1, partnerId);
 }
 
 /** The link this partner made for this subject (one at most). */

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MMAP_SIZE, openDatabase } from '../../src/db/database.js';
+import { MMAP_SIZE, migrate, openDatabase } from '../../src/db/database.js';
 
 test('the writer and the reader connections open with the documented pragmas', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-pragmas-'));
@@ -28,6 +28,33 @@ test('the writer and the reader connections open with the documented pragmas', a
     assert.equal(p(r, 'mmap_size'), Math.min(MMAP_SIZE, 0x7fff0000));
   } finally {
     await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an ANALYZE's stat4 samples are dropped when the database opens, its stat1 counts kept", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idsvc-stat4-'));
+  const url = `sqlite:${path.join(dir, 'db.sqlite')}`;
+  try {
+    const first = await openDatabase(url);
+    await migrate(first);
+    const insert = first.sqlite!.prepare('INSERT INTO subjects (handle, created_at) VALUES (?, 0)');
+    for (let i = 0; i < 200; i++) insert.run(`person${i}`);
+    // What an operator's ANALYZE (or PRAGMA optimize) leaves behind.
+    first.sqlite!.exec('ANALYZE');
+    const count = (c: typeof first.sqlite, table: string) => c!.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+    assert.ok(count(first.sqlite, 'sqlite_stat4') > 0, 'ANALYZE took samples');
+    await first.close();
+
+    const db = await openDatabase(url);
+    try {
+      assert.equal(count(db.sqlite, 'sqlite_stat4'), 0, 'with samples, every indexed lookup would be prepared again on each call');
+      assert.ok(count(db.sqlite, 'sqlite_stat1') > 0, 'the row counts stay for the planner');
+      assert.equal(count(db.reader, 'sqlite_stat4'), 0, 'the read connection sees none either');
+    } finally {
+      await db.close();
+    }
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
