@@ -8,9 +8,12 @@ export interface LinkRef {
   user_ref: number;
 }
 
-// The oldest of two full-key lookups, one per index. Written as `subject_id = ? OR user_ref = ?`,
-// SQLite's plan depends on its statistics: on a database never analysed (as every one is until an
-// operator runs ANALYZE) it reads all of the partner's links and sorts them, on every private view.
+// The oldest of two full-key lookups, one per index: by subject (unique per partner, so at most
+// one row) and by account (a partner may have linked one account under two identifiers, so the
+// oldest). Written as `subject_id = ? OR user_ref = ?`, SQLite's plan depends on its statistics:
+// on a database never analysed (every one until an operator runs ANALYZE) it read all of the
+// partner's links and sorted them, on every private view. PostgreSQL before 16 needs the alias.
+// The partner id is bound twice, once per lookup.
 const firstLinkBySubjectOrUser = statement<LinkRef>(
   'SELECT id, user_ref FROM links WHERE id = (SELECT min(id) FROM (' +
     'SELECT id FROM links WHERE partner_id = ? AND subject_id = ? UNION ALL SELECT min(id) FROM links WHERE user_ref = ? AND partner_id = ?' +

@@ -23,15 +23,24 @@ test('every prepared statement finds its rows by an index on a database never an
   try {
     await migrate(db);
     assert.equal(db.sqlite!.prepare("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'sqlite_stat%'").pluck().get(), 0, 'no statistics');
+    const referencing = (table: string) =>
+      new Set(
+        db
+          .sqlite!.prepare('SELECT m.name FROM sqlite_schema m, pragma_foreign_key_list(m.name) f WHERE m.type = \'table\' AND f."table" = ?')
+          .pluck()
+          .all(table) as string[],
+      );
     const texts = statementTexts();
-    assert.ok(texts.length >= 30, `the repositories registered their statements (${texts.length})`);
+    assert.ok(texts.length >= 20, `the repositories registered their statements (${texts.length})`);
     const faults: string[] = [];
     for (const text of texts) {
       const params = Array((text.match(/\?/g) ?? []).length).fill(1);
       const plan = (db.sqlite!.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]).map((r) => r.detail);
-      // An INSERT's plan also lists the foreign-key checks of the tables that reference it, which
-      // run only while a violation is outstanding.
-      const scans = text.startsWith('INSERT') ? [] : plan.filter((line) => line.startsWith('SCAN '));
+      // An INSERT's plan also lists the foreign-key checks of the tables that reference the one it
+      // writes, which run only while a violation is outstanding: those scans, and only those, pass.
+      const inserted = /^INSERT INTO (\w+)/.exec(text)?.[1];
+      const checks = inserted ? referencing(inserted) : new Set<string>();
+      const scans = plan.filter((line) => line.startsWith('SCAN ') && !checks.has(line.split(' ')[1]!));
       const sorts = plan.filter((line) => line.includes('TEMP B-TREE'));
       if (scans.length > 0 || sorts.length > 0) faults.push(`${text}\n  ${plan.join(' | ')}`);
     }
