@@ -85,8 +85,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // WAL lets readers run beside the single writer (the server and the CLI at once); FULL
     // synchronous makes each commit durable across power loss, not just a process crash;
     // busy_timeout makes the CLI and the server wait for each other instead of failing.
-    // mmap_size: reads come straight from the OS page cache instead of being copied into SQLite's
-    // own (anonymous, per-connection) cache; 2 GiB is the most this build of SQLite maps.
+    // mmap_size: the writer's reads come straight from the OS page cache instead of being copied
+    // into SQLite's own (anonymous, per-connection) cache; 2 GiB is the most this build maps.
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = FULL');
     raw.pragma('busy_timeout = 5000');
@@ -101,12 +101,18 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     raw.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     dropStat4Samples(raw);
     // Hot reads use a second connection: under WAL it reads the last committed state without
-    // waiting for the writer's open transaction (Kysely's one connection is a mutex).
+    // waiting for the writer's open transaction (Kysely's one connection is a mutex). It maps
+    // nothing: a connection that sees another one's commit drops its whole memory map, and the
+    // next read pays for unmapping every page the lookups had touched (up to the whole file) and
+    // then faults them back in one by one. Every push, and the usage counts every few seconds,
+    // would do that to the reader, stalling all requests; reading pages by system call costs each
+    // lookup a little instead (docs/performance.md). The writer is the connection that commits,
+    // so its map stays.
     let reader: SQLite.Database = raw;
     if (file !== ':memory:') {
       reader = new SQLite(file);
       reader.pragma('busy_timeout = 5000');
-      reader.pragma(`mmap_size = ${MMAP_SIZE}`);
+      reader.pragma('mmap_size = 0');
       reader.pragma('query_only = ON');
     }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });

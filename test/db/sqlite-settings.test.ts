@@ -25,7 +25,8 @@ test('the writer and the reader connections open with the documented pragmas', a
     assert.equal(p(w, 'journal_size_limit'), 64 * 1024 * 1024);
     assert.equal(p(r, 'query_only'), 1);
     assert.equal(p(r, 'busy_timeout'), 5000);
-    assert.equal(p(r, 'mmap_size'), Math.min(MMAP_SIZE, 0x7fff0000));
+    // A commit by the writer would make a mapped reader drop and refault its whole map.
+    assert.equal(p(r, 'mmap_size'), 0, 'the reader maps nothing');
   } finally {
     await db.close();
     fs.rmSync(dir, { recursive: true, force: true });
