@@ -20,7 +20,7 @@ export type { Db } from './handle.js';
 // BIGINT columns hold millisecond times and ids; they fit in a double, so read them as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-/** 2 GiB, which SQLite clamps to its build's maximum (SQLITE_MAX_MMAP_SIZE, 0x7fff0000); the benchmark's work ceiling uses the same. */
+/** The writer's map: 2 GiB, which SQLite clamps to its build's maximum (SQLITE_MAX_MMAP_SIZE, 0x7fff0000); the benchmark's work ceiling maps its one connection alike. */
 export const MMAP_SIZE = 2 * 1024 ** 3;
 
 /** The default of DATABASE_TIMEOUT_MS (src/config.ts). */
@@ -106,13 +106,18 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // next read pays for unmapping every page the lookups had touched (up to the whole file) and
     // then faults them back in one by one. Every push, and the usage counts every few seconds,
     // would do that to the reader, stalling all requests; reading pages by system call costs each
-    // lookup a little instead (docs/performance.md). The writer is the connection that commits,
-    // so its map stays.
+    // lookup a little instead (docs/performance.md). The writer keeps its map: its own commits do
+    // not drop it, only another process's do (the CLI's, or another worker's under `serve
+    // --workers`, where each worker's pushes cost the others' writers alike). The reader's page
+    // cache is emptied by the same commits, and lookups spread over the whole file seldom read a
+    // page twice, so a small one (2 MB, for the trees' upper levels) serves as well as this
+    // build's default of 16 MB, in less private memory (docs/performance.md).
     let reader: SQLite.Database = raw;
     if (file !== ':memory:') {
       reader = new SQLite(file);
       reader.pragma('busy_timeout = 5000');
       reader.pragma('mmap_size = 0');
+      reader.pragma('cache_size = -2000');
       reader.pragma('query_only = ON');
     }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });

@@ -27,6 +27,7 @@ test('the writer and the reader connections open with the documented pragmas', a
     assert.equal(p(r, 'busy_timeout'), 5000);
     // A commit by the writer would make a mapped reader drop and refault its whole map.
     assert.equal(p(r, 'mmap_size'), 0, 'the reader maps nothing');
+    assert.equal(p(r, 'cache_size'), -2000, 'a 2 MB page cache: emptied at every commit anyway');
   } finally {
     await db.close();
     fs.rmSync(dir, { recursive: true, force: true });
