@@ -9,6 +9,8 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { MMAP_SIZE } from '../src/db/database.js';
 import { DATA_DIR, workingCopy, type Dataset } from './dataset.js';
+import { seededRandom } from './random.js';
+import { median, percentile } from './stats.js';
 
 const name = process.argv[2] ?? 'sqlite-1000000';
 const lookups = Number(process.argv[3] ?? 200_000);
@@ -49,11 +51,8 @@ async function run(r: Reader, commitEvery: number): Promise<string> {
       const lookup = reader.prepare(PUBLIC_ROWS).raw(true);
       writer.exec('CREATE TABLE bench_commits (n INTEGER)');
       const commit = writer.prepare('INSERT INTO bench_commits VALUES (?)');
-      let seed = 1;
-      const next = () => {
-        seed = (seed * 1103515245 + 12345) % 2147483648;
-        return ids[Math.floor((seed / 2147483648) * ids.length)]!;
-      };
+      const draw = seededRandom(1);
+      const next = () => ids[Math.floor(draw() * ids.length)]!;
       // Warm, so that the map and the caches hold what a running server's would.
       for (let i = 0; i < lookups; i++) lookup.all(next());
       const each: number[] = [];
@@ -68,10 +67,11 @@ async function run(r: Reader, commitEvery: number): Promise<string> {
         if (commits) afterCommit.push(us);
       }
       const mean = each.reduce((a, b) => a + b, 0) / each.length;
-      each.sort((a, b) => a - b);
-      afterCommit.sort((a, b) => a - b);
-      const p99 = each[Math.floor(each.length * 0.99)]!;
-      const first = afterCommit.length > 0 ? `, first after a commit ${afterCommit[afterCommit.length >> 1]!.toFixed(0)} µs (median)` : '';
+      const p99 = percentile(
+        each.sort((a, b) => a - b),
+        99,
+      );
+      const first = afterCommit.length > 0 ? `, first after a commit ${median(afterCommit).toFixed(0)} µs (median)` : '';
       return `${r.label}  commit every ${commitEvery || '–'}: ${mean.toFixed(1)} µs a lookup, p99 ${p99.toFixed(1)}${first}`;
     } finally {
       reader.close();

@@ -111,7 +111,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // --workers`, where each worker's pushes cost the others' writers alike). The reader's page
     // cache is emptied by the same commits, and lookups spread over the whole file seldom read a
     // page twice, so a small one (2 MB, for the trees' upper levels) serves as well as this
-    // build's default of 16 MB, in less private memory (docs/performance.md).
+    // build's default of 16 MB once anything commits, in less private memory; only a server that
+    // never writes reads a little slower with it (docs/performance.md).
     let reader: SQLite.Database = raw;
     if (file !== ':memory:') {
       reader = new SQLite(file);
