@@ -24,6 +24,8 @@ export interface Config {
   /** How far behind (ms) a replica may be and still take reads. */
   readonly databaseReadMaxLagMs: number;
   readonly redisUrl: string | null;
+  /** The longest one Redis command is waited for before counting in the process instead. */
+  readonly redisTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** false, true (every proxy), a number of proxy hops, or comma-separated addresses/CIDRs (docs/operations.md). */
   readonly trustProxy: boolean | number | string;
@@ -384,6 +386,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseReadUrls: readUrlsVar(env, databaseUrl),
     databaseReadMaxLagMs: intVar(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 0, 3_600_000),
     redisUrl,
+    redisTimeoutMs: intVar(env, 'REDIS_TIMEOUT_MS', 500, 10, 60_000),
     logLevel,
     trustProxy: trustProxyVar(env),
     metricsToken: metricsTokenVar(env),

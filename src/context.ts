@@ -77,8 +77,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
   const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
   const answers = new AnswerCache(feed, config.answerCacheMb);
-  const redis = config.redisUrl ? await RedisLink.connect(config.redisUrl) : null;
-  // The first requests should count where later ones will; an unreachable Redis delays start-up by 2.5 s at most.
+  const redis = config.redisUrl ? await RedisLink.connect(config.redisUrl, config.redisTimeoutMs) : null;
+  // The first requests should count where later ones will; an unreachable Redis delays start-up by 2 s and one command timeout at most.
   await redis?.settled();
   const mail = createMailTransport(config);
   const afterAnswer = new AfterAnswer(AFTER_ANSWER_CAPACITY);

@@ -15,8 +15,6 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 
-/** The longest a request waits for one Redis command before counting in the process instead. */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
 const CONNECT_TIMEOUT_MS = 2000;
 /** Reconnection back-off: 100 ms doubling to 2 s, so Redis is used again soon after it returns. */
 const reconnectDelay = (attempt: number) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000);
@@ -32,17 +30,22 @@ export class RedisLink extends EventEmitter {
   private closed = false;
 
   /** Loads ioredis only here: most installs run without Redis and need not load it at every start. */
-  static async connect(url: string): Promise<RedisLink> {
+  /** commandTimeoutMs: the longest a caller waits for one command (`REDIS_TIMEOUT_MS`). */
+  static async connect(url: string, commandTimeoutMs: number): Promise<RedisLink> {
     const { Redis: Client } = await import('ioredis');
-    return new RedisLink(url, Client);
+    return new RedisLink(url, Client, commandTimeoutMs);
   }
 
-  private constructor(url: string, Client: typeof Redis) {
+  private constructor(
+    url: string,
+    Client: typeof Redis,
+    readonly commandTimeoutMs: number,
+  ) {
     super();
     this.client = new Client(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      commandTimeout: commandTimeoutMs,
       connectTimeout: CONNECT_TIMEOUT_MS,
       retryStrategy: reconnectDelay,
     });
@@ -70,7 +73,7 @@ export class RedisLink extends EventEmitter {
         this.off('down', done);
         resolve();
       };
-      const timer = setTimeout(done, CONNECT_TIMEOUT_MS + REDIS_COMMAND_TIMEOUT_MS);
+      const timer = setTimeout(done, CONNECT_TIMEOUT_MS + this.commandTimeoutMs);
       this.once('up', done);
       this.once('down', done);
     });

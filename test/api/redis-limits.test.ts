@@ -15,9 +15,12 @@ before(async () => {
   await probe.connect(); // fails the suite loudly when Redis is missing: CI has it
   await probe.flushdb();
   probe.disconnect();
-  one = await startTestApp({ REDIS_URL, RATE_LIMIT_PER_ADDRESS: '5' });
+  // Both instances run in this test process: on a busy machine a command may wait longer than the
+  // default 500 ms, and an instance that gave up on Redis would count in its own memory.
+  const shared = { REDIS_URL, REDIS_TIMEOUT_MS: '30000', RATE_LIMIT_PER_ADDRESS: '5' };
+  one = await startTestApp(shared);
   // The second instance reads the same database: same partners, same users.
-  two = await startTestApp({ REDIS_URL, RATE_LIMIT_PER_ADDRESS: '5', ...one.cliEnv, LOG_LEVEL: 'info' });
+  two = await startTestApp({ ...shared, ...one.cliEnv, LOG_LEVEL: 'info' });
 });
 after(async () => {
   await two.close().catch(() => {});
@@ -55,5 +58,7 @@ test('credential-failure throttles live in Redis and hold across instances', asy
       body: new URLSearchParams({ api_token: P.apiToken, email_address: 'rhea@example.org', password }),
     });
   for (let i = 0; i < 5; i++) assert.equal((await sync(i % 2 ? one.baseUrl : two.baseUrl, 'wrong password')).status, 401);
+  assert.equal(one.ctx.redis?.state, 'up', 'the first instance counted in Redis');
+  assert.equal(two.ctx.redis?.state, 'up', 'the second instance counted in Redis');
   assert.equal((await sync(two.baseUrl, 'correct horse battery')).status, 429);
 });

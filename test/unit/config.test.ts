@@ -14,6 +14,8 @@ test('defaults: 127.0.0.1:8080 on SQLite under ./data', () => {
   assert.equal(c.baseUrl, 'http://127.0.0.1:8080');
   assert.equal(c.databaseUrl, `sqlite:${path.join(projectRoot, 'data', 'idsvc.sqlite')}`);
   assert.equal(c.redisUrl, null);
+  assert.equal(c.redisTimeoutMs, 500);
+  assert.equal(loadConfig({ REDIS_TIMEOUT_MS: '2000' }).redisTimeoutMs, 2000);
   assert.equal(c.fetchAllowPrivate, false);
   assert.equal(c.sqliteCheckpointMs, 25);
   assert.equal(loadConfig({ SQLITE_CHECKPOINT_MS: '0' }).sqliteCheckpointMs, 0);
@@ -88,6 +90,7 @@ test('every bad value names its variable', () => {
     [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' }, 'HEADERS_TIMEOUT_MS'],
     [{ REQUEST_TIMEOUT_MS: 'long' }, 'REQUEST_TIMEOUT_MS'],
     [{ KEEP_ALIVE_TIMEOUT_MS: '0' }, 'KEEP_ALIVE_TIMEOUT_MS'],
+    [{ REDIS_TIMEOUT_MS: '5' }, 'REDIS_TIMEOUT_MS'],
     [{ CONNECTIONS_PER_ADDRESS: '-1' }, 'CONNECTIONS_PER_ADDRESS'],
     [{ IDSVC_TEST_ARGON2_MINIMUM: 'cheap' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
     [{ IDSVC_TEST_ARGON2_MINIMUM: '1', NODE_ENV: 'production' }, 'IDSVC_TEST_ARGON2_MINIMUM'],
