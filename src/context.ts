@@ -5,7 +5,7 @@ import { systemClock, type Clock } from './domain/clock.js';
 import { CatalogueCache } from './services/catalogue-cache.js';
 import { AnswerCache } from './services/answer-cache.js';
 import { PartnerCache } from './services/partner-cache.js';
-import { ChangeFeed } from './services/change-feed.js';
+import { ChangeFeed, MAX_LAG_MS } from './services/change-feed.js';
 import { AfterAnswer } from './services/after-answer.js';
 import { RequestLimiter } from './services/rate-limits.js';
 import { UsageCounter } from './services/usage-counter.js';
@@ -52,6 +52,8 @@ export interface ContextOptions {
   popularityRefreshMs?: number;
   /** PostgreSQL: how old the change feed's last reading may be for a partner row to be served from memory (ms). */
   partnerMaxAgeMs?: number;
+  /** PostgreSQL: how old the change feed's last reading may be for a public view to be served from memory (ms). */
+  publicMaxLagMs?: number;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
@@ -76,7 +78,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
   // One reader of the change feed for every in-memory copy, made only when one is kept.
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
   const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
-  const answers = new AnswerCache(feed, config.answerCacheMb);
+  // Public views may lag as a shared cache's copy does, unless the operator turned shared caching off.
+  const answers = new AnswerCache(feed, config.answerCacheMb, config.publicCacheMaxAgeSeconds > 0 ? (options.publicMaxLagMs ?? MAX_LAG_MS) : 0);
   const redis = config.redisUrl ? await RedisLink.connect(config.redisUrl, config.redisTimeoutMs) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2 s and one command timeout at most.
   await redis?.settled();

@@ -54,5 +54,6 @@ export async function cachedView<T>(
       return make(entries);
     },
     readBefore,
+    view.view === 'public',
   );
 }

@@ -184,6 +184,7 @@ function handleOver(
   close: () => Promise<void>,
 ): Db {
   const commits = new GroupCommit(conns, kysely);
+  const written = () => events.emit('written');
   let replicas: ReplicaSet | null = null;
   const db: Db = {
     ...conns,
@@ -197,7 +198,14 @@ function handleOver(
     },
     get: <Row>(s: Statement<Row>, ...params: Params) => s.get(conns, ...params),
     all: <Row>(s: Statement<Row>, ...params: Params) => s.all(conns, ...params),
-    write: (work) => commits.run(work),
+    write: (work) => commits.run(work).finally(written),
+    writeAlone: conns.pgPool
+      ? <Row extends pg.QueryResultRow>(statement: { name: string; text: string }, values: unknown[]) =>
+          conns
+            .pgPool!.query<Row>({ ...statement, values })
+            .finally(written)
+            .then((result) => result.rows)
+      : null,
     behind: () => (replicas ? replicas.forReads() : db),
     replicaStatus: () => replicas?.status() ?? [],
   };

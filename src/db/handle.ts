@@ -78,9 +78,18 @@ export interface Db extends Handle, Connections {
    * no hashing, no fetch) and must not call `write` again.
    */
   write<T>(work: (w: Write) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL: runs one named write statement in a transaction of its own (one round trip, no
+   * BEGIN/COMMIT), a write of this process like `write`'s; its rows. Null on SQLite.
+   */
+  readonly writeAlone: (<Row extends pg.QueryResultRow>(statement: { name: string; text: string }, values: unknown[]) => Promise<Row[]>) | null;
   /** The PostgreSQL schema in use, when one was named. */
   readonly pgSchema: string | null;
-  /** Emits `connection-lost` (err) when a pooled PostgreSQL connection dies; the pool replaces it on demand. */
+  /**
+   * Emits `connection-lost` (err) when a pooled PostgreSQL connection dies (the pool replaces it on
+   * demand), and `written` when a write of this process has settled (committed or not), so that
+   * copies which may lag other processes still show this one's writes (services/change-feed.ts).
+   */
   readonly events: EventEmitter;
   /**
    * A handle for reads that may be slightly behind (public views): a PostgreSQL read replica fit

@@ -120,9 +120,8 @@ export function pushesInOneStatement(db: Handle): boolean {
  */
 export async function pushInOneStatement(db: Db, partnerId: number, id: ParsedIdentifier, push: PushInOneStatement): Promise<boolean> {
   const kv = identifierValue(id);
-  if (!db.pgPool || !kv) return false;
-  const statement = PUSH_STATEMENTS[kv[0]];
+  if (!db.writeAlone || !kv) return false;
   const values = [kv[1], partnerId, push.svcId, push.usrSvcId, push.now, push.usrSvcIdNorm, push.url, new Date(push.now).toISOString()];
-  const result = await db.pgPool.query<{ pushed: number }>({ ...statement, values });
-  return (result.rows[0]?.pushed ?? 0) > 0;
+  const rows = await db.writeAlone<{ pushed: number }>(PUSH_STATEMENTS[kv[0]], values);
+  return (rows[0]?.pushed ?? 0) > 0;
 }

@@ -16,7 +16,14 @@
 // answered as the database's error at once, so a read is answered 503 within DATABASE_TIMEOUT_MS.
 //
 // So visibility changes (opt-out, deletion, a link ended) take effect exactly as fast as without
-// the cache. A render that overlaps a change to one of its tags is answered but not kept.
+// the cache, with one bounded exception: on PostgreSQL a public view (`lagging` in get(), the reads
+// that may be slightly behind, like a replica's) is answered from memory without a round trip while
+// a reading that started at most MAX_LAG_MS ago, and after this process's last write, succeeded:
+// so a change committed by another process is seen by every public lookup made MAX_LAG_MS after
+// it, one of this process at once, and a busy server's hits do not each wait for the feed (one
+// slow reading would hold every hit behind it).
+// An operator who turns shared caching off (PUBLIC_CACHE_MAX_AGE=0) gets exact public views too.
+// A render that overlaps a change to one of its tags is answered but not kept.
 //
 // An answer is kept the second time it is asked for, not the first (class AskedOnce): reads spread
 // over everyone (a partner syncing its whole user base, a crawler) would otherwise replace the most
@@ -24,7 +31,7 @@
 // the collector has to trace and sweep.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
-import type { ChangeFeed, Changes } from './change-feed.js';
+import type { ChangeFeed, Changes, Freshness } from './change-feed.js';
 
 /** What one answer depends on, filled in while it is rendered. */
 export type AnswerTags = Set<string>;
@@ -44,6 +51,9 @@ export interface ReadBefore {
   readonly tag: string;
   readonly at: number | undefined;
 }
+
+/** What a recent enough reading allows a lookup that may lag: serve and keep from memory. */
+const RECENT: Freshness = { ok: true };
 
 /** What an entry costs beyond its value: the key, the entry, LRU and tag index bookkeeping. */
 const ENTRY_OVERHEAD = 300;
@@ -70,13 +80,20 @@ export class AnswerCache extends EventEmitter {
   private readonly feed: ChangeFeed | null;
   private readonly detach: () => void = () => {};
   private readonly askedOnce: AskedOnce | null;
+  /** How old the last reading may be for a lookup that may lag (0: every lookup waits for its own reading). */
+  private readonly maxLagMs: number;
   /** Lookups answered from memory, and renders (for tests and /metrics). */
   hits = 0;
   misses = 0;
 
-  /** `maxMb` 0 (or no feed): never cache. */
-  constructor(feed: ChangeFeed | null, maxMb: number) {
+  /**
+   * `maxMb` 0 (or no feed): never cache. `maxLagMs`: lookups that say they may lag are answered
+   * from a reading up to this old when the feed is a round trip away (PostgreSQL; MAX_LAG_MS in
+   * production); 0: every lookup waits for a reading of its own.
+   */
+  constructor(feed: ChangeFeed | null, maxMb: number, maxLagMs = 0) {
     super();
+    this.maxLagMs = feed && !feed.local ? maxLagMs : 0;
     this.entries =
       maxMb > 0 && feed
         ? new LRUCache<string, Entry>({
@@ -114,15 +131,25 @@ export class AnswerCache extends EventEmitter {
    * primary database), otherwise it may read a replica that is slightly behind (Db.behind()).
    * `readBefore`: a row the caller read before asking (the partner behind the call), its tag and the
    * feed's sequence when it was read: the answer is kept only when that row has not changed since.
+   * `lagging`: the lookup may be a moment behind another process's commit (a public view; see the
+   * top of this file).
    */
-  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags, kept: boolean) => Promise<T>, readBefore?: ReadBefore): Promise<T> {
+  async get<T>(
+    key: string,
+    catalogueVersion: string,
+    render: (tags: AnswerTags, kept: boolean) => Promise<T>,
+    readBefore?: ReadBefore,
+    lagging = false,
+  ): Promise<T> {
     if (!this.entries || !this.feed) return render(new Set(), false);
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
     let keep = this.feed.live;
     if (this.entries.has(key) || this.askedOnce!.wouldKeep(key)) {
-      const usable = await this.feed.fresh();
+      // An entry is dropped when a reading applies a change to its tags, and a render reads the
+      // database: either is at most as old as the reading the lookup accepts.
+      const usable = lagging && this.maxLagMs > 0 && this.feed.readSinceWrites(this.maxLagMs) ? RECENT : await this.feed.fresh();
       if (usable.unavailable) throw usable.unavailable;
       if (usable.ok) {
         const hit = this.entries.get(key);

@@ -18,8 +18,10 @@
 //   database), the lookups waiting on it get that error at once rather than a second wait of their own.
 // - `readWithin(ms)`: whether a reading that started at most `ms` ago succeeded, without waiting;
 //   when the last one is older than half of that, it starts one for the lookups to come. A copy
-//   that may be a moment behind (the partner cache on PostgreSQL) uses it, so that its hits cost no
-//   round trip while its readings stay a few a second whatever the load.
+//   that may be a moment behind (on PostgreSQL: the partner cache, and the answer cache's public
+//   views) uses it, so that its hits cost no round trip while its readings stay a few a second
+//   whatever the load. `readSinceWrites(ms)` also asks that the reading started after this
+//   process's last write settled: a caller still reads its own writes at once (the answer cache).
 //
 // When a reading fails, the feed is down (`live` false, event `down`) until one succeeds (event
 // `live`); that reading starts where the last good one ended, so nothing committed meanwhile is
@@ -29,6 +31,12 @@ import { EventEmitter } from 'node:events';
 import type { Db } from '../db/handle.js';
 import { isTimedOut } from '../db/faults.js';
 import { feedReader, type FeedReader } from '../repositories/answer-feed.js';
+
+/**
+ * PostgreSQL: how long ago the last good reading may have started for a copy that accepts being a
+ * moment behind another process's commit (partner rows, public views) to answer from memory.
+ */
+export const MAX_LAG_MS = 100;
 
 /** What a reading applied: the tags of the changed rows, or `all` when the reader cannot know. */
 export type Changes = readonly string[] | 'all';
@@ -71,6 +79,8 @@ export class ChangeFeed extends EventEmitter {
   /** When (performance.now()) the reading in flight started, and the last one that succeeded. */
   private startedAt = Number.NEGATIVE_INFINITY;
   private lastGoodStart = Number.NEGATIVE_INFINITY;
+  /** When (performance.now()) the last write of this process settled (PostgreSQL). */
+  private lastWrite = Number.NEGATIVE_INFINITY;
   private readonly readingDone = (result: Freshness) => {
     if (result.ok) this.lastGoodStart = this.startedAt;
     const waiting = this.queued;
@@ -93,6 +103,8 @@ export class ChangeFeed extends EventEmitter {
     super();
     this.reader = feedReader(db);
     this.local = this.reader.local;
+    // Not removed: the feed lives as long as the database handle.
+    if (!this.local) db.events.on('written', () => (this.lastWrite = performance.now()));
   }
 
   /**
@@ -152,6 +164,11 @@ export class ChangeFeed extends EventEmitter {
     // reading is not retried on every call.
     if (this.reading === null && now - this.startedAt > maxAgeMs / 2) void this.fresh();
     return this.isLive && now - this.lastGoodStart <= maxAgeMs;
+  }
+
+  /** readWithin(maxAgeMs), and the reading started after every write of this process had settled. */
+  readSinceWrites(maxAgeMs: number): boolean {
+    return this.readWithin(maxAgeMs) && this.lastGoodStart > this.lastWrite;
   }
 
   private startReading(): void {

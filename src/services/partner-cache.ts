@@ -11,19 +11,16 @@
 //   the event loop makes one (or shares the answer cache's), so a change committed by another
 //   process is seen from the next turn on.
 // - PostgreSQL: a reading is a round trip, which every call waiting for would cost the push it
-//   precedes. A row is served from memory when a reading that started at most MAX_AGE_MS ago
+//   precedes. A row is served from memory when a reading that started at most MAX_LAG_MS ago
 //   succeeded; calls start the next reading in the background before that one is too old. So a
-//   change committed by another process is seen by every call made MAX_AGE_MS after its commit, a
+//   change committed by another process is seen by every call made MAX_LAG_MS after its commit, a
 //   busy server reads the feed a few times a second for this, and an idle one not at all.
 //
 // Writes made in this process (repositories/partners.ts) empty it at once, on either database.
 import { EventEmitter } from 'node:events';
 import type { Db } from '../db/handle.js';
 import { findPartnerByKey, onPartnerWrite, type Partner } from '../repositories/partners.js';
-import type { ChangeFeed, Changes } from './change-feed.js';
-
-/** PostgreSQL: how old the last reading of the change feed may be for a row to be served from memory (by default). */
-export const MAX_AGE_MS = 100;
+import { MAX_LAG_MS, type ChangeFeed, type Changes } from './change-feed.js';
 
 /** Emits `invalidated`, and the feed's `down` (it could not be read) and `live` (it can again), for tests and logs. */
 export class PartnerCache extends EventEmitter {
@@ -46,7 +43,7 @@ export class PartnerCache extends EventEmitter {
     private readonly db: Db,
     feed: ChangeFeed | null,
     keep = true,
-    private readonly maxAgeMs = MAX_AGE_MS,
+    private readonly maxAgeMs = MAX_LAG_MS,
   ) {
     super();
     this.feed = feed;

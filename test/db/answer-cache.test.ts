@@ -1,7 +1,10 @@
 // The answer cache (services/answer-cache.ts): a second read warms it, and any change to what fed an
 // answer, made by another process (the idsvc CLI) or another connection (raw SQL), is seen by the
-// very next read, without waiting; it stays within its size, never hands one reader's answer to
-// another, and leaves the HTTP caching headers as they were. Both databases.
+// very next read, without waiting, except a public view on PostgreSQL, which sees it by every read
+// made MAX_LAG_MS after the commit (test/db/answer-feed-readings.test.ts checks that such a read
+// waits for no reading, and that PUBLIC_CACHE_MAX_AGE=0 makes it exact); it stays within its size,
+// never hands one reader's answer to another, and leaves the HTTP caching headers as they were.
+// Both databases.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
@@ -9,8 +12,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { AnswerCache } from '../../src/services/answer-cache.js';
-import { ChangeFeed } from '../../src/services/change-feed.js';
-import { MAX_AGE_MS } from '../../src/services/partner-cache.js';
+import { ChangeFeed, MAX_LAG_MS } from '../../src/services/change-feed.js';
 import { setCentralIdentity } from '../../src/services/central.js';
 import { PG_URL, postForm, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
@@ -68,6 +70,15 @@ async function person(): Promise<{ uid: string; userId: number; subjectId: numbe
 }
 
 type Read = 'public' | 'private' | 'widget';
+
+/**
+ * Lets a change committed elsewhere reach the reads of `kind`: at once, but a public view (the
+ * widget without proof is one) on PostgreSQL may lag by MAX_LAG_MS (a margin on top, since a timer
+ * may fire a little early).
+ */
+async function seenBy(kind: Read): Promise<void> {
+  if (TEST_DB === 'postgres' && kind !== 'private') await new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
+}
 /** One read as a partner's server or a browser makes it: status and body. */
 async function read(kind: Read, partner: Partner, uid: string, format: 'xml' | 'json' = 'xml'): Promise<{ status: number; body: string }> {
   const q = format === 'json' ? '?format=json' : '';
@@ -104,7 +115,7 @@ test('a second read warms the cache, and the answer from memory is byte for byte
   assert.ok(t.ctx.answers.bytes > 0);
 });
 
-describe('every kind of change to what feeds an answer, made on another connection, is seen by the very next read', () => {
+describe('every kind of change to what feeds an answer, made on another connection, is seen by the next read (public views on PostgreSQL: one made MAX_LAG_MS later)', () => {
   interface Case {
     name: string;
     read: Read;
@@ -209,9 +220,9 @@ describe('every kind of change to what feeds an answer, made on another connecti
       read: 'private',
       change: async (p) => {
         await elsewhere('UPDATE partners SET trusted = 1 WHERE id = ?', p.partner.id);
-        // On PostgreSQL the partner cache may serve a row up to MAX_AGE_MS behind its table
+        // On PostgreSQL the partner cache may serve a row up to MAX_LAG_MS behind its table
         // (docs/operations.md, PARTNER_CACHE); test/db/partner-cache.test.ts checks that bound.
-        if (TEST_DB === 'postgres') await new Promise((r) => setTimeout(r, MAX_AGE_MS + 50));
+        if (TEST_DB === 'postgres') await new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
       },
       expect: (a, p) => assert.match(a.body, new RegExp(`<usrSvcId>${p.uid}-gl</usrSvcId>`)),
     },
@@ -242,20 +253,22 @@ describe('every kind of change to what feeds an answer, made on another connecti
       const p = await person();
       const before = await warm(c.read, p.partner, p.uid);
       await c.change(p);
+      await seenBy(c.read);
       const next = await read(c.read, p.partner, p.uid);
-      assert.notDeepEqual(next, before, 'the very next read sees the change');
+      assert.notDeepEqual(next, before, 'the next read sees the change');
       c.expect(next, p);
     });
   }
 });
 
-describe('a change by another process, the idsvc CLI, is seen by the very next read', () => {
-  test('user set --opt-out hides the user at once', async () => {
+describe('a change by another process, the idsvc CLI, is seen by the next read', () => {
+  test('user set --opt-out hides the user', async () => {
     const p = await person();
     assert.equal((await warm('public', p.partner, p.uid)).status, 200);
     assert.equal((await warm('private', p.partner, p.uid)).status, 200);
     const r = await runCli(t, ['user', 'set', p.uid, '--opt-out']);
     assert.equal(r.code, 0, r.stderr);
+    await seenBy('public');
     assert.equal((await read('public', p.partner, p.uid)).status, 404);
     // The partner still sees its own push, but nothing of the central repository.
     const own = await read('private', p.partner, p.uid);
@@ -263,11 +276,12 @@ describe('a change by another process, the idsvc CLI, is seen by the very next r
     assert.doesNotMatch(own.body, /gitlab/);
   });
 
-  test('user delete answers not_found at once', async () => {
+  test('user delete answers not_found', async () => {
     const p = await person();
     await warm('public', p.partner, p.uid);
     const r = await runCli(t, ['user', 'delete', p.uid]);
     assert.equal(r.code, 0, r.stderr);
+    await seenBy('public');
     assert.equal((await read('public', p.partner, p.uid)).status, 404);
   });
 
@@ -279,11 +293,12 @@ describe('a change by another process, the idsvc CLI, is seen by the very next r
     assert.match((await read('private', p.partner, p.uid)).body, new RegExp(`<usrSvcId>${p.uid}-gl<`));
   });
 
-  test('catalogue disable removes the service from answers at once', async () => {
+  test('catalogue disable removes the service from answers', async () => {
     const p = await person();
     await warm('public', p.partner, p.uid);
     const r = await runCli(t, ['catalogue', 'disable', 'gitlab']);
     assert.equal(r.code, 0, r.stderr);
+    await seenBy('public');
     try {
       assert.doesNotMatch((await read('public', p.partner, p.uid)).body, /gitlab/);
     } finally {
@@ -485,6 +500,8 @@ test('while the change feed cannot be read nothing is served from memory, and no
   const table = TEST_DB === 'postgres' ? 'answer_changes_horizon' : 'answer_changes';
   await elsewhere(`ALTER TABLE ${table} RENAME TO feed_away`);
   try {
+    // Past the lag a public view may have, the next read needs a reading of its own, which fails.
+    await seenBy('public');
     await read('public', p.partner, p.uid);
     await down;
     assert.equal(t.ctx.answers.caching, false);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { IdsvcClient } from '@idsvc/client';
 import { ChangeFeed } from '../../src/services/change-feed.js';
-import { MAX_AGE_MS } from '../../src/services/partner-cache.js';
+import { MAX_LAG_MS } from '../../src/services/change-feed.js';
 import { occupyPool, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 
 const skip = TEST_DB !== 'postgres' && 'PostgreSQL only (on SQLite a reading is a synchronous local read)';
@@ -22,7 +22,7 @@ const readings = { started: 0, inFlight: 0, maxInFlight: 0 };
 before(async () => {
   if (skip) return;
   // Many requests at once from one address, as a load balancer would send them. The partner cache
-  // off: its own readings (at most one per MAX_AGE_MS / 2) are counted by the last test.
+  // off: its own readings (at most one per MAX_LAG_MS / 2) are counted by the last test.
   t = await startTestApp({ CONNECTIONS_PER_ADDRESS: '0', PARTNER_CACHE: '0' });
   countReadings(t);
 });
@@ -133,9 +133,9 @@ test('the partner cache reads the feed at most once per half of its bound, whate
     const calls = 200;
     for (let i = 0; i < calls / 10; i++) await Promise.all(Array.from({ length: 10 }, (_, j) => client.updateService(`pc${j}`, 'github', `v${i}`)));
     const elapsed = performance.now() - started;
-    // A reading starts only when the last began more than MAX_AGE_MS / 2 before (a timer's slack of a millisecond aside).
+    // A reading starts only when the last began more than MAX_LAG_MS / 2 before (a timer's slack of a millisecond aside).
     assert.ok(
-      readings.started >= 1 && readings.started <= Math.floor(elapsed / (MAX_AGE_MS / 2 - 1)) + 1,
+      readings.started >= 1 && readings.started <= Math.floor(elapsed / (MAX_LAG_MS / 2 - 1)) + 1,
       `${readings.started} readings in ${Math.round(elapsed)} ms`,
     );
     assert.equal(readings.maxInFlight, 1);
@@ -185,6 +185,62 @@ test('an answer kept in memory is served while every pooled connection is busy',
     } finally {
       busy.release();
     }
+  } finally {
+    await app.close();
+  }
+});
+
+/** Reads `uid`'s public view of `apiKey` (no proof) until one is answered from memory; the hits counter after it. */
+async function warmPublic(app: TestApp, apiKey: string, uid: string): Promise<number> {
+  const url = `${app.baseUrl}/api/return_services/${apiKey}/${uid}/public`;
+  const before = app.ctx.answers.hits;
+  for (let i = 0; i < 6 && app.ctx.answers.hits === before; i++) assert.equal((await fetch(url)).status, 200);
+  assert.ok(app.ctx.answers.hits > before, 'the public view is served from memory');
+  return app.ctx.answers.hits;
+}
+
+test('a public view from memory waits for no reading while the last one is recent enough; a private one reads first', { skip }, async () => {
+  // A bound far longer than the test, so that a slow machine's pauses do not make the last reading too old.
+  const app = await startTestApp({ ...t!.cliEnv, CONNECTIONS_PER_ADDRESS: '0', PARTNER_CACHE: '0' }, {}, { publicMaxLagMs: 60_000 });
+  try {
+    countReadings(app);
+    const P = await app.partner();
+    const lea = await app.user({ email: 'lea@example.org', userId: 'lea' });
+    await P.client.updateService('lea', 'github', 'lea-gh');
+    // Linked, so that the partner's pushes reach the public view.
+    await P.client.syncUser('lea', { email: 'lea@example.org', password: lea.password });
+    await app.ctx.partners.feed!.fresh();
+    const hits = await warmPublic(app, P.apiKey, 'lea');
+    const before = readings.started;
+    for (let i = 0; i < 5; i++) assert.equal((await fetch(`${app.baseUrl}/api/return_services/${P.apiKey}/lea/public`)).status, 200);
+    assert.equal(app.ctx.answers.hits, hits + 5);
+    assert.equal(readings.started, before, 'no reading for a public view answered from memory');
+    // The partner's own view is exact: each lookup kept or served from memory waits for a reading.
+    for (let i = 0; i < 3; i++) await P.client.returnServices('lea');
+    assert.ok(readings.started >= before + 2, `${readings.started - before} readings for 3 private lookups`);
+    // A write of this process is seen at once: the next public lookup waits for a reading after it.
+    const publicView = async () => (await fetch(`${app.baseUrl}/api/return_services/${P.apiKey}/lea/public`)).text();
+    assert.match(await publicView(), /lea-gh/);
+    await P.client.updateService('lea', 'github', 'lea-renamed');
+    assert.match(await publicView(), /lea-renamed/);
+  } finally {
+    await app.close();
+  }
+});
+
+test('PUBLIC_CACHE_MAX_AGE=0: a public view from memory waits for a reading of its own, as a private one does', { skip }, async () => {
+  const app = await startTestApp({ ...t!.cliEnv, CONNECTIONS_PER_ADDRESS: '0', PARTNER_CACHE: '0', PUBLIC_CACHE_MAX_AGE: '0' }, {}, { publicMaxLagMs: 60_000 });
+  try {
+    countReadings(app);
+    const P = await app.partner();
+    await app.user({ email: 'max@example.org', userId: 'max' });
+    await P.client.updateService('max', 'github', 'max-gh');
+    await app.ctx.partners.feed!.fresh();
+    const hits = await warmPublic(app, P.apiKey, 'max');
+    const before = readings.started;
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(`${app.baseUrl}/api/return_services/${P.apiKey}/max/public`)).status, 200);
+    assert.equal(app.ctx.answers.hits, hits + 3);
+    assert.equal(readings.started, before + 3, 'one reading before each answer from memory');
   } finally {
     await app.close();
   }

@@ -2,7 +2,7 @@
 // `partners`, by any connection, drops the row through the change feed it shares with the answer
 // cache (services/change-feed.ts): on SQLite read at the first call of every turn of the event loop,
 // so the change is seen from the next turn on; on PostgreSQL a row is served only while a reading
-// that started at most MAX_AGE_MS ago succeeded, so a change is seen by every call made that long
+// that started at most MAX_LAG_MS ago succeeded, so a change is seen by every call made that long
 // after its commit. While the feed cannot be read, every call reads the table.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import pg from 'pg';
 import SQLite from 'better-sqlite3';
 import { IdsvcClient } from '@idsvc/client';
 import { updatePartner } from '../../src/repositories/partners.js';
-import { MAX_AGE_MS } from '../../src/services/partner-cache.js';
+import { MAX_LAG_MS } from '../../src/services/change-feed.js';
 import { startTestApp, PG_URL, TEST_DB, type TestApp, errorCode as code } from '../helpers/app.js';
 
 let t: TestApp;
@@ -24,9 +24,9 @@ before(async () => {
 
 /**
  * Waits until a change committed now is seen by every call: on SQLite the next turn of the event
- * loop; on PostgreSQL MAX_AGE_MS (a margin on top, since a timer may fire a little early).
+ * loop; on PostgreSQL MAX_LAG_MS (a margin on top, since a timer may fire a little early).
  */
-const seenByNextCall = () => new Promise((r) => (TEST_DB === 'postgres' ? setTimeout(r, MAX_AGE_MS + 50) : setImmediate(r)));
+const seenByNextCall = () => new Promise((r) => (TEST_DB === 'postgres' ? setTimeout(r, MAX_LAG_MS + 50) : setImmediate(r)));
 after(() => t.close());
 
 /** Runs SQL on a connection of its own to the test's database: another process, as far as the server knows. */
@@ -190,7 +190,7 @@ test('PostgreSQL serves a row from memory only while the feed was read within th
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   // Past the bound with no call: the next call reads the table, whatever is in memory.
-  await new Promise((r) => setTimeout(r, MAX_AGE_MS + 50));
+  await new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
   await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });
   const misses = cache.misses;
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden', 'a change no trigger names is still seen once the last reading is too old');
