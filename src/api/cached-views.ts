@@ -53,7 +53,6 @@ export async function cachedView<T>(
           : await publicView(ctx, view.reader, id, evidence, tags, kept ? ctx.db : ctx.db.behind());
       return make(entries);
     },
-    readBefore,
-    view.view === 'public',
+    { readBefore, mayLag: view.view === 'public' },
   );
 }

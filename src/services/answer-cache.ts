@@ -16,7 +16,7 @@
 // answered as the database's error at once, so a read is answered 503 within DATABASE_TIMEOUT_MS.
 //
 // So visibility changes (opt-out, deletion, a link ended) take effect exactly as fast as without
-// the cache, with one bounded exception: on PostgreSQL a public view (`lagging` in get(), the reads
+// the cache, with one bounded exception: on PostgreSQL a public view (`mayLag` in get(), the reads
 // that may be slightly behind, like a replica's) is answered from memory without a round trip while
 // a reading that started at most MAX_LAG_MS ago, and after this process's last write, succeeded:
 // so a change committed by another process is seen by every public lookup made MAX_LAG_MS after
@@ -31,7 +31,7 @@
 // the collector has to trace and sweep.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
-import type { ChangeFeed, Changes, Freshness } from './change-feed.js';
+import { FRESH, type ChangeFeed, type Changes } from './change-feed.js';
 
 /** What one answer depends on, filled in while it is rendered. */
 export type AnswerTags = Set<string>;
@@ -52,8 +52,13 @@ export interface ReadBefore {
   readonly at: number | undefined;
 }
 
-/** What a recent enough reading allows a lookup that may lag: serve and keep from memory. */
-const RECENT: Freshness = { ok: true };
+/** What a lookup says about itself besides its key. */
+export interface LookupOptions {
+  /** A row the caller read before asking (the partner behind the call): the answer is kept only when that row has not changed since. */
+  readonly readBefore?: ReadBefore | undefined;
+  /** The lookup may be a moment behind another process's commit (a public view; see the top of this file). */
+  readonly mayLag?: boolean;
+}
 
 /** What an entry costs beyond its value: the key, the entry, LRU and tag index bookkeeping. */
 const ENTRY_OVERHEAD = 300;
@@ -129,27 +134,19 @@ export class AnswerCache extends EventEmitter {
    * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept. Its
    * `kept` argument says whether its answer may be kept: only then must it read current data (the
    * primary database), otherwise it may read a replica that is slightly behind (Db.behind()).
-   * `readBefore`: a row the caller read before asking (the partner behind the call), its tag and the
-   * feed's sequence when it was read: the answer is kept only when that row has not changed since.
-   * `lagging`: the lookup may be a moment behind another process's commit (a public view; see the
-   * top of this file).
    */
-  async get<T>(
-    key: string,
-    catalogueVersion: string,
-    render: (tags: AnswerTags, kept: boolean) => Promise<T>,
-    readBefore?: ReadBefore,
-    lagging = false,
-  ): Promise<T> {
+  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags, kept: boolean) => Promise<T>, options: LookupOptions = {}): Promise<T> {
+    const { readBefore, mayLag = false } = options;
     if (!this.entries || !this.feed) return render(new Set(), false);
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
     let keep = this.feed.live;
     if (this.entries.has(key) || this.askedOnce!.wouldKeep(key)) {
-      // An entry is dropped when a reading applies a change to its tags, and a render reads the
-      // database: either is at most as old as the reading the lookup accepts.
-      const usable = lagging && this.maxLagMs > 0 && this.feed.readSinceWrites(this.maxLagMs) ? RECENT : await this.feed.fresh();
+      // Memory reflects every change the last applied reading named (a changed tag's entries are
+      // dropped as it is applied), and a render reads the primary: a lookup that may lag accepts
+      // that reading when it is recent enough, and waits for one of its own otherwise.
+      const usable = mayLag && this.maxLagMs > 0 && this.feed.readSinceWrites(this.maxLagMs) ? FRESH : await this.feed.fresh();
       if (usable.unavailable) throw usable.unavailable;
       if (usable.ok) {
         const hit = this.entries.get(key);

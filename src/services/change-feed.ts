@@ -46,7 +46,8 @@ export interface Freshness {
   readonly ok: boolean;
   readonly unavailable?: unknown;
 }
-const FRESH: Freshness = { ok: true };
+/** A reading that allows memory to answer. */
+export const FRESH: Freshness = { ok: true };
 const NOT_FRESH: Freshness = { ok: false };
 
 interface Deferred<T> {
@@ -79,7 +80,7 @@ export class ChangeFeed extends EventEmitter {
   /** When (performance.now()) the reading in flight started, and the last one that succeeded. */
   private startedAt = Number.NEGATIVE_INFINITY;
   private lastGoodStart = Number.NEGATIVE_INFINITY;
-  /** When (performance.now()) the last write of this process settled (PostgreSQL). */
+  /** When (performance.now()) the last write of this process settled. */
   private lastWrite = Number.NEGATIVE_INFINITY;
   private readonly readingDone = (result: Freshness) => {
     if (result.ok) this.lastGoodStart = this.startedAt;
@@ -104,7 +105,9 @@ export class ChangeFeed extends EventEmitter {
     this.reader = feedReader(db);
     this.local = this.reader.local;
     // Not removed: the feed lives as long as the database handle.
-    if (!this.local) db.events.on('written', () => (this.lastWrite = performance.now()));
+    db.events.on('written', () => {
+      this.lastWrite = performance.now();
+    });
   }
 
   /**

@@ -402,15 +402,15 @@ test('an answer rendered from a partner row that a reading has since changed is 
     const partnerRow = { tag: `p${P.id}`, at: feed.sequence }; // the partner read now, as the key check reads it
     await elsewhere('UPDATE partners SET name = ? WHERE id = ?', 'renamed', P.id);
     await new Promise((r) => setImmediate(r)); // a later turn, whose lookups wait for a reading of their own
-    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 1');
+    assert.equal(await cache.get('k', 'v', render, { readBefore: partnerRow }), 'rendered 1');
     // Asked again: the reading before it applies the rename, so the row the answer came from is stale.
-    assert.equal(await cache.get('k', 'v', render, partnerRow), 'rendered 2');
+    assert.equal(await cache.get('k', 'v', render, { readBefore: partnerRow }), 'rendered 2');
     assert.equal(cache.size, 0, 'not kept');
     // Read again after that reading, the row is current: the answer is kept.
     const current = { tag: `p${P.id}`, at: feed.sequence };
-    assert.equal(await cache.get('k', 'v', render, current), 'rendered 3');
+    assert.equal(await cache.get('k', 'v', render, { readBefore: current }), 'rendered 3');
     assert.equal(cache.size, 1);
-    assert.equal(await cache.get('k', 'v', render, current), 'rendered 3', 'answered from memory');
+    assert.equal(await cache.get('k', 'v', render, { readBefore: current }), 'rendered 3', 'answered from memory');
   } finally {
     cache.close();
   }
@@ -457,9 +457,9 @@ test('answers for a partner read long ago are still kept after the feed named mo
       }
       await nextTurn();
       renders = 0;
-      for (let i = 0; i < 2; i++) await cache.get(key, 'v', render, partnerRow);
+      for (let i = 0; i < 2; i++) await cache.get(key, 'v', render, { readBefore: partnerRow });
       const kept = cache.size;
-      const third = await cache.get(key, 'v', render, partnerRow);
+      const third = await cache.get(key, 'v', render, { readBefore: partnerRow });
       if (droppedAll && round < 5) {
         // A session holding the horizon back may hold it a while: give it time before the next round.
         await new Promise((r) => setTimeout(r, 200 * round));
@@ -471,8 +471,8 @@ test('answers for a partner read long ago are still kept after the feed named mo
       // A change to the partner itself still keeps its older row's answers out.
       await elsewhere('UPDATE partners SET name = ? WHERE id = ?', 'renamed again', P.id);
       await nextTurn();
-      assert.equal(await cache.get(key, 'v', render, partnerRow), 'rendered 3');
-      assert.equal(await cache.get(key, 'v', render, partnerRow), 'rendered 4', 'not kept: the row it came from changed');
+      assert.equal(await cache.get(key, 'v', render, { readBefore: partnerRow }), 'rendered 3');
+      assert.equal(await cache.get(key, 'v', render, { readBefore: partnerRow }), 'rendered 4', 'not kept: the row it came from changed');
       break;
     }
   } finally {

@@ -14,10 +14,10 @@ const SCANNED_ON_PURPOSE = new Map([
   // Short-lived rows, a few per sign-in, pruned as they expire.
   ['passkey_challenges.user_ref', 'a handful of live rows'],
   ['provider_flows.user_ref', 'a handful of live rows'],
-  // Tables of a few rows per partner or operator action.
-  ['partner_applications.partner_id', 'one row per application'],
-  ['partner_invitations.invited_by', 'one row per invitation'],
-  ['operator_audit.actor_ref', 'set null when an operator account is deleted'],
+  // Tables of a few rows per partner, read once per partner or account deleted: invitations
+  // expire, and applications are one per partner.
+  ['partner_applications.partner_id', 'set null when a partner is deleted'],
+  ['partner_invitations.invited_by', 'set null at every account deletion'],
 ]);
 
 let t: TestApp;

@@ -23,7 +23,7 @@ import { providerConnectionsMigration } from './019-provider-connections.js';
 import { partnerApplicationsMigration } from './020-partner-applications.js';
 import { partnerUsageMigration } from './021-partner-usage.js';
 import { mastodonAppsMigration } from './022-mastodon-apps.js';
-import { linksBySubjectMigration } from './023-links-by-subject.js';
+import { foreignKeyIndexesMigration } from './023-foreign-key-indexes.js';
 
 /** Every migration by name, in the order they run. */
 export function migrationsFor(dialect: DialectName): Record<string, Migration> {
@@ -50,6 +50,6 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '020-partner-applications': partnerApplicationsMigration(dialect),
     '021-partner-usage': partnerUsageMigration(),
     '022-mastodon-apps': mastodonAppsMigration(),
-    '023-links-by-subject': linksBySubjectMigration(),
+    '023-foreign-key-indexes': foreignKeyIndexesMigration(),
   };
 }
