@@ -29,8 +29,10 @@ export class RedisLink extends EventEmitter {
   reason: string | null = null;
   private closed = false;
 
-  /** Loads ioredis only here: most installs run without Redis and need not load it at every start. */
-  /** commandTimeoutMs: the longest a caller waits for one command (`REDIS_TIMEOUT_MS`). */
+  /**
+   * Loads ioredis only here: most installs run without Redis and need not load it at every start.
+   * `commandTimeoutMs`: the longest a caller waits for one command (`REDIS_TIMEOUT_MS`).
+   */
   static async connect(url: string, commandTimeoutMs: number): Promise<RedisLink> {
     const { Redis: Client } = await import('ioredis');
     return new RedisLink(url, Client, commandTimeoutMs);

@@ -12,9 +12,9 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { AnswerCache } from '../../src/services/answer-cache.js';
-import { ChangeFeed, MAX_LAG_MS } from '../../src/services/change-feed.js';
+import { ChangeFeed } from '../../src/services/change-feed.js';
 import { setCentralIdentity } from '../../src/services/central.js';
-import { PG_URL, postForm, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
+import { pastFeedLag, PG_URL, postForm, startTestApp, TEST_DB, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 
 let t: TestApp;
@@ -77,7 +77,7 @@ type Read = 'public' | 'private' | 'widget';
  * may fire a little early).
  */
 async function seenBy(kind: Read): Promise<void> {
-  if (TEST_DB === 'postgres' && kind !== 'private') await new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
+  if (TEST_DB === 'postgres' && kind !== 'private') await pastFeedLag();
 }
 /** One read as a partner's server or a browser makes it: status and body. */
 async function read(kind: Read, partner: Partner, uid: string, format: 'xml' | 'json' = 'xml'): Promise<{ status: number; body: string }> {
@@ -222,7 +222,7 @@ describe('every kind of change to what feeds an answer, made on another connecti
         await elsewhere('UPDATE partners SET trusted = 1 WHERE id = ?', p.partner.id);
         // On PostgreSQL the partner cache may serve a row up to MAX_LAG_MS behind its table
         // (docs/operations.md, PARTNER_CACHE); test/db/partner-cache.test.ts checks that bound.
-        if (TEST_DB === 'postgres') await new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
+        if (TEST_DB === 'postgres') await pastFeedLag();
       },
       expect: (a, p) => assert.match(a.body, new RegExp(`<usrSvcId>${p.uid}-gl</usrSvcId>`)),
     },

@@ -11,8 +11,7 @@ import pg from 'pg';
 import SQLite from 'better-sqlite3';
 import { IdsvcClient } from '@idsvc/client';
 import { updatePartner } from '../../src/repositories/partners.js';
-import { MAX_LAG_MS } from '../../src/services/change-feed.js';
-import { startTestApp, PG_URL, TEST_DB, type TestApp, errorCode as code } from '../helpers/app.js';
+import { pastFeedLag, startTestApp, PG_URL, TEST_DB, type TestApp, errorCode as code } from '../helpers/app.js';
 
 let t: TestApp;
 const METRICS_TOKEN = 'partner-cache-test-metrics-token';
@@ -26,7 +25,7 @@ before(async () => {
  * Waits until a change committed now is seen by every call: on SQLite the next turn of the event
  * loop; on PostgreSQL MAX_LAG_MS (a margin on top, since a timer may fire a little early).
  */
-const seenByNextCall = () => new Promise((r) => (TEST_DB === 'postgres' ? setTimeout(r, MAX_LAG_MS + 50) : setImmediate(r)));
+const seenByNextCall = (): Promise<unknown> => (TEST_DB === 'postgres' ? pastFeedLag() : new Promise((r) => setImmediate(r)));
 after(() => t.close());
 
 /** Runs SQL on a connection of its own to the test's database: another process, as far as the server knows. */
@@ -190,7 +189,7 @@ test('PostgreSQL serves a row from memory only while the feed was read within th
   const P = await t.partner();
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'not_found');
   // Past the bound with no call: the next call reads the table, whatever is in memory.
-  await new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
+  await pastFeedLag();
   await elsewhere('UPDATE partners SET suspended = 1 WHERE id = ?', [P.id], { skipTriggers: true });
   const misses = cache.misses;
   assert.equal(await code(P.client.returnServices('kim@example.org')), 'forbidden', 'a change no trigger names is still seen once the last reading is too old');

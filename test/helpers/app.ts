@@ -13,11 +13,19 @@ import { createContext, type AppContext, type ContextOptions } from '../../src/c
 import { ManualClock } from '../../src/domain/clock.js';
 import { createPartner, type NewPartner } from '../../src/repositories/partners.js';
 import { createUser } from '../../src/services/orphan-subjects.js';
+import { MAX_LAG_MS } from '../../src/services/change-feed.js';
 import { hashPassword } from '../../src/domain/passwords.js';
 import { IdsvcClient, IdsvcError } from '@idsvc/client';
 import { copySqliteTemplate, PG_TEMPLATE, preparePgSchema, TEST_START } from './template-db.js';
 
 export const TEST_DB = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
+
+/**
+ * Waits out the change feed's lag on PostgreSQL (MAX_LAG_MS, with a margin since a timer may fire a
+ * little early): a copy that may lag (partner rows, public views) then shows what was committed
+ * before the wait by another process, or needs a reading of its own.
+ */
+export const pastFeedLag = (): Promise<void> => new Promise((r) => setTimeout(r, MAX_LAG_MS + 50));
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
 let counter = 0;
