@@ -1,6 +1,5 @@
 // The whole HTTP application as one Fastify instance. server.ts only starts it; tests build the same
 // app and talk to it through HTTP (app.inject or a real port).
-import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type onResponseHookHandler, type RouteOptions } from 'fastify';
 import formbody from '@fastify/formbody';
@@ -12,6 +11,7 @@ import { API_VERSION, errorHandler, installErrorHandling, type ErrorHandling, ty
 import { lazyValidators } from './http/lazy-validators.js';
 import { countUnprovenRequest } from './http/api-route.js';
 import { protocolErrorAnswers } from './http/protocol-errors.js';
+import { newRequestId } from './http/request-ids.js';
 import { discardUnreadBody, installBodyDiscarding } from './http/unread-body.js';
 import { installNulRefusal } from './http/nul-refusal.js';
 import { installConnectionCap, timeoutOptions, trustedPeer } from './http/connections.js';
@@ -81,7 +81,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     schemaController: { compilersFactory: { buildValidator: lazyValidators() } },

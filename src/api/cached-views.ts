@@ -25,34 +25,35 @@ export type View = { view: 'public'; reader: Reader } | { view: 'private'; acces
 /**
  * `make` turns the view's entries into what is kept (an answer's body, the widget's data); `what`
  * names that form in the key, and so also whether it shows the evidence of verified marks (JSON
- * answers do). Errors (not_found) are answered, never kept.
+ * answers do). Errors (not_found) are answered, never kept. An answer from memory comes at once,
+ * not as a promise; an error may be thrown at once too.
  */
-export async function cachedView<T>(
+export function cachedView<T>(
   ctx: AppContext,
   what: string,
   id: ParsedIdentifier,
   view: View,
   evidence: Evidence,
   make: (entries: ViewEntry[]) => T,
-): Promise<T> {
+): T | Promise<T> {
   const partner = view.view === 'private' ? view.access.partner : view.reader === 'anyone' ? null : view.reader.partner;
   const key = `${what}|${view.view}|${partner?.id ?? '-'}|${identifierKey(id)}`;
-  const catalogue = (await ctx.catalogue.get()).version;
   // The partner row was read before this lookup: an answer rendered from it is kept only if it is still current.
   const readBefore = partner ? { tag: partnerTag(partner.id), at: ctx.partners.readAt(partner) } : undefined;
-  return ctx.answers.get(
-    key,
-    catalogue,
-    async (tags: AnswerTags, kept: boolean) => {
-      if (partner) tags.add(partnerTag(partner.id));
-      // A private view reads the database itself, so a partner reads its own writes; a public one
-      // not kept in memory may come from a replica slightly behind (docs/spec.md, "Read replicas").
-      const entries =
-        view.view === 'private'
-          ? await privateView(ctx, view.access, id, evidence, tags)
-          : await publicView(ctx, view.reader, id, evidence, tags, kept ? ctx.db : ctx.db.behind());
-      return make(entries);
-    },
-    { readBefore, mayLag: view.view === 'public' },
-  );
+  const render = async (tags: AnswerTags, kept: boolean) => {
+    if (partner) tags.add(partnerTag(partner.id));
+    // A private view reads the database itself, so a partner reads its own writes; a public one
+    // not kept in memory may come from a replica slightly behind (docs/spec.md, "Read replicas").
+    const entries =
+      view.view === 'private'
+        ? await privateView(ctx, view.access, id, evidence, tags)
+        : await publicView(ctx, view.reader, id, evidence, tags, kept ? ctx.db : ctx.db.behind());
+    return make(entries);
+  };
+  const options = { readBefore, mayLag: view.view === 'public' };
+  // Answered at once when the catalogue and the answer are both in memory.
+  const catalogue = ctx.catalogue.get();
+  return catalogue instanceof Promise
+    ? catalogue.then((c) => ctx.answers.get(key, c.version, render, options))
+    : ctx.answers.get(key, catalogue.version, render, options);
 }

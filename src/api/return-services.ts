@@ -17,13 +17,13 @@ export const returnServices = apiOperation({
   cache: asksForPublicView,
   answer: listAnswer('services', 'UserService'),
   example: { params: { api_key: '$API_KEY', user_identifier: 'alice' }, body: { api_token: '$API_TOKEN' } },
-  async handler(call) {
+  handler(call) {
     const id = userIdentifierOf(call);
     const view =
       profileTypeOf(call) === 'public' ? { view: 'public' as const, reader: call.reader } : { view: 'private' as const, access: requirePrivateAccess(call) };
     const format = formatOf(call.request);
     // Kept rendered, in the format asked for, with its ETag once one is sent: the body is what a repeated read costs.
-    const rendered = await cachedView(
+    const rendered = cachedView(
       call.ctx,
       `return_services.${format}`,
       id,
@@ -32,6 +32,7 @@ export const returnServices = apiOperation({
       format === 'json' ? 'with-evidence' : 'without-evidence',
       (entries) => new TaggedBody(render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format)),
     );
-    return { root: 'services', rendered };
+    // An answer from memory is sent at once, without a promise (http/api-route.ts).
+    return rendered instanceof Promise ? rendered.then((body) => ({ root: 'services', rendered: body })) : { root: 'services', rendered };
   },
 });

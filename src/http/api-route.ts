@@ -76,7 +76,8 @@ export interface ApiOperation<B extends TProperties = TProperties, Q extends TPr
   documented?: { method?: 'GET' | 'POST'; paths?: string[]; summaries?: string[]; bodies?: Record<string, string>[] };
   /** A real call for the curl example of the reference page (placeholders like $API_KEY allowed). */
   example: ApiExample;
-  handler(call: ApiCall<B, Q>): Promise<Doc>;
+  /** The answer; at once, rather than as a promise, when nothing had to be waited for (an answer from memory). */
+  handler(call: ApiCall<B, Q>): Doc | Promise<Doc>;
   /** Render something other than XML/JSON (the widget answers JavaScript). */
   raw?: boolean;
   /**
@@ -141,13 +142,13 @@ const formatField = {
   ),
 };
 
-function setLimitHeaders(reply: FastifyReply, states: LimitState[]): void {
-  // Report the tightest of the limits that applied.
-  const tightest = states.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+/** Reports the tightest of the limits that applied (at least one does); throws rate_limited when one refused the call. */
+function setLimitHeaders(reply: FastifyReply, first: LimitState | null, second: LimitState | null): void {
+  const tightest = first === null || (second !== null && second.remaining < first.remaining) ? second! : first;
   reply.header('RateLimit-Limit', String(tightest.limit));
   reply.header('RateLimit-Remaining', String(Math.max(0, tightest.remaining)));
   reply.header('RateLimit-Reset', String(tightest.resetSeconds));
-  const blocked = states.find((s) => !s.allowed);
+  const blocked = first?.allowed === false ? first : second?.allowed === false ? second : null;
   if (blocked) throw errors.rateLimited(blocked.resetSeconds);
 }
 
@@ -182,27 +183,40 @@ declare module 'fastify' {
  * --rate-limit`) sets its proven budget and also caps its unproven one: an operator who limits a
  * key limits it both ways, while a raised limit is for the partner's own calls. Calls without the
  * api_token are also counted per address: a signed URL works for whoever holds it, the token
- * never leaves the partner's server.
+ * never leaves the partner's server. The key's budget comes first; null where it does not apply.
  */
-async function consumeLimits(ctx: AppContext, request: FastifyRequest, partner: Partner | undefined, proof: PartnerProof | null): Promise<LimitState[]> {
-  const limits: LimitState[] = [];
+function consumeLimits(
+  ctx: AppContext,
+  request: FastifyRequest,
+  partner: Partner | undefined,
+  proof: PartnerProof | null,
+): [MaybeLimit | null, MaybeLimit | null] {
+  let key: MaybeLimit | null = null;
   if (partner) {
     const override = partner.rate_limit_per_minute;
     const unproven = ctx.config.rateLimitPerKeyUnprovenPerMinute;
-    limits.push(
-      proof
-        ? await ctx.limiter.consume('key', partner.api_key, override ?? ctx.config.rateLimitPerKeyPerMinute)
-        : await ctx.limiter.consume('key-unproven', partner.api_key, override === null ? unproven : Math.min(override, unproven)),
-    );
+    key = proof
+      ? ctx.limiter.consume('key', partner.api_key, override ?? ctx.config.rateLimitPerKeyPerMinute)
+      : ctx.limiter.consume('key-unproven', partner.api_key, override === null ? unproven : Math.min(override, unproven));
   }
-  if (proof?.by !== 'api_token') limits.push(await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute));
-  return limits;
+  const address = proof?.by !== 'api_token' ? ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute) : null;
+  return [key, address];
 }
 
-/** Counts the request against the limits that apply to its caller and sets RateLimit-* (SPEC §8). */
-async function countCaller(ctx: AppContext, op: ApiOperation, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+type MaybeLimit = LimitState | Promise<LimitState>;
+
+/**
+ * Counts the request against the limits that apply to its caller and sets RateLimit-* (SPEC §8).
+ * Without Redis, with the partner row in memory, it all happens at once: no promise is made for
+ * what every API call does first.
+ */
+function countCaller(ctx: AppContext, op: ApiOperation, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
   const key = unvalidatedString(request.params, 'api_key') ?? '';
-  const partner = API_KEY_PATTERN.test(key) ? await ctx.partners.get(key) : undefined;
+  const partner = API_KEY_PATTERN.test(key) ? ctx.partners.get(key) : undefined;
+  return partner instanceof Promise ? partner.then((p) => countPartnerCall(ctx, op, request, reply, p)) : countPartnerCall(ctx, op, request, reply, partner);
+}
+
+function countPartnerCall(ctx: AppContext, op: ApiOperation, request: FastifyRequest, reply: FastifyReply, partner: Partner | undefined): void | Promise<void> {
   const now = ctx.clock.now();
   // The body is parsed but not yet validated: a token that is not a string is no proof (its 400 follows).
   const token = unvalidatedString(request.body, 'api_token');
@@ -217,10 +231,13 @@ async function countCaller(ctx: AppContext, op: ApiOperation, request: FastifyRe
         : null;
   const caller: Caller = { partner, authenticated, token, proof, urlProof, budget: null };
   request.apiCaller = caller;
-  const limits = await consumeLimits(ctx, request, partner, proof);
-  // The key's budget comes first when there is a partner (consumeLimits).
-  if (partner) caller.budget = limits[0] ?? null;
-  setLimitHeaders(reply, limits);
+  const [keyLimit, addressLimit] = consumeLimits(ctx, request, partner, proof);
+  const settle = (keyState: LimitState | null, addressState: LimitState | null) => {
+    caller.budget = keyState;
+    setLimitHeaders(reply, keyState, addressState);
+  };
+  if (keyLimit instanceof Promise || addressLimit instanceof Promise) return Promise.all([keyLimit, addressLimit]).then(([k, a]) => settle(k, a));
+  settle(keyLimit, addressLimit);
 }
 
 /**
@@ -232,7 +249,7 @@ export function countUnprovenRequest(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError | undefined> => {
     const state = await ctx.limiter.consume('addr', request.ip, ctx.config.rateLimitPerAddressPerMinute);
     try {
-      setLimitHeaders(reply, [state]);
+      setLimitHeaders(reply, state, null);
       return undefined;
     } catch (e) {
       return e as ApiError;
@@ -278,7 +295,15 @@ export function querySchema(op: ApiOperation): TObject<typeof formatField & TPro
 export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation): void {
   if (!app.hasRequestDecorator('apiCaller')) app.decorateRequest('apiCaller', null);
   const count: preValidationHookHandler = (request, reply, done) => {
-    countCaller(ctx, op, request, reply).then(() => done(), done);
+    let counting: void | Promise<void>;
+    try {
+      counting = countCaller(ctx, op, request, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (counting) counting.then(() => done(), done);
+    else done();
   };
   const body = bodySchema(op);
   const querystring = querySchema(op);
@@ -291,14 +316,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
     done();
   };
   const onResponse = usage ? { onResponse: countUsage } : {};
-  const answer = async (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>) => {
-    const { partner, authenticated, reader, urlProof } = authorise(request, op);
-    const shared = op.cache !== undefined && reader === 'anyone' && readsByGet(request) && mayBeKeptShared(op, call);
-    // Proof, a POST, a view other than the public one, or an operation whose answers are never
-    // shared: no cache keeps it. (A shared answer gets its headers from sendPublic; an error, from
-    // the error handler.)
-    if (!shared) reply.header('Cache-Control', PRIVATE_NO_STORE);
-    const doc = await op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, shared, request, reply });
+  const send = (request: FastifyRequest, reply: FastifyReply, doc: Doc, shared: boolean): FastifyReply => {
     if (op.raw) return reply;
     const format = formatOf(request);
     // A body rendered once goes out as the bytes kept with it; anything else is rendered now.
@@ -311,6 +329,20 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
       etag: 'rendered' in doc ? doc.rendered.etag : undefined,
       vary: API_VARY,
     });
+  };
+  // Sent at once when the handler answered at once (Fastify then wants undefined back); an error
+  // thrown here reaches the error handler like a rejected promise does.
+  const answer = (request: FastifyRequest, reply: FastifyReply, call: Pick<ApiCall, 'params' | 'body' | 'query'>): undefined | Promise<FastifyReply> => {
+    const { partner, authenticated, reader, urlProof } = authorise(request, op);
+    const shared = op.cache !== undefined && reader === 'anyone' && readsByGet(request) && mayBeKeptShared(op, call);
+    // Proof, a POST, a view other than the public one, or an operation whose answers are never
+    // shared: no cache keeps it. (A shared answer gets its headers from sendPublic; an error, from
+    // the error handler.)
+    if (!shared) reply.header('Cache-Control', PRIVATE_NO_STORE);
+    const doc = op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, shared, request, reply });
+    if (doc instanceof Promise) return doc.then((d) => send(request, reply, d, shared));
+    send(request, reply, doc, shared);
+    return undefined;
   };
   // The schemas validate each request and, through the type provider, type what the handler reads.
   const routes = typed(app);

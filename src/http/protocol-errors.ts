@@ -3,13 +3,13 @@
 // and CONNECT. Node's and Fastify's defaults write a bare status or Fastify's JSON; here the client
 // gets the API's error document (or the widget's script, or the site's page, by the path when the
 // request line could be read), with a fresh X-Request-Id, echoing nothing it sent.
-import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { API_VERSION, errorAnswer, isApiPath, kindOfPath, type ErrorRenderers, type RouteKind } from './errors.js';
 import { prefersJson } from './request-info.js';
+import { newRequestId } from './request-ids.js';
 
 /** How long a refused connection is read from (and the bytes dropped) before it is closed. */
 const LINGER_MS = 5_000;
@@ -96,7 +96,7 @@ export function protocolErrorAnswers(renderers: ErrorRenderers) {
 
   function refuse(socket: Duplex, to: Target, err: ApiError, why: string, log: FastifyBaseLogger): void {
     answered.add(socket);
-    const requestId = randomUUID();
+    const requestId = newRequestId();
     // Only the error's code: the error object carries the raw bytes received, secrets included.
     log.info({ reqId: requestId, refused: why, statusCode: err.status }, 'request refused by the HTTP parser');
     answerAndClose(socket, rawAnswer(to, err, renderers, requestId));

@@ -8,7 +8,8 @@ import type { Db } from '../db/handle.js';
 const FEED_BATCH = 1000;
 
 export interface FeedReader {
-  read(): Promise<string[] | 'all'>;
+  /** SQLite answers at once (a read on the read connection, throwing its error); PostgreSQL after a round trip. */
+  read(): string[] | 'all' | Promise<string[] | 'all'>;
   /** Whether a reading is a synchronous read on this machine (SQLite's read connection), with no round trip. */
   readonly local: boolean;
 }
@@ -25,7 +26,7 @@ function sqliteFeedReader(reader: SQLite.Database): FeedReader {
   let lastSeen = latest.get() as number;
   return {
     local: true,
-    async read() {
+    read() {
       const rows = after.all(lastSeen) as { id: number; tag: string }[];
       if (rows.length === 0) return [];
       // A first id past the next one means rows were pruned before this reader saw them.

@@ -31,10 +31,13 @@
 // the collector has to trace and sweep.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
-import { FRESH, type ChangeFeed, type Changes } from './change-feed.js';
+import { FRESH, type ChangeFeed, type Changes, type Freshness } from './change-feed.js';
 
 /** What one answer depends on, filled in while it is rendered. */
 export type AnswerTags = Set<string>;
+
+/** Makes an answer, adding the tags of what it read; `kept`: whether it may be kept (then it must read current data). */
+type Render<T> = (tags: AnswerTags, kept: boolean) => Promise<T>;
 
 export const userTag = (id: number) => `u${id}`;
 export const subjectTag = (id: number) => `s${id}`;
@@ -134,42 +137,54 @@ export class AnswerCache extends EventEmitter {
    * meanwhile). `render` adds the tags of the rows it reads; an error it throws is not kept. Its
    * `kept` argument says whether its answer may be kept: only then must it read current data (the
    * primary database), otherwise it may read a replica that is slightly behind (Db.behind()).
+   * An answer from memory is the value itself, not a promise, when the feed's reading is at hand
+   * (SQLite, or a public view on PostgreSQL): a hit then waits for nothing.
    */
-  async get<T>(key: string, catalogueVersion: string, render: (tags: AnswerTags, kept: boolean) => Promise<T>, options: LookupOptions = {}): Promise<T> {
-    const { readBefore, mayLag = false } = options;
+  get<T>(key: string, catalogueVersion: string, render: Render<T>, options: LookupOptions = {}): T | Promise<T> {
     if (!this.entries || !this.feed) return render(new Set(), false);
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
-    let keep = this.feed.live;
-    if (this.entries.has(key) || this.askedOnce!.wouldKeep(key)) {
-      // Memory reflects every change the last applied reading named (a changed tag's entries are
-      // dropped as it is applied), and a render reads the primary: a lookup that may lag accepts
-      // that reading when it is recent enough, and waits for one of its own otherwise.
-      const usable = mayLag && this.maxLagMs > 0 && this.feed.readSinceWrites(this.maxLagMs) ? FRESH : await this.feed.fresh();
-      if (usable.unavailable) throw usable.unavailable;
-      if (usable.ok) {
-        const hit = this.entries.get(key);
-        if (hit && hit.catalogue === catalogueVersion) {
-          this.hits++;
-          return hit.value as T;
-        }
+    if (!this.entries.has(key) && !this.askedOnce!.wouldKeep(key)) return this.render(key, catalogueVersion, render, options, this.feed.live);
+    // Memory reflects every change the last applied reading named (a changed tag's entries are
+    // dropped as it is applied), and a render reads the primary: a lookup that may lag accepts
+    // that reading when it is recent enough, and waits for one of its own otherwise.
+    const usable = options.mayLag && this.maxLagMs > 0 && this.feed.readSinceWrites(this.maxLagMs) ? FRESH : this.feed.fresh();
+    return usable instanceof Promise
+      ? usable.then((u) => this.fromMemoryOrRender(key, catalogueVersion, render, options, u))
+      : this.fromMemoryOrRender(key, catalogueVersion, render, options, usable);
+  }
+
+  private fromMemoryOrRender<T>(key: string, catalogueVersion: string, render: Render<T>, options: LookupOptions, usable: Freshness): T | Promise<T> {
+    if (usable.unavailable) throw usable.unavailable;
+    if (usable.ok) {
+      const hit = this.entries!.get(key);
+      if (hit && hit.catalogue === catalogueVersion) {
+        this.hits++;
+        return hit.value as T;
       }
-      keep = usable.ok;
     }
+    return this.render(key, catalogueVersion, render, options, usable.ok);
+  }
+
+  /** Renders the answer, and keeps it when `keep` and nothing it read changed meanwhile. */
+  private async render<T>(key: string, catalogueVersion: string, render: Render<T>, options: LookupOptions, keep: boolean): Promise<T> {
+    const feed = this.feed!;
+    const entries = this.entries!;
     this.misses++;
-    const started = this.feed.sequence;
+    const started = feed.sequence;
     const tags: AnswerTags = new Set();
     // Only a render told it may be kept must read current data; any other may read a replica, and
     // is never kept (a concurrent ask may have made its key keepable meanwhile).
     const mayKeep = keep && this.askedOnce!.wouldKeep(key);
     const value = await render(tags, mayKeep);
+    const readBefore = options.readBefore;
     const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.rowUnchangedSince(readBefore));
-    if (keep && this.feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key) && mayKeep) {
+    if (keep && feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key) && mayKeep) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
-      this.entries.set(key, entry);
+      entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
-      if (this.entries.peek(key) === entry) for (const tag of entry.tags) this.index(tag, key);
+      if (entries.peek(key) === entry) for (const tag of entry.tags) this.index(tag, key);
     }
     return value;
   }

@@ -42,7 +42,8 @@ export class CatalogueCache {
     private readonly curatedRank: ReadonlyMap<string, number> = loadCuratedPopularity(),
   ) {}
 
-  async get(): Promise<CatalogueSnapshot> {
+  /** The catalogue: at once while the last check is recent (every lookup asks), else after the check that is due. */
+  get(): CatalogueSnapshot | Promise<CatalogueSnapshot> {
     const now = this.clock.now();
     if (this.snapshot && now - this.checkedAt < this.checkEveryMs) return this.snapshot;
     if (!this.loading) {

@@ -10,12 +10,14 @@
 //
 // - `fresh()`: a reading that started in the caller's own turn of the event loop or later. The
 //   request being served was received before that turn began, so a change committed before the
-//   request was sent is applied before it is answered. One reading is in flight at a time: lookups
-//   of later turns wait for the next, which starts when it ends and serves all of them (on SQLite a
-//   synchronous indexed read; on PostgreSQL a round trip on a connection of its own, db/handle.ts
-//   `pgFeedPool`, so under load one round trip serves every lookup made during the one before, and
-//   it never waits in the pool behind the views' own queries). When a reading timed out (a stalled
-//   database), the lookups waiting on it get that error at once rather than a second wait of their own.
+//   request was sent is applied before it is answered. On SQLite a reading is a synchronous indexed
+//   read: the first call of a turn makes it and every call of that turn gets its answer at once, not
+//   a promise (a lookup from memory then costs no wait of any kind). On PostgreSQL it is a round
+//   trip on a connection of its own (db/handle.ts `pgFeedPool`, so it never waits in the pool behind
+//   the views' own queries), and one is in flight at a time: lookups of later turns wait for the
+//   next, which starts when it ends and serves all of them, so under load one round trip serves
+//   every lookup made during the one before. When a reading timed out (a stalled database), the
+//   lookups waiting on it get that error at once rather than a second wait of their own.
 // - `readWithin(ms)`: whether a reading that started at most `ms` ago succeeded, without waiting;
 //   when the last one is older than half of that, it starts one for the lookups to come. A copy
 //   that may be a moment behind (on PostgreSQL: the partner cache, and the answer cache's public
@@ -72,8 +74,8 @@ export class ChangeFeed extends EventEmitter {
   /** The reading in flight, and the one that starts when it ends (lookups that came during it). */
   private reading: Promise<Freshness> | null = null;
   private queued: Deferred<Freshness> | null = null;
-  /** The reading this turn's lookups wait for (it started in this turn or starts later). */
-  private thisTurn: Promise<Freshness> | null = null;
+  /** The reading this turn's lookups wait for (it started in this turn or starts later); on SQLite, its answer. */
+  private thisTurn: Freshness | Promise<Freshness> | null = null;
   private readonly nextTurn = () => {
     this.thisTurn = null;
   };
@@ -141,11 +143,19 @@ export class ChangeFeed extends EventEmitter {
     };
   }
 
-  /** Applies the changes committed up to a reading that starts in this turn or later; whether memory may answer. */
-  fresh(): Promise<Freshness> {
+  /**
+   * Applies the changes committed up to a reading that starts in this turn or later; whether memory
+   * may answer. On SQLite (`local`) the answer itself, never a promise.
+   */
+  fresh(): Freshness | Promise<Freshness> {
     if (this.thisTurn) return this.thisTurn;
     setImmediate(this.nextTurn);
-    if (this.reading === null) {
+    if (this.local) {
+      this.startedAt = performance.now();
+      const result = this.readFeed() as Freshness;
+      if (result.ok) this.lastGoodStart = this.startedAt;
+      this.thisTurn = result;
+    } else if (this.reading === null) {
       this.startReading();
       this.thisTurn = this.reading;
     } else {
@@ -174,25 +184,35 @@ export class ChangeFeed extends EventEmitter {
     return this.readWithin(maxAgeMs) && this.lastGoodStart > this.lastWrite;
   }
 
+  /** PostgreSQL: starts a round trip (see readingDone for the next). */
   private startReading(): void {
     this.startedAt = performance.now();
-    this.reading = this.readFeed();
+    this.reading = Promise.resolve(this.readFeed());
     // Registered before any lookup's own continuation, so the hand-over to the next reading comes first.
     void this.reading.then(this.readingDone);
   }
 
-  private async readFeed(): Promise<Freshness> {
-    let changes: Changes;
+  /** A reading: answered at once by a local reader, after its round trip otherwise. */
+  private readFeed(): Freshness | Promise<Freshness> {
+    let changes: Changes | Promise<Changes>;
     try {
-      changes = await this.reader.read();
+      changes = this.reader.read();
     } catch (err) {
-      // Not knowing what changed, nothing is served from memory until a reading succeeds.
-      if (this.isLive) {
-        this.isLive = false;
-        this.emit('down');
-      }
-      return isTimedOut(err) ? { ok: false, unavailable: err } : NOT_FRESH;
+      return this.failed(err);
     }
+    return changes instanceof Promise ? changes.then(this.applied, this.failed) : this.applied(changes);
+  }
+
+  private readonly failed = (err: unknown): Freshness => {
+    // Not knowing what changed, nothing is served from memory until a reading succeeds.
+    if (this.isLive) {
+      this.isLive = false;
+      this.emit('down');
+    }
+    return isTimedOut(err) ? { ok: false, unavailable: err } : NOT_FRESH;
+  };
+
+  private readonly applied = (changes: Changes): Freshness => {
     if (changes === 'all' || changes.length > 0) {
       this.seq++;
       for (const fn of this.subscribers) fn(changes);
@@ -202,5 +222,5 @@ export class ChangeFeed extends EventEmitter {
       this.emit('live');
     }
     return FRESH;
-  }
+  };
 }

@@ -52,14 +52,26 @@ export class PartnerCache extends EventEmitter {
     if (this.keptBy) this.detach = this.keptBy.subscribe(this, (changes) => this.apply(changes));
   }
 
-  async get(apiKey: string): Promise<Partner | undefined> {
-    if (this.keptBy && (await this.current(this.keptBy))) {
-      const hit = this.rows.get(apiKey);
-      if (hit) {
-        this.hits++;
-        return hit;
-      }
+  /**
+   * The partner behind `apiKey`. A row served from memory is answered at once, not as a promise:
+   * every API call asks, and on SQLite (and on PostgreSQL within MAX_LAG_MS) nothing is waited for.
+   */
+  get(apiKey: string): Partner | undefined | Promise<Partner | undefined> {
+    if (!this.keptBy) return this.read(apiKey);
+    const current = this.current(this.keptBy);
+    return typeof current === 'boolean' ? this.fromMemoryOrRead(apiKey, current) : current.then((ok) => this.fromMemoryOrRead(apiKey, ok));
+  }
+
+  private fromMemoryOrRead(apiKey: string, current: boolean): Partner | undefined | Promise<Partner | undefined> {
+    const hit = current ? this.rows.get(apiKey) : undefined;
+    if (hit) {
+      this.hits++;
+      return hit;
     }
+    return this.read(apiKey);
+  }
+
+  private async read(apiKey: string): Promise<Partner | undefined> {
     this.misses++;
     const generation = this.generation;
     const sequence = this.feed?.sequence;
@@ -84,10 +96,11 @@ export class PartnerCache extends EventEmitter {
   }
 
   /** Whether the rows in memory may answer now (see the top of this file). */
-  private async current(feed: ChangeFeed): Promise<boolean> {
+  private current(feed: ChangeFeed): boolean | Promise<boolean> {
     if (!feed.local) return feed.readWithin(this.maxAgeMs);
     // A reading that timed out says nothing the table read below will not say too.
-    return (await feed.fresh()).ok;
+    const reading = feed.fresh();
+    return reading instanceof Promise ? reading.then((r) => r.ok) : reading.ok;
   }
 
   /** Drops the rows of the partners a reading names. */

@@ -52,7 +52,8 @@ async function elsewhere(sqlText: string, ...params: (string | number)[]): Promi
 
 let people = 0;
 /** A person with an entry of their own on gitlab, linked to a partner of their own that pushed github. */
-async function person(): Promise<{ uid: string; userId: number; subjectId: number; partner: Partner }> {
+async function person(app: TestApp = t): Promise<{ uid: string; userId: number; subjectId: number; partner: Partner }> {
+  const t = app;
   const uid = `person_${++people}`;
   const email = `${uid}@example.org`;
   const u = await t.user({ email, userId: uid });
@@ -80,7 +81,8 @@ async function seenBy(kind: Read): Promise<void> {
   if (TEST_DB === 'postgres' && kind !== 'private') await pastFeedLag();
 }
 /** One read as a partner's server or a browser makes it: status and body. */
-async function read(kind: Read, partner: Partner, uid: string, format: 'xml' | 'json' = 'xml'): Promise<{ status: number; body: string }> {
+async function read(kind: Read, partner: Partner, uid: string, format: 'xml' | 'json' = 'xml', app: TestApp = t): Promise<{ status: number; body: string }> {
+  const t = app;
   const q = format === 'json' ? '?format=json' : '';
   const res =
     kind === 'public'
@@ -113,6 +115,50 @@ test('a second read warms the cache, and the answer from memory is byte for byte
   }
   assert.ok(t.ctx.answers.size >= 3);
   assert.ok(t.ctx.answers.bytes > 0);
+});
+
+// Every API call asks for its partner row, the catalogue and the feed's reading before its answer:
+// on SQLite all of them are at hand, so a read from memory is answered without making a promise.
+// (On PostgreSQL a reading is a round trip: a public view skips it only within MAX_LAG_MS.)
+test('on SQLite, a read from memory waits for nothing: partner row, catalogue, feed reading and answer come at once, not as promises', {
+  skip: TEST_DB !== 'sqlite' && 'SQLite: its readings are synchronous',
+}, async () => {
+  // The catalogue checked for edits once a second, as in production (the shared app checks on every call).
+  const t = await startTestApp(LIMITS, {}, { catalogueCheckMs: 1000 });
+  try {
+    const p = await person(t);
+    const returned: [string, unknown][] = [];
+    const spies: [object, string, unknown][] = [];
+    const spy = (owner: object, name: string, label: string) => {
+      const target = owner as Record<string, (...args: unknown[]) => unknown>;
+      const original = target[name]!;
+      spies.push([owner, name, original]);
+      target[name] = function (this: unknown, ...args: unknown[]) {
+        const value = original.apply(this, args);
+        returned.push([label, value]);
+        return value;
+      };
+    };
+    for (const kind of ['public', 'private'] as const) {
+      await read(kind, p.partner, p.uid, 'xml', t);
+      await read(kind, p.partner, p.uid, 'xml', t); // kept now
+      spy(t.ctx.partners, 'get', 'partner row');
+      spy(t.ctx.catalogue, 'get', 'catalogue');
+      spy(t.ctx.partners.feed!, 'fresh', 'feed reading'); // the one feed both caches read
+      spy(t.ctx.answers, 'get', 'answer');
+      const hits = t.ctx.answers.hits;
+      try {
+        assert.equal((await read(kind, p.partner, p.uid, 'xml', t)).status, 200);
+      } finally {
+        for (const [owner, name, original] of spies.splice(0)) (owner as Record<string, unknown>)[name] = original;
+      }
+      assert.equal(t.ctx.answers.hits, hits + 1, `the ${kind} read came from memory`);
+      assert.deepEqual(new Set(returned.map(([label]) => label)), new Set(['partner row', 'catalogue', 'feed reading', 'answer']));
+      for (const [label, value] of returned.splice(0)) assert.ok(!(value instanceof Promise), `${kind}: the ${label} came as a promise`);
+    }
+  } finally {
+    await t.close();
+  }
 });
 
 describe('every kind of change to what feeds an answer, made on another connection, is seen by the next read (public views on PostgreSQL: one made MAX_LAG_MS later)', () => {

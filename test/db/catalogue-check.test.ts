@@ -38,7 +38,7 @@ test('after a change made in this process, calls wait for the catalogue read aga
   catalogue.invalidate();
   const busy = await occupyPool(t!);
   let answered = false;
-  const afterChange = catalogue.get().then((s) => {
+  const afterChange = Promise.resolve(catalogue.get()).then((s) => {
     answered = true;
     return s;
   });
