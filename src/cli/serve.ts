@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { keepShortLivedObjectsYoung } from '../ops/heap-settings.js';
+import { warmNextTick } from '../ops/tick-warmup.js';
 import { createContext } from '../context.js';
 import { countPartners, createPartner } from '../repositories/partners.js';
 import { startServer, type RunningServer } from '../server.js';
@@ -98,6 +99,7 @@ export async function runServe(config: Config, workers: number, { demo = false }
     return;
   }
   keepShortLivedObjectsYoung();
+  await warmNextTick();
   let server: RunningServer;
   try {
     server = await startServer(config);

@@ -339,7 +339,22 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
     // shared: no cache keeps it. (A shared answer gets its headers from sendPublic; an error, from
     // the error handler.)
     if (!shared) reply.header('Cache-Control', PRIVATE_NO_STORE);
-    const doc = op.handler({ ctx, partner, authenticated, reader, urlProof, ...call, ip: request.ip, shared, request, reply });
+    // Every field named, no spread: a literal that spreads another object is built field by field
+    // after the spread (a copy, then a keyed define per field) instead of as one object of a known shape.
+    const doc = op.handler({
+      ctx,
+      partner,
+      authenticated,
+      reader,
+      urlProof,
+      params: call.params,
+      body: call.body,
+      query: call.query,
+      ip: request.ip,
+      shared,
+      request,
+      reply,
+    });
     if (doc instanceof Promise) return doc.then((d) => send(request, reply, d, shared));
     send(request, reply, doc, shared);
     return undefined;
