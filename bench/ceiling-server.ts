@@ -19,6 +19,7 @@ import { buildProfileUrl } from '../src/catalogue/profile-url.js';
 import type { CatalogueEntry } from '../src/catalogue/catalogue-file.js';
 import { rowToEntry } from '../src/repositories/catalogue.js';
 import { MMAP_SIZE } from '../src/db/database.js';
+import { warmNextTick } from '../src/ops/tick-warmup.js';
 import type { ServiceRow } from '../src/db/schema.js';
 
 export interface Sample {
@@ -307,6 +308,8 @@ async function main(): Promise<void> {
     server = workServer(store);
   }
   server.keepAliveTimeout = 60_000;
+  // As `idsvc serve` does: both sides are measured in the steady state the warm-up gives Node's ticks.
+  await warmNextTick();
   server.listen(settings.port, '127.0.0.1', () => process.stdout.write('ready\n'));
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
