@@ -7,12 +7,11 @@ import type { Db } from '../db/handle.js';
 /** At most this many changes are read at once; a reader further behind starts afresh. */
 const FEED_BATCH = 1000;
 
-export interface FeedReader {
-  /** SQLite answers at once (a read on the read connection, throwing its error); PostgreSQL after a round trip. */
-  read(): string[] | 'all' | Promise<string[] | 'all'>;
-  /** Whether a reading is a synchronous read on this machine (SQLite's read connection), with no round trip. */
-  readonly local: boolean;
-}
+/**
+ * `local`: a reading is a synchronous read on this machine (SQLite's read connection), answered at
+ * once (or thrown); otherwise a round trip (PostgreSQL).
+ */
+export type FeedReader = { readonly local: true; read(): string[] | 'all' } | { readonly local: false; read(): Promise<string[] | 'all'> };
 
 /** The feed of this database. */
 export function feedReader(db: Db): FeedReader {
@@ -25,7 +24,7 @@ function sqliteFeedReader(reader: SQLite.Database): FeedReader {
   const after = reader.prepare(`SELECT id, tag FROM answer_changes WHERE id > ? ORDER BY id LIMIT ${FEED_BATCH + 1}`);
   let lastSeen = latest.get() as number;
   return {
-    local: true,
+    local: true as const,
     read() {
       const rows = after.all(lastSeen) as { id: number; tag: string }[];
       if (rows.length === 0) return [];
@@ -59,7 +58,7 @@ function pgFeedReader(db: Db): FeedReader {
   let since: number | null = null;
   const seen = new Map<number, number>();
   return {
-    local: false,
+    local: false as const,
     async read() {
       const first = since === null;
       const { rows } = await pool.query<PgFeedRow>({ ...PG_READ, values: [since ?? 0] });

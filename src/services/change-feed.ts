@@ -150,9 +150,9 @@ export class ChangeFeed extends EventEmitter {
   fresh(): Freshness | Promise<Freshness> {
     if (this.thisTurn) return this.thisTurn;
     setImmediate(this.nextTurn);
-    if (this.local) {
+    if (this.reader.local) {
       this.startedAt = performance.now();
-      const result = this.readFeed() as Freshness;
+      const result = this.applyReading(this.reader);
       if (result.ok) this.lastGoodStart = this.startedAt;
       this.thisTurn = result;
     } else if (this.reading === null) {
@@ -187,16 +187,18 @@ export class ChangeFeed extends EventEmitter {
   /** PostgreSQL: starts a round trip (see readingDone for the next). */
   private startReading(): void {
     this.startedAt = performance.now();
-    this.reading = Promise.resolve(this.readFeed());
+    this.reading = Promise.resolve(this.applyReading(this.reader));
     // Registered before any lookup's own continuation, so the hand-over to the next reading comes first.
     void this.reading.then(this.readingDone);
   }
 
-  /** A reading: answered at once by a local reader, after its round trip otherwise. */
-  private readFeed(): Freshness | Promise<Freshness> {
+  /** A reading: at once from a local reader, after its round trip from another. */
+  private applyReading(reader: FeedReader & { local: true }): Freshness;
+  private applyReading(reader: FeedReader): Freshness | Promise<Freshness>;
+  private applyReading(reader: FeedReader): Freshness | Promise<Freshness> {
     let changes: Changes | Promise<Changes>;
     try {
-      changes = this.reader.read();
+      changes = reader.read();
     } catch (err) {
       return this.failed(err);
     }
