@@ -4,10 +4,11 @@ import { Type } from '@sinclair/typebox';
 import { ApiError, errors } from '../domain/errors.js';
 import type { ParsedIdentifier } from '../domain/identifiers.js';
 import { apiOperation, type ApiCall } from '../http/api-route.js';
+import type { Doc } from '../http/document.js';
 import { requestOrigin, unvalidatedField, unvalidatedString } from '../http/request-info.js';
 import { allowedOrigins } from '../repositories/partners.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
-import { widgetBundle } from '../widget/bundle.js';
+import { widgetBundle, type WidgetManifest } from '../widget/bundle.js';
 import { renderWidgetBootScript, type WidgetService } from '../widget/boot-script.js';
 import { bundleUrl, catalogueUrl } from '../widget/routes.js';
 import { checkWidgetSignature } from '../widget/signature.js';
@@ -37,15 +38,57 @@ function requireNamedOrigin(call: ApiCall): void {
   }
 }
 
-/** Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with nothing to show. */
-async function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): Promise<WidgetService[]> {
+/**
+ * Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with
+ * nothing to show. At once, not as a promise, when the answer is kept in memory.
+ */
+function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): WidgetService[] | Promise<WidgetService[]> {
   const view = access ? { view: 'private' as const, access } : { view: 'public' as const, reader: call.reader };
+  let services: WidgetService[] | Promise<WidgetService[]>;
   try {
-    return await cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries) => entries.map(widgetService)); // shared by later reads: never changed
+    services = cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries) => entries.map(widgetService)); // shared by later reads: never changed
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'not_found') return [];
-    throw err;
+    return emptyWhenNotFound(err);
   }
+  return services instanceof Promise ? services.catch(emptyWhenNotFound) : services;
+}
+
+function emptyWhenNotFound(err: unknown): WidgetService[] {
+  if (err instanceof ApiError && err.code === 'not_found') return [];
+  throw err;
+}
+
+/** What the request asked for, read from its path and query. */
+interface WidgetAsked {
+  displaySync: boolean;
+  access: PrivateAccess | null;
+  lang: string;
+}
+
+/** The per-user script, sent here: the operation is `raw` (its Doc says nothing). */
+function sendBootScript(call: ApiCall, asked: WidgetAsked, services: WidgetService[], manifest: WidgetManifest): Doc {
+  const { displaySync, access, lang } = asked;
+  const signature = call.urlProof ?? { status: 'unsigned' };
+  const script = renderWidgetBootScript({
+    apiBase: call.ctx.config.baseUrl,
+    apiKey: call.partner.api_key,
+    userIdentifier: call.params.user_identifier ?? '',
+    displaySync,
+    lang: LANG.test(lang) ? lang : 'en',
+    view: access ? 'private' : 'public',
+    warning: signature.status === 'invalid' && !access ? signature.warning : null,
+    services,
+    siteName: call.ctx.config.siteName,
+    signUpUrl: new URL('/signup', call.ctx.config.baseUrl).href,
+    catalogueUrl: catalogueUrl(call.ctx),
+    bundleUrl: bundleUrl(call.ctx, manifest.file),
+  });
+  call.reply
+    .type('text/javascript; charset=utf-8')
+    .header('Cache-Control', 'private, no-store')
+    .header('Cross-Origin-Resource-Policy', 'cross-origin')
+    .send(script);
+  return { root: 'script', text: '' };
 }
 
 function widgetService(e: ViewEntry): WidgetService {
@@ -87,38 +130,21 @@ export const serviceCollectionWidget = apiOperation({
       nowMs,
     );
   },
-  async handler(call) {
+  handler(call) {
     const displaySync = displaySyncOf(call.params.display_sync);
     const id = userIdentifierOf(call);
     requireNamedOrigin(call);
-    const userIdentifier = call.params.user_identifier ?? '';
     // A valid signature (checked by apiRoute, before the limits), the api_token in a POST body, or
     // a partner that chose legacy open reads: the private view. Anything else: the public view,
     // without a single usrSvcId from the central repository.
     const access = privateAccessOf(call);
-    const signature = call.urlProof ?? { status: 'unsigned' };
-    const services = await prefill(call, id, access);
-    const manifest = await widgetBundle.current();
-    const lang = call.query.lang?.trim() ?? '';
-    const script = renderWidgetBootScript({
-      apiBase: call.ctx.config.baseUrl,
-      apiKey: call.partner.api_key,
-      userIdentifier,
-      displaySync,
-      lang: LANG.test(lang) ? lang : 'en',
-      view: access ? 'private' : 'public',
-      warning: signature.status === 'invalid' && !access ? signature.warning : null,
-      services,
-      siteName: call.ctx.config.siteName,
-      signUpUrl: new URL('/signup', call.ctx.config.baseUrl).href,
-      catalogueUrl: catalogueUrl(call.ctx),
-      bundleUrl: bundleUrl(call.ctx, manifest.file),
-    });
-    await call.reply
-      .type('text/javascript; charset=utf-8')
-      .header('Cache-Control', 'private, no-store')
-      .header('Cross-Origin-Resource-Policy', 'cross-origin')
-      .send(script);
-    return { root: 'script', text: '' };
+    const asked: WidgetAsked = { displaySync, access, lang: call.query.lang?.trim() ?? '' };
+    const services = prefill(call, id, access);
+    const manifest = widgetBundle.current();
+    // Sent at once when both are in memory (http/api-route.ts), after them otherwise.
+    if (services instanceof Promise || manifest instanceof Promise) {
+      return Promise.all([services, manifest]).then(([s, m]) => sendBootScript(call, asked, s, m));
+    }
+    return sendBootScript(call, asked, services, manifest);
   },
 });

@@ -42,14 +42,21 @@ async function buildInCheckout(dir: string): Promise<WidgetManifest> {
 
 export class WidgetBundle {
   private manifest: Promise<WidgetManifest> | undefined;
+  /** The manifest once read: every boot script names its file, and then gets it at once. */
+  private loaded: WidgetManifest | undefined;
   private readonly files = new Map<string, CachedBody>();
 
   constructor(private readonly dir: string = WIDGET_DIR) {}
 
   /** The current bundle, read once per process (a deploy restarts the process). */
-  current(): Promise<WidgetManifest> {
+  current(): WidgetManifest | Promise<WidgetManifest> {
+    if (this.loaded) return this.loaded;
     this.manifest ??= readManifest(this.dir)
       .then((m) => m ?? buildInCheckout(this.dir))
+      .then((m) => {
+        this.loaded = m;
+        return m;
+      })
       .catch((err: unknown) => {
         this.manifest = undefined; // a later request tries again
         throw err;

@@ -10,7 +10,10 @@ import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { returnServices } from '../../src/api/return-services.js';
+import { serviceCollectionWidget } from '../../src/api/service-collection-widget.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
+import { widgetBundle } from '../../src/widget/bundle.js';
 import { AnswerCache } from '../../src/services/answer-cache.js';
 import { ChangeFeed } from '../../src/services/change-feed.js';
 import { setCentralIdentity } from '../../src/services/central.js';
@@ -120,7 +123,7 @@ test('a second read warms the cache, and the answer from memory is byte for byte
 // Every API call asks for its partner row, the catalogue and the feed's reading before its answer:
 // on SQLite all of them are at hand, so a read from memory is answered without making a promise.
 // (On PostgreSQL a reading is a round trip: a public view skips it only within MAX_LAG_MS.)
-test('on SQLite, a read from memory waits for nothing: partner row, catalogue, feed reading and answer come at once, not as promises', {
+test('on SQLite, a read from memory (return_services, the widget) waits for nothing: partner row, catalogue, feed reading and answer come at once, not as promises', {
   skip: TEST_DB !== 'sqlite' && 'SQLite: its readings are synchronous',
 }, async () => {
   // The catalogue checked for edits once a second, as in production (the shared app checks on every call).
@@ -139,13 +142,18 @@ test('on SQLite, a read from memory waits for nothing: partner row, catalogue, f
         return value;
       };
     };
-    for (const kind of ['public', 'private'] as const) {
+    for (const kind of ['public', 'private', 'widget'] as const) {
       await read(kind, p.partner, p.uid, 'xml', t);
       await read(kind, p.partner, p.uid, 'xml', t); // kept now
       spy(t.ctx.partners, 'get', 'partner row');
       spy(t.ctx.catalogue, 'get', 'catalogue');
       spy(t.ctx.partners.feed!, 'fresh', 'feed reading'); // the one feed both caches read
       spy(t.ctx.answers, 'get', 'answer');
+      // The operation's own answer too (the widget's also names its bundle, read once per process).
+      if (kind === 'widget') {
+        spy(serviceCollectionWidget, 'handler', 'handler');
+        spy(widgetBundle, 'current', 'bundle');
+      } else spy(returnServices, 'handler', 'handler');
       const hits = t.ctx.answers.hits;
       try {
         assert.equal((await read(kind, p.partner, p.uid, 'xml', t)).status, 200);
@@ -153,7 +161,8 @@ test('on SQLite, a read from memory waits for nothing: partner row, catalogue, f
         for (const [owner, name, original] of spies.splice(0)) (owner as Record<string, unknown>)[name] = original;
       }
       assert.equal(t.ctx.answers.hits, hits + 1, `the ${kind} read came from memory`);
-      assert.deepEqual(new Set(returned.map(([label]) => label)), new Set(['partner row', 'catalogue', 'feed reading', 'answer']));
+      const asked = ['partner row', 'catalogue', 'feed reading', 'answer', 'handler', ...(kind === 'widget' ? ['bundle'] : [])];
+      assert.deepEqual(new Set(returned.map(([label]) => label)), new Set(asked));
       for (const [label, value] of returned.splice(0)) assert.ok(!(value instanceof Promise), `${kind}: the ${label} came as a promise`);
     }
   } finally {
