@@ -71,7 +71,7 @@ export class ChangeFeed extends EventEmitter {
   /** Whether the last reading succeeded: memory may answer only then. */
   private isLive = true;
   private readonly subscribers = new Set<(changes: Changes) => void>();
-  /** The reading in flight, and the one that starts when it ends (lookups that came during it). */
+  /** PostgreSQL: the reading in flight, and the one that starts when it ends (lookups that came during it). */
   private reading: Promise<Freshness> | null = null;
   private queued: Deferred<Freshness> | null = null;
   /** The reading this turn's lookups wait for (it started in this turn or starts later); on SQLite, its answer. */
