@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { signWidget } from '@idsvc/client';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, ConsoleMessage, Page, Request, Response } from 'playwright-core';
 import { centralIdentityIdOf } from '../../src/repositories/central-identities.js';
 import { findUserByUserId } from '../../src/repositories/users.js';
 import { saveProfile } from '../../src/services/accounts.js';
@@ -250,8 +250,27 @@ describe('signed in, with identities, checks, search results, a connected site a
 });
 
 describe('the widget in a partner page', () => {
-  test('fits every width and labels every field', () =>
-    check(signedOut, widgetPage, 'widget', async (page) => {
-      await page.locator('idsvc-widget').locator('section h2').waitFor();
-    }));
+  test('fits every width and labels every field', async () => {
+    // What the browser heard, for the message when the widget never shows (seldom, and only under a
+    // whole suite's load so far): the console (the boot script reports an error answer there) and
+    // every answer that was not a success.
+    const heard: string[] = [];
+    const onConsole = (m: ConsoleMessage) => heard.push(`console.${m.type()}: ${m.text()}`);
+    const onResponse = (r: Response) => {
+      if (r.status() >= 400) heard.push(`${r.status()} ${r.url()}`);
+    };
+    const onFailed = (r: Request) => heard.push(`failed ${r.url()}: ${r.failure()?.errorText ?? ''}`);
+    signedOut.on('console', onConsole).on('response', onResponse).on('requestfailed', onFailed);
+    try {
+      await check(signedOut, widgetPage, 'widget', async (page) => {
+        try {
+          await page.locator('idsvc-widget').locator('section h2').waitFor();
+        } catch (err) {
+          throw new Error(`the widget did not show: ${(err as Error).message}\n${heard.join('\n') || '(nothing heard)'}`);
+        }
+      });
+    } finally {
+      signedOut.off('console', onConsole).off('response', onResponse).off('requestfailed', onFailed);
+    }
+  });
 });
