@@ -6,7 +6,7 @@
 // client how many requests the process served between them. The id is an RFC 9562 UUID of
 // version 8, the version of layouts of one's own, so it stays what the API has always said it
 // issues; a random UUID per request allocated several times what the whole id does now.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const HALF_BITS = 24;
 const HALF = 2 ** HALF_BITS;
@@ -23,7 +23,7 @@ function randomPrefix(): string {
 }
 
 const prefix = randomPrefix();
-const roundKeys = new Uint32Array(randomBytes(4 * ROUNDS).buffer);
+const roundKeys = randomFillSync(new Uint32Array(ROUNDS));
 let counter = 0;
 
 /** A round's mixing of one 24-bit half under its key (any function keeps a Feistel network a permutation). */

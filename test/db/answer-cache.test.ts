@@ -56,20 +56,19 @@ async function elsewhere(sqlText: string, ...params: (string | number)[]): Promi
 let people = 0;
 /** A person with an entry of their own on gitlab, linked to a partner of their own that pushed github. */
 async function person(app: TestApp = t): Promise<{ uid: string; userId: number; subjectId: number; partner: Partner }> {
-  const t = app;
   const uid = `person_${++people}`;
   const email = `${uid}@example.org`;
-  const u = await t.user({ email, userId: uid });
-  const partner = await t.partner({ name: `Partner of ${uid}` });
-  const user = (await findUserByUserId(t.ctx.db, uid))!;
-  const gitlab = (await t.ctx.catalogue.get()).byId.get('gitlab')!;
-  await t.ctx.db.write((tx) => setCentralIdentity(tx, user, gitlab, `${uid}-gl`, { partnerId: null }, t.clock.now()));
+  const u = await app.user({ email, userId: uid });
+  const partner = await app.partner({ name: `Partner of ${uid}` });
+  const user = (await findUserByUserId(app.ctx.db, uid))!;
+  const gitlab = (await app.ctx.catalogue.get()).byId.get('gitlab')!;
+  await app.ctx.db.write((tx) => setCentralIdentity(tx, user, gitlab, `${uid}-gl`, { partnerId: null }, app.clock.now()));
   await partner.client.updateService(uid, 'github', `${uid}-gh`);
   await partner.client.syncUser(uid, { email, password: u.password });
-  const subject = await t.ctx.db.kysely.selectFrom('subjects').select('id').where('user_ref', '=', u.id).executeTakeFirstOrThrow();
+  const subject = await app.ctx.db.kysely.selectFrom('subjects').select('id').where('user_ref', '=', u.id).executeTakeFirstOrThrow();
   // A reading of the feed applies the new partner: until one has, an answer rendered for it is not
   // kept (on PostgreSQL its key check does not wait for the feed; services/answer-cache.ts, readBefore).
-  await t.ctx.partners.feed!.fresh();
+  await app.ctx.partners.feed!.fresh();
   return { uid, userId: u.id, subjectId: subject.id, partner };
 }
 
@@ -85,14 +84,13 @@ async function seenBy(kind: Read): Promise<void> {
 }
 /** One read as a partner's server or a browser makes it: status and body. */
 async function read(kind: Read, partner: Partner, uid: string, format: 'xml' | 'json' = 'xml', app: TestApp = t): Promise<{ status: number; body: string }> {
-  const t = app;
   const q = format === 'json' ? '?format=json' : '';
   const res =
     kind === 'public'
-      ? await fetch(`${t.baseUrl}/api/return_services/${partner.apiKey}/${uid}/public${q}`)
+      ? await fetch(`${app.baseUrl}/api/return_services/${partner.apiKey}/${uid}/public${q}`)
       : kind === 'private'
-        ? await postForm(`${t.baseUrl}/api/return_services/${partner.apiKey}/${uid}${q}`, { api_token: partner.apiToken })
-        : await fetch(`${t.baseUrl}/api/service_collection_widget/${partner.apiKey}/${uid}/FALSE`);
+        ? await postForm(`${app.baseUrl}/api/return_services/${partner.apiKey}/${uid}${q}`, { api_token: partner.apiToken })
+        : await fetch(`${app.baseUrl}/api/service_collection_widget/${partner.apiKey}/${uid}/FALSE`);
   return { status: res.status, body: await res.text() };
 }
 
@@ -127,9 +125,9 @@ test('on SQLite, a read from memory (return_services, the widget) waits for noth
   skip: TEST_DB !== 'sqlite' && 'SQLite: its readings are synchronous',
 }, async () => {
   // The catalogue checked for edits once a second, as in production (the shared app checks on every call).
-  const t = await startTestApp(LIMITS, {}, { catalogueCheckMs: 1000 });
+  const own = await startTestApp(LIMITS, {}, { catalogueCheckMs: 1000 });
   try {
-    const p = await person(t);
+    const p = await person(own);
     const returned: [string, unknown][] = [];
     const spies: [object, string, unknown][] = [];
     const spy = (owner: object, name: string, label: string) => {
@@ -143,30 +141,30 @@ test('on SQLite, a read from memory (return_services, the widget) waits for noth
       };
     };
     for (const kind of ['public', 'private', 'widget'] as const) {
-      await read(kind, p.partner, p.uid, 'xml', t);
-      await read(kind, p.partner, p.uid, 'xml', t); // kept now
-      spy(t.ctx.partners, 'get', 'partner row');
-      spy(t.ctx.catalogue, 'get', 'catalogue');
-      spy(t.ctx.partners.feed!, 'fresh', 'feed reading'); // the one feed both caches read
-      spy(t.ctx.answers, 'get', 'answer');
+      await read(kind, p.partner, p.uid, 'xml', own);
+      await read(kind, p.partner, p.uid, 'xml', own); // kept now
+      spy(own.ctx.partners, 'get', 'partner row');
+      spy(own.ctx.catalogue, 'get', 'catalogue');
+      spy(own.ctx.partners.feed!, 'fresh', 'feed reading'); // the one feed both caches read
+      spy(own.ctx.answers, 'get', 'answer');
       // The operation's own answer too (the widget's also names its bundle, read once per process).
       if (kind === 'widget') {
         spy(serviceCollectionWidget, 'handler', 'handler');
         spy(widgetBundle, 'current', 'bundle');
       } else spy(returnServices, 'handler', 'handler');
-      const hits = t.ctx.answers.hits;
+      const hits = own.ctx.answers.hits;
       try {
-        assert.equal((await read(kind, p.partner, p.uid, 'xml', t)).status, 200);
+        assert.equal((await read(kind, p.partner, p.uid, 'xml', own)).status, 200);
       } finally {
         for (const [owner, name, original] of spies.splice(0)) (owner as Record<string, unknown>)[name] = original;
       }
-      assert.equal(t.ctx.answers.hits, hits + 1, `the ${kind} read came from memory`);
+      assert.equal(own.ctx.answers.hits, hits + 1, `the ${kind} read came from memory`);
       const asked = ['partner row', 'catalogue', 'feed reading', 'answer', 'handler', ...(kind === 'widget' ? ['bundle'] : [])];
       assert.deepEqual(new Set(returned.map(([label]) => label)), new Set(asked));
       for (const [label, value] of returned.splice(0)) assert.ok(!(value instanceof Promise), `${kind}: the ${label} came as a promise`);
     }
   } finally {
-    await t.close();
+    await own.close();
   }
 });
 
