@@ -4,6 +4,7 @@
 // gets the API's error document (or the widget's script, or the site's page, by the path when the
 // request line could be read), with a fresh X-Request-Id, echoing nothing it sent.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../domain/errors.js';
@@ -111,6 +112,14 @@ export function protocolErrorAnswers(renderers: ErrorRenderers) {
       // request, or its body timed out): our bytes would corrupt it, so only close.
       const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
       if (inFlight?.headersSent || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      // A connection that timed out without sending a byte (a browser's preconnected socket, an
+      // unused one in a client's pool) asked nothing, so it is closed unanswered: an answer written
+      // there is read by a client that sends its request on that socket at the same moment as the
+      // answer to that request (a browser did, and refused the widget script it expected).
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !inFlight && (socket as Socket).bytesRead === 0) {
         socket.destroy();
         return;
       }

@@ -249,6 +249,13 @@ describe('signed in, with identities, checks, search results, a connected site a
   });
 });
 
+/** The server's log lines of every widget request (the log holds no secrets: its URLs are redacted). */
+function widgetRequestLogs(): string[] {
+  const ids = new Set<string>();
+  for (const line of t.logs) if (line.includes('service_collection_widget')) ids.add((JSON.parse(line) as { reqId?: string }).reqId ?? '');
+  return t.logs.filter((line) => ids.has((JSON.parse(line) as { reqId?: string }).reqId ?? '-'));
+}
+
 describe('the widget in a partner page', () => {
   test('fits every width and labels every field', async () => {
     // What the browser heard, for the message when the widget never shows (seldom, and only under a
@@ -266,7 +273,9 @@ describe('the widget in a partner page', () => {
         try {
           await page.locator('idsvc-widget').locator('section h2').waitFor();
         } catch (err) {
-          throw new Error(`the widget did not show: ${(err as Error).message}\n${heard.join('\n') || '(nothing heard)'}`);
+          throw new Error(
+            `the widget did not show: ${(err as Error).message}\n${heard.join('\n') || '(nothing heard)'}\nwhat the server logged of it:\n${widgetRequestLogs().join('') || '(no widget request reached it)'}`,
+          );
         }
       });
     } finally {
