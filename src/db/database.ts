@@ -99,6 +99,13 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // WAL file is cut back to 64 MB when it has grown past that.
     raw.pragma('wal_autocheckpoint = 8000');
     raw.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+    // The writer's temporary files in memory: under WAL, each savepoint a group commit opens per
+    // write, and each statement that may fail halfway, keeps the pages it changes in a sub-journal
+    // so that it can be rolled back alone. On disk that is a file created, written page by page and
+    // deleted for nearly every commit (system calls the pushes paid for, not durability: a crash
+    // is recovered from the WAL alone). Those journals hold a transaction's changed pages, a few
+    // hundred kilobytes for a full group commit.
+    raw.pragma('temp_store = MEMORY');
     dropStat4Samples(raw);
     // Hot reads use a second connection: under WAL it reads the last committed state without
     // waiting for the writer's open transaction (Kysely's one connection is a mutex). It maps

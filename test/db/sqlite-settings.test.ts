@@ -23,6 +23,7 @@ test('the writer and the reader connections open with the documented pragmas', a
     assert.equal(p(w, 'mmap_size'), Math.min(MMAP_SIZE, 0x7fff0000));
     assert.equal(p(w, 'wal_autocheckpoint'), 8000);
     assert.equal(p(w, 'journal_size_limit'), 64 * 1024 * 1024);
+    assert.equal(p(w, 'temp_store'), 2, "MEMORY: savepoints' sub-journals are not files created and deleted at each commit");
     assert.equal(p(r, 'query_only'), 1);
     assert.equal(p(r, 'busy_timeout'), 5000);
     // A commit by the writer would make a mapped reader drop and refault its whole map.
