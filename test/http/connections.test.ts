@@ -1,10 +1,9 @@
 // No single connection can hold the server, and no one address can hold many (docs/operations.md,
 // "Connections and timeouts"): a client that trickles its headers or its body is cut off within the
 // configured time and answered in the API's format, one that sends nothing is closed unanswered,
-// while others are served; a
-// refused large body is answered within 10 s; connections past the per-address cap are refused
-// while another address is served. Short settings keep the file fast; every time bound is several
-// times the setting.
+// while others are served; a refused large body is answered within 10 s; connections past the
+// per-address cap are refused while another address is served. Short settings keep the file fast;
+// every time bound is several times the setting.
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -251,16 +251,23 @@ describe('signed in, with identities, checks, search results, a connected site a
 
 /** The server's log lines of every widget request (the log holds no secrets: its URLs are redacted). */
 function widgetRequestLogs(): string[] {
-  const ids = new Set<string>();
-  for (const line of t.logs) if (line.includes('service_collection_widget')) ids.add((JSON.parse(line) as { reqId?: string }).reqId ?? '');
-  return t.logs.filter((line) => ids.has((JSON.parse(line) as { reqId?: string }).reqId ?? '-'));
+  const reqIdOf = (line: string): string | undefined => {
+    try {
+      return (JSON.parse(line) as { reqId?: string }).reqId;
+    } catch {
+      return undefined;
+    }
+  };
+  const ids = new Set(t.logs.filter((line) => line.includes('service_collection_widget')).map(reqIdOf));
+  ids.delete(undefined);
+  return t.logs.filter((line) => ids.has(reqIdOf(line)));
 }
 
 describe('the widget in a partner page', () => {
   test('fits every width and labels every field', async () => {
-    // What the browser heard, for the message when the widget never shows (seldom, and only under a
-    // whole suite's load so far): the console (the boot script reports an error answer there) and
-    // every answer that was not a success.
+    // What the browser and the server heard, for the message when the widget never shows: the
+    // console (the boot script reports an error answer there), every answer that was not a success
+    // or failed to load, and the server's log of the widget's requests.
     const heard: string[] = [];
     const onConsole = (m: ConsoleMessage) => heard.push(`console.${m.type()}: ${m.text()}`);
     const onResponse = (r: Response) => {
