@@ -71,7 +71,12 @@ const RECENT_TAGS_MAX = 10_000;
 /** Emits `invalidated` (tags), and the feed's `down` (it could not be read) and `live` (it can again), for tests and logs. */
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
-  private readonly byTag = new Map<string, Set<string>>();
+  /**
+   * The keys of the answers carrying each tag: a tag that one answer carries (most of a person's)
+   * maps to that key itself, not to a set of one, which would cost every kept answer a few hundred
+   * bytes more for the collector to trace.
+   */
+  private readonly byTag = new Map<string, string | Set<string>>();
   /** The feed's sequence each recently changed tag changed at (a render records the sequence when it starts). */
   private readonly changedAt = new Map<string, number>();
   /** Renders that started before this sequence are not kept (recent tags were forgotten, or all was dropped). */
@@ -217,9 +222,10 @@ export class AnswerCache extends EventEmitter {
       this.changedAt.set(tag, now);
       if (tag.startsWith('p')) this.partnerChangedAt.set(tag, now);
       const keys = this.byTag.get(tag);
-      if (!keys) continue;
+      if (keys === undefined) continue;
       this.byTag.delete(tag);
-      for (const key of keys) this.entries?.delete(key);
+      if (typeof keys === 'string') this.entries?.delete(keys);
+      else for (const key of keys) this.entries?.delete(key);
     }
     this.emit('invalidated', tags);
   }
@@ -237,14 +243,19 @@ export class AnswerCache extends EventEmitter {
 
   private index(tag: string, key: string): void {
     const keys = this.byTag.get(tag);
-    if (keys) keys.add(key);
-    else this.byTag.set(tag, new Set([key]));
+    if (keys === undefined) this.byTag.set(tag, key);
+    else if (typeof keys !== 'string') keys.add(key);
+    else if (keys !== key) this.byTag.set(tag, new Set([keys, key]));
   }
 
   private unindex(key: string, entry: Entry): void {
     for (const tag of entry.tags) {
       const keys = this.byTag.get(tag);
-      if (!keys) continue;
+      if (keys === undefined) continue;
+      if (typeof keys === 'string') {
+        if (keys === key) this.byTag.delete(tag);
+        continue;
+      }
       keys.delete(key);
       if (keys.size === 0) this.byTag.delete(tag);
     }
