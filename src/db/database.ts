@@ -104,7 +104,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // so that it can be rolled back alone. On disk that is a file created, written page by page and
     // deleted for nearly every commit (system calls the pushes paid for, not durability: a crash
     // is recovered from the WAL alone). Those journals hold a transaction's changed pages, a few
-    // hundred kilobytes for a full group commit.
+    // hundred kilobytes for a full group commit. What else this connection now keeps in memory
+    // rather than in a temporary file: the hourly sweeps' journals (an hour's expiries), and its
+    // largest DISTINCT, a partner dashboard's count of linked people (an integer a person, while
+    // it runs).
     raw.pragma('temp_store = MEMORY');
     dropStat4Samples(raw);
     // Hot reads use a second connection: under WAL it reads the last committed state without

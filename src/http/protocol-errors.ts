@@ -116,9 +116,9 @@ export function protocolErrorAnswers(renderers: ErrorRenderers) {
         return;
       }
       // A connection that timed out without sending a byte (a browser's preconnected socket, an
-      // unused one in a client's pool) asked nothing, so it is closed unanswered: an answer written
-      // there is read by a client that sends its request on that socket at the same moment as the
-      // answer to that request (a browser did, and refused the widget script it expected).
+      // unused one in a client's pool) asked nothing, so it is closed unanswered: its client may
+      // pick it for a request at any moment, and would read bytes written there unasked as that
+      // request's answer, whereas a closed connection makes it send the request again on a new one.
       if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !inFlight && (socket as Socket).bytesRead === 0) {
         socket.destroy();
         return;

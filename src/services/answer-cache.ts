@@ -72,9 +72,9 @@ const RECENT_TAGS_MAX = 10_000;
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
   /**
-   * The keys of the answers carrying each tag: a tag that one answer carries (most of a person's)
-   * maps to that key itself, not to a set of one, which would cost every kept answer a few hundred
-   * bytes more for the collector to trace.
+   * The keys of the answers carrying each tag: a tag that one answer carries (a person read in one
+   * view and format) maps to that key itself, not to a set of one, which would cost every such
+   * answer a few hundred bytes more for the collector to trace.
    */
   private readonly byTag = new Map<string, string | Set<string>>();
   /** The feed's sequence each recently changed tag changed at (a render records the sequence when it starts). */
@@ -258,6 +258,7 @@ export class AnswerCache extends EventEmitter {
       }
       keys.delete(key);
       if (keys.size === 0) this.byTag.delete(tag);
+      else if (keys.size === 1) this.byTag.set(tag, keys.values().next().value as string);
     }
   }
 

@@ -472,39 +472,42 @@ test('an answer rendered from a partner row that a reading has since changed is 
 test('a change drops exactly the answers that carry its tag, whether one answer or several carry it, also after one of them left', async () => {
   const feed = new ChangeFeed(t.ctx.db);
   const cache = new AnswerCache(feed, 1);
-  // Tags no other test names: the change feed is shared by the whole database.
-  const base = 900_000_000 + Math.floor(Math.random() * 1_000_000) * 10;
-  const [shared, alone, second] = [`u${base}`, `u${base + 1}`, `u${base + 2}`];
-  const carried: Record<string, string[]> = { a: [shared], b: [shared, second], c: [alone] };
-  const renders: Record<string, number> = { a: 0, b: 0, c: 0 };
-  const get = (key: string) =>
-    cache.get(key, 'v', async (tags) => {
-      for (const tag of carried[key]!) tags.add(tag);
-      return `${key} ${++renders[key]!}`;
-    });
-  // A reading that cannot name what changed drops everything (see the test below): then this proves nothing.
   let droppedAll = false;
   cache.on('invalidated', (tags: readonly string[]) => {
     if (tags.includes('*')) droppedAll = true;
   });
-  const change = async (tag: string) => {
-    await elsewhere('INSERT INTO answer_changes (tag) VALUES (?)', tag);
-    await new Promise((r) => setImmediate(r));
-    assert.equal((await feed.fresh()).ok, true);
-  };
-  try {
-    await feed.fresh(); // on PostgreSQL the first reading only sets where the feed starts (and drops all: nothing is kept yet)
+  /** One round with tags and keys of its own; false when a reading dropped everything, which proves nothing. */
+  const round = async (n: number): Promise<boolean> => {
+    // Tags no other test names: the change feed is shared by the whole database.
+    const base = 900_000_000 + Math.floor(Math.random() * 1_000_000) * 10;
+    const [shared, alone, second] = [`u${base}`, `u${base + 1}`, `u${base + 2}`];
+    const carried: Record<string, string[]> = { a: [shared], b: [shared, second], c: [alone] };
+    const renders: Record<string, number> = { a: 0, b: 0, c: 0 };
+    const get = (name: string) =>
+      cache.get(`${n}${name}`, 'v', async (tags) => {
+        for (const tag of carried[name]!) tags.add(tag);
+        return `${name} ${++renders[name]!}`;
+      });
+    const change = async (tag: string) => {
+      await elsewhere('INSERT INTO answer_changes (tag) VALUES (?)', tag);
+      await new Promise((r) => setImmediate(r));
+      assert.equal((await feed.fresh()).ok, true);
+      return !droppedAll;
+    };
     droppedAll = false;
     // Kept the second time each is asked for (again after a change dropped it): the second render is the one answered from memory.
-    for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) await get(key);
-    assert.equal(cache.size, 3);
-    await change(alone); // carried by c alone
+    for (const name of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) await get(name);
+    if (!(await change(alone))) return false; // carried by c alone
     assert.deepEqual([await get('a'), await get('b'), await get('c'), await get('c'), await get('c')], ['a 2', 'b 2', 'c 3', 'c 4', 'c 4'], 'c kept again');
-    await change(second); // b leaves, and with it its place among the answers carrying `shared`
+    if (!(await change(second))) return false; // b leaves, and with it its place among the answers carrying `shared`
     assert.deepEqual([await get('a'), await get('b'), await get('b'), await get('b')], ['a 2', 'b 3', 'b 4', 'b 4'], 'b kept again');
-    await change(shared); // carried by a and b
+    if (!(await change(shared))) return false; // carried by a and b
     assert.deepEqual([await get('a'), await get('b'), await get('c')], ['a 3', 'b 5', 'c 4']);
-    assert.equal(droppedAll, false, 'a reading dropped everything: run the file again');
+    return true;
+  };
+  try {
+    await feed.fresh(); // on PostgreSQL the first reading only sets where the feed starts
+    for (let n = 1; !(await round(n)); n++) assert.ok(n < 5, 'five rounds in a row had a reading that dropped everything');
   } finally {
     cache.close();
   }

@@ -249,7 +249,7 @@ describe('signed in, with identities, checks, search results, a connected site a
   });
 });
 
-/** The server's log lines of every widget request (the log holds no secrets: its URLs are redacted). */
+/** The server's log lines of every widget request and every refusal (the log holds no secrets: its URLs are redacted). */
 function widgetRequestLogs(): string[] {
   const reqIdOf = (line: string): string | undefined => {
     try {
@@ -260,7 +260,8 @@ function widgetRequestLogs(): string[] {
   };
   const ids = new Set(t.logs.filter((line) => line.includes('service_collection_widget')).map(reqIdOf));
   ids.delete(undefined);
-  return t.logs.filter((line) => ids.has(reqIdOf(line)));
+  // A refusal written straight on a connection has a request id of its own and no path.
+  return t.logs.filter((line) => ids.has(reqIdOf(line)) || line.includes('"refused"'));
 }
 
 describe('the widget in a partner page', () => {
