@@ -1,4 +1,5 @@
 // Everything a request handler or CLI command needs, built once per process (or per test).
+import cluster from 'node:cluster';
 import type { Config } from './config.js';
 import { openDatabase, migrate, type Db } from './db/database.js';
 import { systemClock, type Clock } from './domain/clock.js';
@@ -66,6 +67,8 @@ export async function createContext(config: Config, options: ContextOptions = {}
       timeoutMs: config.databaseTimeoutMs,
       readUrls: config.databaseReadUrls,
       replicaMaxLagMs: config.databaseReadMaxLagMs,
+      // The workers of `serve --workers` commit to one SQLite file side by side.
+      otherWriters: cluster.isWorker,
       ...(pgSchema ? { pgSchema } : {}),
     }),
   );

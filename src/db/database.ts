@@ -37,6 +37,11 @@ export interface OpenOptions {
   replicaMaxLagMs?: number;
   /** How often (ms) the replicas are checked. */
   replicaCheckMs?: number;
+  /**
+   * SQLite: other processes commit to this file all the time (the workers of `serve --workers`), so
+   * reads keep to the read connection: each foreign commit makes the writer drop its memory map.
+   */
+  otherWriters?: boolean;
 }
 
 /** The default of DATABASE_READ_MAX_LAG_MS (src/config.ts). */
@@ -110,19 +115,19 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // it runs).
     raw.pragma('temp_store = MEMORY');
     dropStat4Samples(raw);
-    // Hot reads use a second connection: under WAL it reads the last committed state without
-    // waiting for the writer's open transaction (Kysely's one connection is a mutex). It maps
-    // nothing: a connection that sees another one's commit drops its whole memory map, and the
-    // next read pays for unmapping every page the lookups had touched (up to the whole file) and
-    // then faults them back in one by one. Every push, and the usage counts every few seconds,
-    // would do that to the reader, stalling all requests; reading pages by system call costs each
-    // lookup a little instead (docs/performance.md). The writer keeps its map: its own commits do
-    // not drop it, only another process's do (the CLI's, or another worker's under `serve
-    // --workers`, where each worker's pushes cost the others' writers alike). The reader's page
-    // cache is emptied by the same commits, and lookups spread over the whole file seldom read a
-    // page twice, so a small one (2 MB, for the trees' upper levels) serves as well as this
-    // build's default of 16 MB once anything commits, in less private memory; only a server that
-    // never writes reads a little slower with it (docs/performance.md).
+    // Reads outside a write run on this connection whenever it has no transaction open
+    // (db/prepared.ts, readConnection): its own commits leave its map and its page cache in place,
+    // so a lookup reads mapped pages without a system call. While a write is under way, and always
+    // in the workers of `serve --workers` (each other worker's commit would make this connection
+    // drop its whole map, then fault back every page a lookup touches), they use a second,
+    // query_only connection: under WAL it reads the last committed state without waiting for the
+    // writer's open transaction (Kysely's one connection is a mutex). That one maps nothing: a
+    // connection that sees another one's commit drops its whole memory map, and the next read pays
+    // for unmapping every page the lookups had touched (up to the whole file) and then faults them
+    // back in one by one; reading pages by system call costs each lookup a little instead
+    // (docs/performance.md). Its page cache is emptied by the same commits, and lookups spread over
+    // the whole file seldom read a page twice, so a small one (2 MB, for the trees' upper levels)
+    // serves as well as this build's default of 16 MB, in less private memory.
     let reader: SQLite.Database = raw;
     if (file !== ':memory:') {
       reader = new SQLite(file);
@@ -134,7 +139,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
     return handleOver(
       kysely,
-      { dialect: 'sqlite', sqlite: raw, reader, pgPool: null, pgFeedPool: null },
+      { dialect: 'sqlite', sqlite: raw, reader, readsOnWriter: reader !== raw && options.otherWriters !== true, pgPool: null, pgFeedPool: null },
       null,
       new EventEmitter(),
       (fn) => fn(),
@@ -163,7 +168,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   // Same timeouts and loss handling as the pool; opened on the first reading, so a CLI command that reads no feed opens none.
   const feed = createPgPool({ connectionString: url, ...(schema ? { schema } : {}), timeoutMs, events, max: 1 });
   const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: bounded.forKysely }) });
-  const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool, pgFeedPool: feed.pool };
+  const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, readsOnWriter: false, pgPool: bounded.pool, pgFeedPool: feed.pool };
   const replicasOf = (primary: Db) =>
     options.readUrls && options.readUrls.length > 0
       ? new ReplicaSet(options.readUrls, primary, bounded.forKysely, {

@@ -20,8 +20,14 @@ export interface Connections {
   readonly dialect: DialectName;
   /** The raw better-sqlite3 handle (Kysely's one connection, the writer). */
   readonly sqlite: SQLite.Database | null;
-  /** SQLite only: a second connection for reads outside writes (see db/prepared.ts). */
+  /** SQLite only: a second connection for reads made while the writer has a transaction open (see db/prepared.ts). */
   readonly reader: SQLite.Database | null;
+  /**
+   * SQLite only: whether reads outside a write may run on the writer while it has no transaction
+   * open. Not where other processes commit all the time (`serve --workers`): each of their commits
+   * makes the writer drop its memory map before its next read (see db/database.ts).
+   */
+  readonly readsOnWriter: boolean;
   readonly pgPool: pg.Pool | null;
   /**
    * PostgreSQL only: one connection of its own for the change feed's readings (services/change-feed.ts).

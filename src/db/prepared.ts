@@ -4,9 +4,9 @@
 // statements on SQLite, named (server-side prepared) statements on PostgreSQL. Everything else
 // keeps using Kysely.
 //
-// Repositories run them through their handle (db/handle.ts): on the database, a read goes to
-// `db.reader` on SQLite, a second connection that sees only committed data and never waits behind
-// the writer's open transaction (WAL); on a write's handle, to that write's connection.
+// Repositories run them through their handle (db/handle.ts): on a write's handle, to that write's
+// connection; on the database, a read on SQLite goes to the connection readConnection() names,
+// which sees only committed data and never waits behind the writer's open transaction.
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Transaction } from 'kysely';
 import type { Connections, Params, Statement, Write } from './handle.js';
@@ -15,6 +15,18 @@ import type { Database } from './schema.js';
 export type { Statement } from './handle.js';
 
 let counter = 0;
+
+/**
+ * The SQLite connection a read outside any write runs on: the writer itself while it has no
+ * transaction open, for its own commits leave its memory map and page cache in place (a lookup then
+ * reads mapped pages without a system call); the reader while a write is under way (a group commit
+ * keeps its transaction open across its jobs and its fsync), which sees the last committed state
+ * (WAL) but starts with an empty cache after every commit. Either way a read sees committed data only.
+ */
+export function readConnection(db: Connections): SQLite.Database {
+  const writer = db.sqlite!;
+  return db.readsOnWriter && !writer.inTransaction ? writer : db.reader!;
+}
 
 /** `?` placeholders become `$1, $2, …` for PostgreSQL (no statement here has a `?` in a literal). */
 function toPg(text: string): string {
@@ -41,14 +53,26 @@ export function statement<Row>(text: string, options: StatementOptions = {}): St
   texts.push(text);
   const pgText = toPg(text);
   const arrays = options.rowMode === 'array';
-  const onReader = new WeakMap<SQLite.Database, SQLite.Statement>();
-  const onWriter = new WeakMap<SQLite.Database, SQLite.Statement>();
-  const prep = (cache: WeakMap<SQLite.Database, SQLite.Statement>, conn: SQLite.Database) => {
-    let s = cache.get(conn);
+  const prepared = new WeakMap<SQLite.Database, SQLite.Statement>();
+  const prep = (conn: SQLite.Database) => {
+    let s = prepared.get(conn);
     if (!s) {
       s = conn.prepare(text);
       if (arrays) s.raw(true);
-      cache.set(conn, s);
+      prepared.set(conn, s);
+    }
+    return s;
+  };
+  // Outside a write, only a statement that changes nothing may run: on the writer, which the
+  // reader's query_only would not guard, a write would commit on its own, outside any group commit.
+  const readable = new WeakMap<SQLite.Database, SQLite.Statement>();
+  const read = (db: Connections) => {
+    const conn = readConnection(db);
+    let s = readable.get(conn);
+    if (!s) {
+      s = prep(conn);
+      if (!s.readonly) throw new Error(`a statement that writes was run outside a write: ${text}`);
+      readable.set(conn, s);
     }
     return s;
   };
@@ -62,25 +86,25 @@ export function statement<Row>(text: string, options: StatementOptions = {}): St
 
   return {
     async all(db, ...params) {
-      if (db.reader) return prep(onReader, db.reader).all(...params) as Row[];
+      if (db.reader) return read(db).all(...params) as Row[];
       return pgRows(db, params);
     },
     async get(db, ...params) {
-      if (db.reader) return prep(onReader, db.reader).get(...params) as Row | undefined;
+      if (db.reader) return read(db).get(...params) as Row | undefined;
       return (await pgRows(db, params))[0];
     },
     // On SQLite the transaction holds Kysely's only connection (the writer), so the raw statement on
     // that connection runs inside it.
     async allIn(db, tx, ...params) {
-      if (db.sqlite) return prep(onWriter, db.sqlite).all(...params) as Row[];
+      if (db.sqlite) return prep(db.sqlite).all(...params) as Row[];
       return txRows(tx, params);
     },
     async getIn(db, tx, ...params) {
-      if (db.sqlite) return prep(onWriter, db.sqlite).get(...params) as Row | undefined;
+      if (db.sqlite) return prep(db.sqlite).get(...params) as Row | undefined;
       return (await txRows(tx, params))[0];
     },
     async runIn(db, tx, ...params) {
-      if (db.sqlite) return prep(onWriter, db.sqlite).run(...params).changes;
+      if (db.sqlite) return prep(db.sqlite).run(...params).changes;
       return Number((await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).numAffectedRows ?? 0);
     },
   };

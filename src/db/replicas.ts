@@ -92,7 +92,7 @@ class Replica {
       ...(options.schema ? { schema: options.schema } : {}),
     });
     this.pool = bounded.pool;
-    const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, pgPool: bounded.pool, pgFeedPool: null };
+    const conns: Connections = { dialect: 'postgres', sqlite: null, reader: null, readsOnWriter: false, pgPool: bounded.pool, pgFeedPool: null };
     const kysely = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: this.queryBuilderPool(bounded.forKysely) }) });
     this.handle = {
       dialect: 'postgres',

@@ -3,6 +3,7 @@
 // or 'all' when the reader cannot know (rows pruned before it read them).
 import type SQLite from 'better-sqlite3';
 import type { Db } from '../db/handle.js';
+import { readConnection } from '../db/prepared.js';
 
 /** At most this many changes are read at once; a reader further behind starts afresh. */
 const FEED_BATCH = 1000;
@@ -15,17 +16,27 @@ export type FeedReader = { readonly local: true; read(): string[] | 'all' } | { 
 
 /** The feed of this database. */
 export function feedReader(db: Db): FeedReader {
-  return db.reader ? sqliteFeedReader(db.reader) : pgFeedReader(db);
+  return db.reader ? sqliteFeedReader(db) : pgFeedReader(db);
 }
 
-/** SQLite: one writer at a time, so ids follow commit order without holes; read past the last one seen. */
-function sqliteFeedReader(reader: SQLite.Database): FeedReader {
-  const latest = reader.prepare('SELECT coalesce(max(id), 0) FROM answer_changes').pluck();
-  const after = reader.prepare(`SELECT id, tag FROM answer_changes WHERE id > ? ORDER BY id LIMIT ${FEED_BATCH + 1}`);
-  let lastSeen = latest.get() as number;
+/**
+ * SQLite: one writer at a time, so ids follow commit order without holes; read past the last one
+ * seen. Only committed rows may be read (readConnection): a row of a write still open could be
+ * rolled back and its id taken by the next commit, whose change this reader would then skip.
+ */
+function sqliteFeedReader(db: Db): FeedReader {
+  const on = (conn: SQLite.Database) => ({
+    latest: conn.prepare('SELECT coalesce(max(id), 0) FROM answer_changes').pluck(),
+    after: conn.prepare(`SELECT id, tag FROM answer_changes WHERE id > ? ORDER BY id LIMIT ${FEED_BATCH + 1}`),
+  });
+  const writer = on(db.sqlite!);
+  const reader = db.reader === db.sqlite ? writer : on(db.reader!);
+  const statements = () => (readConnection(db) === db.sqlite ? writer : reader);
+  let lastSeen = statements().latest.get() as number;
   return {
     local: true as const,
     read() {
+      const { latest, after } = statements();
       const rows = after.all(lastSeen) as { id: number; tag: string }[];
       if (rows.length === 0) return [];
       // A first id past the next one means rows were pruned before this reader saw them.
