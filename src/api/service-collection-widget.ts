@@ -9,8 +9,8 @@ import { requestOrigin, unvalidatedField, unvalidatedString } from '../http/requ
 import { allowedOrigins } from '../repositories/partners.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 import { widgetBundle, type WidgetManifest } from '../widget/bundle.js';
-import { renderWidgetBootScript, type WidgetService } from '../widget/boot-script.js';
-import { bundleUrl, catalogueUrl } from '../widget/routes.js';
+import { renderWidgetBootScriptWith, servicesJson, type WidgetService } from '../widget/boot-script.js';
+import { bundleUrl, catalogueUrl, signUpUrl } from '../widget/routes.js';
 import { checkWidgetSignature } from '../widget/signature.js';
 import { cachedView } from './cached-views.js';
 import { privateAccessOf, userIdentifierOf } from './shared.js';
@@ -38,23 +38,27 @@ function requireNamedOrigin(call: ApiCall): void {
   }
 }
 
+/** The services of nobody to show. */
+const NO_SERVICES = servicesJson([]);
+
 /**
- * Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with
- * nothing to show. At once, not as a promise, when the answer is kept in memory.
+ * The person's services as the boot script carries them (servicesJson). Unknown or hidden people
+ * get an empty widget (a newcomer can start adding), like anyone with nothing to show. At once,
+ * not as a promise, when the answer is kept in memory.
  */
-function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): WidgetService[] | Promise<WidgetService[]> {
+function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): string | Promise<string> {
   const view = access ? { view: 'private' as const, access } : { view: 'public' as const, reader: call.reader };
-  let services: WidgetService[] | Promise<WidgetService[]>;
+  let services: string | Promise<string>;
   try {
-    services = cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries) => entries.map(widgetService)); // shared by later reads: never changed
+    services = cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries) => servicesJson(entries.map(widgetService)));
   } catch (err) {
     return emptyWhenNotFound(err);
   }
   return services instanceof Promise ? services.catch(emptyWhenNotFound) : services;
 }
 
-function emptyWhenNotFound(err: unknown): WidgetService[] {
-  if (err instanceof ApiError && err.code === 'not_found') return [];
+function emptyWhenNotFound(err: unknown): string {
+  if (err instanceof ApiError && err.code === 'not_found') return NO_SERVICES;
   throw err;
 }
 
@@ -66,23 +70,25 @@ interface WidgetAsked {
 }
 
 /** The per-user script, sent here: the operation is `raw` (its Doc says nothing). */
-function sendBootScript(call: ApiCall, asked: WidgetAsked, services: WidgetService[], manifest: WidgetManifest): Doc {
+function sendBootScript(call: ApiCall, asked: WidgetAsked, services: string, manifest: WidgetManifest): Doc {
   const { displaySync, access, lang } = asked;
   const signature = call.urlProof ?? { status: 'unsigned' };
-  const script = renderWidgetBootScript({
-    apiBase: call.ctx.config.baseUrl,
-    apiKey: call.partner.api_key,
-    userIdentifier: call.params.user_identifier ?? '',
-    displaySync,
-    lang: LANG.test(lang) ? lang : 'en',
-    view: access ? 'private' : 'public',
-    warning: signature.status === 'invalid' && !access ? signature.warning : null,
+  const script = renderWidgetBootScriptWith(
+    {
+      apiBase: call.ctx.config.baseUrl,
+      apiKey: call.partner.api_key,
+      userIdentifier: call.params.user_identifier ?? '',
+      displaySync,
+      lang: LANG.test(lang) ? lang : 'en',
+      view: access ? 'private' : 'public',
+      warning: signature.status === 'invalid' && !access ? signature.warning : null,
+      siteName: call.ctx.config.siteName,
+      signUpUrl: signUpUrl(call.ctx),
+      catalogueUrl: catalogueUrl(call.ctx),
+      bundleUrl: bundleUrl(call.ctx, manifest.file),
+    },
     services,
-    siteName: call.ctx.config.siteName,
-    signUpUrl: new URL('/signup', call.ctx.config.baseUrl).href,
-    catalogueUrl: catalogueUrl(call.ctx),
-    bundleUrl: bundleUrl(call.ctx, manifest.file),
-  });
+  );
   call.reply
     .type('text/javascript; charset=utf-8')
     .header('Cache-Control', 'private, no-store')

@@ -56,11 +56,27 @@ export function scriptSafeJson(value: unknown): string {
 }
 
 export function renderWidgetBootScript(config: WidgetBootConfig): string {
+  const { services, ...rest } = config;
+  return renderWidgetBootScriptWith(rest, servicesJson(services));
+}
+
+/** The services as the boot script carries them: script-safe JSON, made once for an answer the answer cache keeps. */
+export function servicesJson(services: readonly WidgetService[]): string {
+  return scriptSafeJson(services);
+}
+
+/**
+ * The boot script of `config` with its services given as servicesJson() made them: a person's
+ * services are rendered and escaped once while the answer cache keeps them, not at every request.
+ */
+export function renderWidgetBootScriptWith(config: Omit<WidgetBootConfig, 'services'>, services: string): string {
+  // An object's JSON ends with its closing brace: the services go in as its last member.
+  const c = `${scriptSafeJson(config).slice(0, -1)},"services":${services}}`;
   // The first boot script on a page creates the queue and loads the bundle; later ones only push.
   // Once loaded, the bundle swaps the array for an object whose push() renders at once.
   return (
     '(function(){"use strict";' +
-    `var c=${scriptSafeJson(config)};` +
+    `var c=${c};` +
     `var d=document,s=d.currentScript,q=window.${WIDGET_QUEUE_GLOBAL},first=!q||typeof q.push!=="function";` +
     `if(first)q=window.${WIDGET_QUEUE_GLOBAL}=[];` +
     'q.push({config:c,script:s});' +

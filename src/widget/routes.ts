@@ -14,6 +14,17 @@ export const CATALOGUE_MAX_AGE = 300;
 export const catalogueUrl = (ctx: AppContext) => `${ctx.config.baseUrl}${CATALOGUE_PATH}`;
 export const bundleUrl = (ctx: AppContext, file: string) => `${ctx.config.baseUrl}/widget/${file}`;
 
+const signUpUrls = new WeakMap<AppContext['config'], string>();
+/** The sign-up page the widget offers newcomers, on BASE_URL's origin: worked out once, not parsed at every widget request. */
+export function signUpUrl(ctx: AppContext): string {
+  let url = signUpUrls.get(ctx.config);
+  if (url === undefined) {
+    url = new URL('/signup', ctx.config.baseUrl).href;
+    signUpUrls.set(ctx.config, url);
+  }
+  return url;
+}
+
 /** What the widget's picker needs of a catalogue entry (widget/src/types.ts CatalogueEntry). */
 function pickerEntry(e: CatalogueEntry) {
   return {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
-import { renderWidgetBootScript, renderWidgetErrorScript, type WidgetBootConfig } from '../../src/widget/boot-script.js';
+import {
+  renderWidgetBootScript,
+  renderWidgetBootScriptWith,
+  renderWidgetErrorScript,
+  servicesJson,
+  type WidgetBootConfig,
+} from '../../src/widget/boot-script.js';
 
 const NASTY = [
   '</script><script>alert(1)</script>',
@@ -81,11 +87,28 @@ describe('renderWidgetBootScript', () => {
     const queue = page.context.__idsvc_widget_queue as { config: WidgetBootConfig }[];
     assert.equal(queue.length, 1);
     // Compare through JSON in this realm: the vm's objects have another Object.prototype.
-    assert.equal(JSON.stringify(queue[0]!.config), JSON.stringify(cfg));
+    assert.deepEqual(JSON.parse(JSON.stringify(queue[0]!.config)), cfg);
     assert.equal(queue[0]!.config.userIdentifier, NASTY.join(''));
     NASTY.forEach((s, i) => {
       assert.equal(queue[0]!.config.services[i]!.usrSvcId, s);
     });
+  });
+
+  test('services rendered once (as the answer cache keeps them) go into every boot script as they were given', () => {
+    const { services, ...rest } = config();
+    const kept = servicesJson(services);
+    assert.doesNotMatch(kept, /[<>\u2028\u2029]/, 'escaped when kept, not when sent');
+    const page = fakePage();
+    page.run(renderWidgetBootScriptWith({ ...rest, userIdentifier: 'alice' }, kept));
+    page.run(renderWidgetBootScriptWith({ ...rest, userIdentifier: 'bob' }, kept));
+    page.run(renderWidgetBootScriptWith({ ...rest, userIdentifier: 'nobody' }, servicesJson([])));
+    const queue = page.context.__idsvc_widget_queue as { config: WidgetBootConfig }[];
+    // Through JSON into this realm, as above.
+    assert.deepEqual(JSON.parse(JSON.stringify(queue.map((q) => [q.config.userIdentifier, q.config.services, q.config.siteName]))), [
+      ['alice', services, rest.siteName],
+      ['bob', services, rest.siteName],
+      ['nobody', [], rest.siteName],
+    ]);
   });
 
   test('the source can sit inside an HTML <script> element', () => {
