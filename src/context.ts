@@ -55,6 +55,8 @@ export interface ContextOptions {
   partnerMaxAgeMs?: number;
   /** PostgreSQL: how old the change feed's last reading may be for a public view to be served from memory (ms). */
   publicMaxLagMs?: number;
+  /** The share of ANSWER_CACHE_MB below which the answer cache keeps every answer it renders (services/answer-cache.ts). */
+  answerCacheRoom?: number;
 }
 
 export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
@@ -82,7 +84,12 @@ export async function createContext(config: Config, options: ContextOptions = {}
   const feed = config.partnerCache || config.answerCacheMb > 0 ? new ChangeFeed(db) : null;
   const partners = new PartnerCache(db, feed, config.partnerCache, options.partnerMaxAgeMs);
   // Public views may lag as a shared cache's copy does, unless the operator turned shared caching off.
-  const answers = new AnswerCache(feed, config.answerCacheMb, config.publicCacheMaxAgeSeconds > 0 ? (options.publicMaxLagMs ?? MAX_LAG_MS) : 0);
+  const answers = new AnswerCache(
+    feed,
+    config.answerCacheMb,
+    config.publicCacheMaxAgeSeconds > 0 ? (options.publicMaxLagMs ?? MAX_LAG_MS) : 0,
+    options.answerCacheRoom,
+  );
   const redis = config.redisUrl ? await RedisLink.connect(config.redisUrl, config.redisTimeoutMs) : null;
   // The first requests should count where later ones will; an unreachable Redis delays start-up by 2 s and one command timeout at most.
   await redis?.settled();

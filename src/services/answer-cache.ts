@@ -25,10 +25,14 @@
 // An operator who turns shared caching off (PUBLIC_CACHE_MAX_AGE=0) gets exact public views too.
 // A render that overlaps a change to one of its tags is answered but not kept.
 //
-// An answer is kept the second time it is asked for, not the first (class AskedOnce): reads spread
-// over everyone (a partner syncing its whole user base, a crawler) would otherwise replace the most
-// read answers with ones nobody asks for again, and every replaced answer is old-generation garbage
-// the collector has to trace and sweep.
+// Once the cache is three quarters full, an answer is kept the second time it is asked for, not the
+// first (class AskedOnce): reads spread over everyone (a partner syncing its whole user base, a
+// crawler) would otherwise replace the most read answers with ones nobody asks for again, and every
+// replaced answer is old-generation garbage the collector has to trace and sweep. Until then every
+// answer rendered is kept: keeping it costs no other answer its place, and an answer asked for
+// twice is then answered from memory the second time, not the third. The cache fills to its budget
+// with answers asked for again and stays there (the least recently read make way), so the first
+// asks are not kept again until changes have dropped a quarter of it.
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import { FRESH, type ChangeFeed, type Changes, type Freshness } from './change-feed.js';
@@ -65,6 +69,8 @@ export interface LookupOptions {
 
 /** What an entry costs beyond its value: the key, the entry, LRU and tag index bookkeeping. */
 const ENTRY_OVERHEAD = 300;
+/** Below this share of its budget the cache keeps every answer it renders; past it, only those asked for before (AskedOnce). */
+const ROOM = 0.75;
 /** Tags remembered as recently changed, for renders still running; past this, renders started earlier are not kept. */
 const RECENT_TAGS_MAX = 10_000;
 
@@ -93,6 +99,8 @@ export class AnswerCache extends EventEmitter {
   private readonly feed: ChangeFeed | null;
   private readonly detach: () => void = () => {};
   private readonly askedOnce: AskedOnce | null;
+  /** Below this many bytes kept, every answer rendered is kept, not only those asked for before. */
+  private readonly roomBytes: number;
   /** How old the last reading may be for a lookup that may lag (0: every lookup waits for its own reading). */
   private readonly maxLagMs: number;
   /** Lookups answered from memory, and renders (for tests and /metrics). */
@@ -102,10 +110,12 @@ export class AnswerCache extends EventEmitter {
   /**
    * `maxMb` 0 (or no feed): never cache. `maxLagMs`: lookups that say they may lag are answered
    * from a reading up to this old when the feed is a round trip away (PostgreSQL; MAX_LAG_MS in
-   * production); 0: every lookup waits for a reading of its own.
+   * production); 0: every lookup waits for a reading of its own. `room`: the share of the budget
+   * below which every answer rendered is kept (0: only answers asked for before, see AskedOnce).
    */
-  constructor(feed: ChangeFeed | null, maxMb: number, maxLagMs = 0) {
+  constructor(feed: ChangeFeed | null, maxMb: number, maxLagMs = 0, room = ROOM) {
     super();
+    this.roomBytes = maxMb * 1024 * 1024 * room;
     this.maxLagMs = feed && !feed.local ? maxLagMs : 0;
     this.entries =
       maxMb > 0 && feed
@@ -150,7 +160,7 @@ export class AnswerCache extends EventEmitter {
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
-    if (!this.entries.has(key) && !this.askedOnce!.wouldKeep(key)) return this.render(key, catalogueVersion, render, options, this.feed.live);
+    if (!this.entries.has(key) && !this.wouldKeep(key)) return this.render(key, catalogueVersion, render, options, this.feed.live);
     // Memory reflects every change the last applied reading named (a changed tag's entries are
     // dropped as it is applied), and a render reads the primary: a lookup that may lag accepts
     // that reading when it is recent enough, and waits for one of its own otherwise.
@@ -181,17 +191,32 @@ export class AnswerCache extends EventEmitter {
     const tags: AnswerTags = new Set();
     // Only a render told it may be kept must read current data; any other may read a replica, and
     // is never kept (a concurrent ask may have made its key keepable meanwhile).
-    const mayKeep = keep && this.askedOnce!.wouldKeep(key);
+    const mayKeep = keep && this.wouldKeep(key);
     const value = await render(tags, mayKeep);
     const readBefore = options.readBefore;
     const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.rowUnchangedSince(readBefore));
-    if (keep && feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.askedOnce!.askedBefore(key) && mayKeep) {
+    if (keep && feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.admits(key) && mayKeep) {
       const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
       entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
       if (entries.peek(key) === entry) for (const tag of entry.tags) this.index(tag, key);
     }
     return value;
+  }
+
+  /** Whether the cache holds less than its room: keeping one more answer then costs no other answer its place. */
+  private hasRoom(): boolean {
+    return this.entries!.calculatedSize < this.roomBytes;
+  }
+
+  /** Whether an answer rendered now would be kept (changing nothing): the cache has room, or its key was asked for before. */
+  private wouldKeep(key: string): boolean {
+    return this.hasRoom() || this.askedOnce!.wouldKeep(key);
+  }
+
+  /** Whether the answer just rendered may be kept; remembers the ask either way. */
+  private admits(key: string): boolean {
+    return this.askedOnce!.askedBefore(key) || this.hasRoom();
   }
 
   /** Whether the row read before the lookup (a partner's) has not changed since it was read. */

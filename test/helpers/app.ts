@@ -55,7 +55,7 @@ export interface TestApp {
 export async function startTestApp(
   env: Record<string, string> = {},
   appOptions: AppOptions = {},
-  contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs' | 'publicMaxLagMs'> = {},
+  contextOptions: Pick<ContextOptions, 'catalogueCheckMs' | 'partnerMaxAgeMs' | 'publicMaxLagMs' | 'answerCacheRoom'> = {},
 ): Promise<TestApp> {
   const id = `${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
