@@ -22,6 +22,8 @@ let counter = 0;
  * reads mapped pages without a system call); the reader while a write is under way (a group commit
  * keeps its transaction open across its jobs and its fsync), which sees the last committed state
  * (WAL) but starts with an empty cache after every commit. Either way a read sees committed data only.
+ * Nothing may stream rows from the writer (iterate()): while an iteration is open there, better-sqlite3
+ * refuses every other statement on it, these reads included.
  */
 export function readConnection(db: Connections): SQLite.Database {
   const writer = db.sqlite!;
