@@ -21,7 +21,8 @@ let counter = 0;
  * transaction open, for its own commits leave its memory map and page cache in place (a lookup then
  * reads mapped pages without a system call); the reader while a write is under way (a group commit
  * keeps its transaction open across its jobs and its fsync), which sees the last committed state
- * (WAL) but starts with an empty cache after every commit. Either way a read sees committed data only.
+ * (WAL) but starts with an empty cache after every commit. On a database file either way a read sees
+ * committed data only; `sqlite::memory:` has one connection, which also reads what an open write wrote.
  * Nothing may stream rows from the writer (iterate()): while an iteration is open there, better-sqlite3
  * refuses every other statement on it, these reads included.
  */

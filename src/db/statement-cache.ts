@@ -4,8 +4,7 @@
 // which otherwise weighs on every hot write in SQLite.
 //
 // Bounded, as Kysely's SQL text varies with the length of `IN (…)` lists and the like; the least
-// recently used statement goes first. Streaming (`iterate`) prepares a statement of its own: a
-// statement being iterated can run nothing else until the iteration ends.
+// recently used statement goes first. Nothing streams rows (`iterate`) from this connection (below).
 import type SQLite from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
@@ -14,11 +13,15 @@ const MAX_STATEMENTS = 500;
 export function withStatementCache(conn: SQLite.Database, max = MAX_STATEMENTS): SqliteDatabase {
   // Each entry is handed out as it is: no object is built per query run.
   const statements = new Map<string, SqliteStatement>();
-  const wrap = (sql: string, s: SQLite.Statement): SqliteStatement => ({
+  const wrap = (s: SQLite.Statement): SqliteStatement => ({
     reader: s.reader,
     all: (parameters) => s.all(parameters),
     run: (parameters) => s.run(parameters),
-    iterate: (parameters) => conn.prepare(sql).iterate(parameters),
+    // Reads outside writes run on this connection (db/prepared.ts, readConnection), and while an
+    // iteration is open better-sqlite3 refuses every other statement on it: nothing streams here.
+    iterate: () => {
+      throw new Error('rows are not streamed from the writer: reads outside writes run on it (db/prepared.ts)');
+    },
   });
   return {
     close: () => conn.close(),
@@ -28,7 +31,7 @@ export function withStatementCache(conn: SQLite.Database, max = MAX_STATEMENTS):
         // Most recently used last, so eviction takes the least used.
         statements.delete(sql);
       } else {
-        s = wrap(sql, conn.prepare(sql));
+        s = wrap(conn.prepare(sql));
         if (statements.size >= max) statements.delete(statements.keys().next().value!);
       }
       statements.set(sql, s);

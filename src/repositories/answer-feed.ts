@@ -36,6 +36,9 @@ function sqliteFeedReader(db: Db): FeedReader {
   return {
     local: true as const,
     read() {
+      // `sqlite::memory:` has one connection, which would see the rows of a write still open: read
+      // nothing until it ends (its rows come with the next reading, or never were).
+      if (reader === writer && db.sqlite!.inTransaction) return [];
       const { latest, after } = statements();
       const rows = after.all(lastSeen) as { id: number; tag: string }[];
       if (rows.length === 0) return [];

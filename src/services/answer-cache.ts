@@ -30,7 +30,7 @@
 // crawler) would otherwise replace the most read answers with ones nobody asks for again, and every
 // replaced answer is old-generation garbage the collector has to trace and sweep. Until then every
 // answer rendered is kept: keeping it costs no other answer its place, and an answer asked for
-// twice is then answered from memory the second time, not the third. The cache fills to its budget
+// twice is then answered from memory the second time. The cache fills to its budget
 // with answers asked for again and stays there (the least recently read make way), so the first
 // asks are not kept again until changes have dropped a quarter of it.
 import { EventEmitter } from 'node:events';

@@ -99,7 +99,7 @@ export class ChangeFeed extends EventEmitter {
   };
   private readonly reader: FeedReader;
   private seq = 0;
-  /** SQLite: a reading is a synchronous read on the read connection, no round trip. */
+  /** SQLite: a reading is a synchronous local read (db/prepared.ts, readConnection), no round trip. */
   readonly local: boolean;
 
   constructor(db: Db) {

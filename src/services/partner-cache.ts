@@ -7,7 +7,7 @@
 // shares with the answer cache (services/change-feed.ts): a row is dropped when a reading names its
 // partner (`p{id}`), and nothing is served from memory while the feed cannot be read.
 //
-// - SQLite: a reading is one indexed read on the read connection. The first call of each turn of
+// - SQLite: a reading is one indexed local read of committed rows. The first call of each turn of
 //   the event loop makes one (or shares the answer cache's), so a change committed by another
 //   process is seen from the next turn on.
 // - PostgreSQL: a reading is a round trip, which every call waiting for would cost the push it

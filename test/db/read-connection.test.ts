@@ -1,7 +1,8 @@
 // Which SQLite connection a read outside any write runs on (db/prepared.ts, readConnection): the
 // writer while it has no transaction open, the query_only reader while a write is under way, and
 // always the reader where other processes commit all the time (`serve --workers`). Whichever it is,
-// a read sees committed data only, the change feed included. Each connection answers a function of
+// a read sees committed data only, the change feed included; `sqlite::memory:`, one connection,
+// reads no feed while a write is open. Each connection answers a function of
 // its own name here, so a statement says where it ran.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,8 +32,8 @@ async function withDatabase(options: { otherWriters?: boolean }, body: (db: Db) 
   }
 }
 
-/** Runs `during` while a write's transaction is open (after its first statement), then lets it commit. */
-async function duringOpenWrite(db: Db, firstStatement: string, during: () => Promise<void>): Promise<void> {
+/** Runs `during` while a write's transaction is open (after its first statement), then lets it commit, or fail (undone). */
+async function duringOpenWrite(db: Db, firstStatement: string, during: () => Promise<void>, outcome: 'commit' | 'fail' = 'commit'): Promise<void> {
   let reached!: () => void;
   const open = new Promise<void>((resolve) => (reached = resolve));
   let release!: () => void;
@@ -41,6 +42,7 @@ async function duringOpenWrite(db: Db, firstStatement: string, during: () => Pro
     db.sqlite!.prepare(firstStatement).run();
     reached();
     await held;
+    if (outcome === 'fail') throw new Error('this write fails');
   });
   await open;
   assert.ok(db.sqlite!.inTransaction, 'the write holds its transaction open');
@@ -48,7 +50,9 @@ async function duringOpenWrite(db: Db, firstStatement: string, during: () => Pro
     await during();
   } finally {
     release();
-    await write;
+    await write.catch((err: unknown) => {
+      if (outcome !== 'fail') throw err;
+    });
   }
 }
 
@@ -94,4 +98,27 @@ test('SQLite: the change feed reads committed changes only, whichever connection
     await db.write(async () => void db.sqlite!.prepare("INSERT INTO answer_changes (tag) VALUES ('u2')").run());
     assert.deepEqual(feed.read(), ['u2']);
   });
+});
+
+test('sqlite::memory: (one connection): the feed reads nothing while a write is open, so a change undone never hides the next one', async () => {
+  const db = await openDatabase('sqlite::memory:');
+  try {
+    await migrate(db);
+    const feed = feedReader(db);
+    assert.ok(feed.local);
+    await duringOpenWrite(
+      db,
+      "INSERT INTO answer_changes (tag) VALUES ('u7')",
+      async () => {
+        assert.ok(feed.local);
+        assert.deepEqual(feed.read(), [], 'not while the write is open');
+      },
+      'fail',
+    );
+    // The undone row's id goes to the next change, which must still be read.
+    await db.write(async () => void db.sqlite!.prepare("INSERT INTO answer_changes (tag) VALUES ('u8')").run());
+    assert.deepEqual(feed.read(), ['u8']);
+  } finally {
+    await db.close();
+  }
 });

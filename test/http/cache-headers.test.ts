@@ -83,7 +83,7 @@ describe('return_services', () => {
   test('the public view without proof: public, a stable strong ETag from the first read to the kept answer, 304, Vary Accept and Origin', async () => {
     const etags = new Set<string>();
     const bodies = new Set<string>();
-    // The first read renders, the second is kept by the answer cache, the third is served from it.
+    // The first read renders (and the answer cache, with room, keeps it), the others are served from memory.
     for (let i = 0; i < 3; i++) {
       const { res, body } = await get(path());
       etags.add(assertPublic(res, 'Accept, Origin'));
