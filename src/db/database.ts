@@ -39,7 +39,7 @@ export interface OpenOptions {
   replicaCheckMs?: number;
   /**
    * SQLite: other processes commit to this file all the time (the workers of `serve --workers`), so
-   * reads keep to the read connection: each foreign commit makes the writer drop its memory map.
+   * reads keep to the query_only reader: each foreign commit makes the writer drop its memory map.
    */
   otherWriters?: boolean;
 }

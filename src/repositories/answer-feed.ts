@@ -9,7 +9,7 @@ import { readConnection } from '../db/prepared.js';
 const FEED_BATCH = 1000;
 
 /**
- * `local`: a reading is a synchronous read on this machine (SQLite's read connection), answered at
+ * `local`: a reading is a synchronous read on this machine (SQLite, db/prepared.ts readConnection), answered at
  * once (or thrown); otherwise a round trip (PostgreSQL).
  */
 export type FeedReader = { readonly local: true; read(): string[] | 'all' } | { readonly local: false; read(): Promise<string[] | 'all'> };

@@ -86,7 +86,7 @@ const partnerByKey = statement<PartnerRow>('SELECT * FROM partners WHERE api_key
 
 /**
  * The partner behind an api_key: the check every API call makes (through services/partner-cache.ts),
- * a prepared statement on the read connection, so it sees committed changes only.
+ * a prepared statement read outside any write (db/prepared.ts, readConnection), so it sees committed changes only.
  */
 export async function findPartnerByKey(db: Handle, apiKey: string): Promise<Partner | undefined> {
   const row = await db.get(partnerByKey, apiKey);
