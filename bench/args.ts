@@ -19,7 +19,10 @@ export interface ClosedLoopSettings {
   connections: number;
   durationS: number;
   rounds: number;
+  /** One warm-up round's length; 0: none. */
   warmupS: number;
+  /** Warm-up rounds repeat while the server still faults in new pages (bench/measure.ts), for at most this long in all. */
+  warmupMaxS: number;
 }
 
 export interface OpenLoopSettings {
@@ -62,9 +65,9 @@ export interface BenchSettings {
   loadNice: number;
 }
 
-const FULL = { duration: 4, rounds: 3, warmup: 2, openDuration: 4, openWarmup: 1, shares: '25,50,75,90' };
+const FULL = { duration: 4, rounds: 3, warmup: 2, warmupMax: 60, openDuration: 4, openWarmup: 1, shares: '25,50,75,90' };
 // A/B checks of one change: one round, one open-loop rate, minutes instead of a quarter of an hour.
-const QUICK = { duration: 3, rounds: 1, warmup: 1, openDuration: 3, openWarmup: 1, shares: '50' };
+const QUICK = { duration: 3, rounds: 1, warmup: 1, warmupMax: 30, openDuration: 3, openWarmup: 1, shares: '50' };
 
 function loadNiceness(raw: string): number {
   const n = Number(raw);
@@ -90,6 +93,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       duration: { type: 'string' },
       rounds: { type: 'string' },
       warmup: { type: 'string' },
+      'warmup-max': { type: 'string' },
       connections: { type: 'string', default: '64' },
       'open-rates': { type: 'string' },
       'open-duration': { type: 'string' },
@@ -147,6 +151,7 @@ export function parseBenchArgs(argv: string[]): BenchSettings {
       durationS: positive('duration', a.duration ?? String(d.duration), false),
       rounds: positive('rounds', a.rounds ?? String(d.rounds), true),
       warmupS: a.warmup === '0' ? 0 : positive('warmup', a.warmup ?? String(d.warmup), false),
+      warmupMaxS: positive('warmup-max', a['warmup-max'] ?? String(d.warmupMax), false),
     },
     open: {
       shares,

@@ -12,6 +12,7 @@ import {
   cpuSeconds,
   heapAllocated,
   log,
+  minorFaults,
   postgresCpu,
   postgresCpuSecondsSince,
   ROOT,
@@ -106,6 +107,31 @@ export interface ClosedLoopFigures {
   disk_kb_per_req: number;
   /** Kilobytes the server's JavaScript heap allocated per request (bench/heap-probe.mjs); null when not measured. */
   heap_kb_per_req: number | null;
+  /** Pages the server mapped for the first time per request (minor page faults): near 0 once its map and heap are warm. */
+  faults_per_req: number;
+}
+
+/** A server whose warm-up rounds fault in fewer pages than this per request reads what it has mapped already. */
+export const WARM_FAULTS_PER_REQ = 0.1;
+
+/**
+ * Whether one more warm-up round is worth its time, given each round's page faults per request so
+ * far. A server reads the database file through its memory map: the first read of each page is a
+ * page fault, which costs a microsecond or so on bare metal and has cost 12–19 on this project's
+ * virtual machines, and at 1 M users a lookup meets new pages for tens of thousands of lookups (after
+ * 2 s of warm-up a server was still faulting more than once a request). The slower server, having
+ * read less, would be measured colder: its ratio to the ceiling understated, the more so the more
+ * the host charges for a fault. So warm-up goes on until faults are rare, or until two rounds in a
+ * row did not bring them a fifth below the lowest before (what is left is the heap's own churn), or
+ * until time is up.
+ */
+export function keepWarming(faultsPerReq: readonly number[], spentS: number, maxS: number): boolean {
+  const last = faultsPerReq.at(-1);
+  if (last === undefined) return true;
+  if (spentS >= maxS || last < WARM_FAULTS_PER_REQ) return false;
+  const stalled = (k: number) => k > 0 && faultsPerReq[k]! >= 0.8 * Math.min(...faultsPerReq.slice(0, k));
+  const n = faultsPerReq.length;
+  return !(stalled(n - 1) && stalled(n - 2));
 }
 
 /**
@@ -121,7 +147,7 @@ export async function closedLoop(
   settings: BenchSettings,
   where: Placement,
 ): Promise<ClosedLoopFigures[]> {
-  const { connections, durationS, rounds, warmupS } = settings.closed;
+  const { connections, durationS, rounds, warmupS, warmupMaxS } = settings.closed;
   const poolFile = path.join(DATA_DIR, 'pool.tsv');
   let draw = 0;
   const run = async (t: Server, seconds: number) => {
@@ -131,7 +157,9 @@ export async function closedLoop(
     const cpu0 = cpuSeconds(pid);
     const pg0 = postgresCpu();
     const written0 = writeBytes(pid);
+    const faults0 = minorFaults(pid);
     const r = await wrk(t.url, poolFile, seconds, connections, where);
+    const faults = minorFaults(pid) - faults0;
     const cpu = cpuSeconds(pid) - cpu0;
     const pgCpu = postgresCpuSecondsSince(pg0);
     const written = writeBytes(pid) - written0;
@@ -143,15 +171,22 @@ export async function closedLoop(
       non_2xx: r.non_2xx + r.socket_errors,
       disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
       heap_kb_per_req: heap0 !== null && heap1 !== null && r.requests > 0 ? Math.round(((heap1 - heap0) / 1024 / r.requests) * 10) / 10 : null,
+      faults_per_req: r.requests > 0 ? Math.round((faults / r.requests) * 100) / 100 : 0,
     };
   };
-  if (warmupS > 0) for (const t of targets) await run(t, warmupS);
+  if (warmupS > 0) {
+    for (const t of targets) {
+      const trail: number[] = [];
+      while (keepWarming(trail, trail.length * warmupS, warmupMaxS)) trail.push((await run(t, warmupS)).faults_per_req);
+      log(`warm-up ${t.label}: ${trail.length} × ${warmupS} s, page faults a request ${trail.join(' → ')}`);
+    }
+  }
   const all: ClosedLoopFigures[][] = targets.map(() => []);
   for (let round = 0; round < rounds; round++) {
     for (const [i, t] of targets.entries()) {
       const m = await run(t, durationS);
       log(
-        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s ${String(m.postgres_cpu_ms_per_req).padStart(6)} PostgreSQL CPU ms/req${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
+        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s ${String(m.postgres_cpu_ms_per_req).padStart(6)} PostgreSQL CPU ms/req ${String(m.faults_per_req).padStart(5)} faults/req${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
       );
       all[i]!.push(m);
     }
@@ -163,6 +198,7 @@ export async function closedLoop(
     non_2xx: ms.reduce((n, m) => n + m.non_2xx, 0),
     disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
     heap_kb_per_req: ms.every((m) => m.heap_kb_per_req !== null) ? median(ms.map((m) => m.heap_kb_per_req!)) : null,
+    faults_per_req: median(ms.map((m) => m.faults_per_req)),
   }));
 }
 

@@ -162,11 +162,23 @@ export function rssAnonMb(pid: number): number | null {
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** CPU ticks (user + system) a process has used, from /proc/PID/stat; and its command name. */
-function statTicks(pid: number | string): { command: string; ticks: number } {
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+function statTicks(pid: number | string): { command: string; ticks: number; minorFaults: number } {
+  // Fields after the command name (which may hold spaces): minflt is the 8th, utime and stime the 12th and 13th.
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) };
+  return {
+    command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    ticks: Number(fields[11]) + Number(fields[12]),
+    minorFaults: Number(fields[7]),
+  };
+}
+
+/**
+ * Page faults served without the disk so far by a process and its children: each page of the
+ * database file a server reads through its map for the first time, and each page its heap grows by.
+ */
+export function minorFaults(pid: number): number {
+  return sumOverTree(pid, (p) => statTicks(p).minorFaults) ?? 0;
 }
 
 /** CPU seconds (user + system) used so far by a process and its children. */

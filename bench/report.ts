@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Scenario } from './args.js';
 import type { Backend } from './dataset.js';
+import type { HostCosts } from './host-costs.js';
 import type { HostReclaim } from './host-reclaim.js';
 import type { OpenLoopResult } from './open-loop.js';
 
@@ -45,6 +46,13 @@ export interface Run {
    */
   heap_kb_per_req?: number | null;
   work_ceiling_heap_kb_per_req?: number | null;
+  /**
+   * Pages the service, and the work ceiling, mapped for the first time per request in the closed loop
+   * (minor page faults, median of the rounds): what warm-up left of the cold start (bench/measure.ts,
+   * keepWarming). Absent from results written before it was measured.
+   */
+  faults_per_req?: number;
+  work_ceiling_faults_per_req?: number | null;
   /** Non-2xx answers and socket errors over the whole scenario, both loops. */
   non_2xx: number;
 }
@@ -59,6 +67,8 @@ export interface BenchResult {
     node: string;
     load_average: number[];
     proactive_reclaim?: HostReclaim;
+    /** What the host charged for a system call and a page fault as the run began (bench/host-costs.ts); absent in older results. */
+    host_costs?: HostCosts;
     /** PostgreSQL runs: the server's autovacuum setting (bench/pg-autovacuum.ts). */
     postgres_autovacuum?: string;
   };
@@ -89,6 +99,8 @@ export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] 
       'disk KB/req',
       'heap KB/req',
       'work ceiling heap KB/req',
+      'faults/req',
+      'work ceiling faults/req',
     ],
     rows: runs.map((r) => [
       r.backend,
@@ -104,6 +116,8 @@ export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] 
       num(r.disk_kb_per_req, 2),
       num(r.heap_kb_per_req, 1),
       num(r.work_ceiling_heap_kb_per_req, 1),
+      num(r.faults_per_req, 2),
+      num(r.work_ceiling_faults_per_req, 2),
     ]),
   };
 }
@@ -175,6 +189,7 @@ export function report(result: BenchResult, render: (t: { head: string[]; rows: 
   const closed = result.settings.closed as { connections: number };
   return [
     `${result.users.toLocaleString('en-GB')} users; highest rate: closed loop, ${closed.connections} connections`,
+    ...(result.machine.host_costs ? [hostCostsLine(result.machine.host_costs)] : []),
     '',
     render(throughputRows(result.runs)),
     '',
@@ -183,6 +198,11 @@ export function report(result: BenchResult, render: (t: { head: string[]; rows: 
     render(latencyRows(result.runs)),
     '',
   ].join('\n');
+}
+
+/** The host's costs in words: they move several times between days on one kind of virtual machine. */
+export function hostCostsLine(costs: HostCosts): string {
+  return `host: a system call ${costs.syscall_us} µs, a page's first touch ${costs.page_fault_us} µs (bench/host-costs.ts)`;
 }
 
 /** bench/data/results/ (ignored by git): a result is committed only where a document cites it. */

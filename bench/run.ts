@@ -10,15 +10,22 @@ import os from 'node:os';
 import { parseBenchArgs, type BenchSettings, type Scenario } from './args.js';
 import { DATA_DIR, ensureDataset, PG_ADMIN_URL, workingCopy, type Backend, type Dataset } from './dataset.js';
 import { checkWorkCeiling, closedLoop, HAS_WORK_CEILING, openLoop, samples } from './measure.js';
+import { measureHostCosts } from './host-costs.js';
 import { holdReclaim } from './host-reclaim.js';
 import { holdAutovacuumOn } from './pg-autovacuum.js';
 import { BENCH_PORT, compiledEntry, log, placement, rssAnonMb, startCeiling, startHost, startService, stop, type Placement, type Server } from './processes.js';
-import { defaultResultFile, plainTable, ratio, report, writeResult, type BenchResult, type OpenLoopRow, type Run } from './report.js';
+import { defaultResultFile, hostCostsLine, plainTable, ratio, report, writeResult, type BenchResult, type OpenLoopRow, type Run } from './report.js';
 import { requestSource, type RequestSource } from './requests.js';
 
 async function benchBackend(backend: Backend, entry: string, settings: BenchSettings, where: Placement): Promise<Run[]> {
   // The run writes (update_service) to a copy, so every run starts from the same data.
-  const ds = await workingCopy(await ensureDataset(backend, settings.users), 'run');
+  const dataset = await ensureDataset(backend, settings.users);
+  const ds = await workingCopy(dataset, 'run');
+  // A SQLite connection that sees another process's commit drops its whole memory map at its next
+  // read, and faults every page back in: on one file, the service's commits (pushes, usage counts)
+  // would send the work ceiling back to a cold map, and the ceiling's pushes the service. So on
+  // SQLite the ceiling reads and writes a copy of its own.
+  const ceilingData = backend === 'sqlite' && settings.ceilings ? await workingCopy(dataset, 'ceiling') : ds;
   // Signed widget URLs stay valid for the whole run (at most 24 h ahead is accepted).
   const src = requestSource(ds, Math.floor(Date.now() / 1000) + 6 * 3600);
   const servers: Server[] = [];
@@ -28,7 +35,9 @@ async function benchBackend(backend: Backend, entry: string, settings: BenchSett
     const sample = await samples(service.url, src);
     const bytes = settings.ceilings ? await startCeiling({ mode: 'bytes', port: BENCH_PORT + 1, samples: sample }, where) : null;
     if (bytes) servers.push(bytes);
-    const work = settings.ceilings ? await startCeiling({ mode: 'work', port: BENCH_PORT + 2, databaseUrl: ds.databaseUrl, schema: ds.schema }, where) : null;
+    const work = settings.ceilings
+      ? await startCeiling({ mode: 'work', port: BENCH_PORT + 2, databaseUrl: ceilingData.databaseUrl, schema: ceilingData.schema }, where)
+      : null;
     if (work) {
       servers.push(work);
       await checkWorkCeiling(service.url, work.url, src);
@@ -84,6 +93,8 @@ async function benchScenario(
     disk_kb_per_req: ds.backend === 'sqlite' ? m.disk_kb_per_req : null,
     heap_kb_per_req: m.heap_kb_per_req,
     work_ceiling_heap_kb_per_req: w?.heap_kb_per_req ?? null,
+    faults_per_req: m.faults_per_req,
+    work_ceiling_faults_per_req: w?.faults_per_req ?? null,
     non_2xx: m.non_2xx + rows.reduce((n, r) => n + r.service.non_2xx + r.service.errors + r.service.unfinished, 0),
   };
 }
@@ -97,6 +108,9 @@ async function main(): Promise<void> {
   log(
     `${settings.users} users${settings.quick ? ', quick' : ''}; closed loop ${settings.closed.rounds} × ${settings.closed.durationS} s at ${settings.closed.connections} connections; open loop ${settings.open.durationS} s at ${settings.open.shares.map((x) => `${x * 100} %`).join(', ') || 'no rate'}; ${where.cores} cores (servers on CPU ${where.serverCpus ?? 'any'}, load on CPU ${where.loadCpus ?? 'any'})`,
   );
+  // Before anything else runs: a dataset build or a server would be measured with it.
+  const hostCosts = measureHostCosts();
+  log(hostCostsLine(hostCosts));
   const entry = compiledEntry(settings.serviceDir);
   const host = holdReclaim(settings.pauseReclaim, log);
   const autovacuum = settings.backends.includes('postgres') ? await holdAutovacuumOn(PG_ADMIN_URL, log) : null;
@@ -117,6 +131,7 @@ async function main(): Promise<void> {
       node: process.version,
       load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
       proactive_reclaim: host.reclaim,
+      host_costs: hostCosts,
       ...(autovacuum ? { postgres_autovacuum: autovacuum.turnedOn ? 'off, turned on for the run' : autovacuum.found } : {}),
     },
     settings: {
