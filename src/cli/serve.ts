@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { keepShortLivedObjectsYoung } from '../ops/heap-settings.js';
 import { warmNextTick } from '../ops/tick-warmup.js';
 import { createContext } from '../context.js';
+import type { Db } from '../db/handle.js';
 import { countPartners, createPartner } from '../repositories/partners.js';
 import { startServer, type RunningServer } from '../server.js';
 import { assertCanListen, StartupError } from '../startup-errors.js';
@@ -85,6 +86,15 @@ function superviseWorkers(workers: number): void {
   }
 }
 
+/**
+ * Which database, and for SQLite where reads outside a write run (db/prepared.ts, readConnection):
+ * an operator whose server reads on the second connection can see why (docs/operations.md).
+ */
+function databaseInWords(db: Db): string {
+  if (db.dialect === 'postgres') return 'PostgreSQL';
+  return db.readsOnWriter ? "SQLite, reads through the writer's map" : 'SQLite, reads on a second connection: other processes commit to this file';
+}
+
 export async function runServe(config: Config, workers: number, { demo = false }: { demo?: boolean } = {}): Promise<void> {
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new Error('--workers must be a whole number from 1 to 64');
   const demoAsked = demo || config.demo;
@@ -109,6 +119,6 @@ export async function runServe(config: Config, workers: number, { demo = false }
     process.exit(EXIT_STARTUP_FAILED);
   }
   if (cluster.isPrimary || cluster.worker?.id === 1) await createDemoPartner(server, config, demoAsked);
-  server.app.log.info(`idsvc listening on ${server.url} (database: ${config.databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL'})`);
+  server.app.log.info(`idsvc listening on ${server.url} (database: ${databaseInWords(server.ctx.db)})`);
   if (cluster.isPrimary) process.stdout.write(`idsvc listening on ${server.url}\n`);
 }

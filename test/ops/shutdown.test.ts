@@ -66,6 +66,9 @@ test(`SIGTERM: the request under way is answered, idle keep-alive clients are le
   const db = database('shutdown');
   const keys = await partnerOn(db);
   const served = await serve({ ...db.env, LOG_LEVEL: 'info' });
+  // One process alone on a SQLite file reads through its writer's map (db/prepared.ts, readConnection), and says so.
+  const started = await served.waitFor(/idsvc listening on [^\n]*\(database: [^)\n]*\)/);
+  assert.match(started, TEST_DB === 'sqlite' ? /database: SQLite, reads through the writer's map/ : /database: PostgreSQL/);
 
   const idle = await idleKeepAliveSockets(served.url, 3);
   const slow = await slowUpdate(served, keys, 'slow-under-way');
@@ -97,6 +100,8 @@ test(`--workers 2: SIGTERM to the primary stops every worker cleanly, exit 0 wit
   const keys = await partnerOn(db);
   const served = await serve({ ...db.env, LOG_LEVEL: 'info' }, ['--workers', '2']);
   const workerPids = await bothWorkers(served);
+  // Each worker's commits would drop the other's map: both read on their second connection.
+  if (TEST_DB === 'sqlite') assert.equal(served.stdout().match(/database: SQLite, reads on a second connection: other processes commit/g)?.length, 2);
 
   const idle = await idleKeepAliveSockets(served.url, 2);
   const slow = await slowUpdate(served, keys, 'slow-on-a-worker');
