@@ -111,6 +111,9 @@ export interface ClosedLoopFigures {
   faults_per_req: number;
 }
 
+/** Where warm-up rounds' pool seeds start (after the seed's own): apart from the measured rounds', which number from 0. */
+const WARM_UP_SEEDS = 500_000;
+
 /** A server whose warm-up rounds fault in fewer pages than this per request reads what it has mapped already. */
 export const WARM_FAULTS_PER_REQ = 0.1;
 
@@ -149,9 +152,13 @@ export async function closedLoop(
 ): Promise<ClosedLoopFigures[]> {
   const { connections, durationS, rounds, warmupS, warmupMaxS } = settings.closed;
   const poolFile = path.join(DATA_DIR, 'pool.tsv');
-  let draw = 0;
-  const run = async (t: Server, seconds: number) => {
-    writePoolFile(poolFile, buildPool(scenario, src, settings.seed * 1_000_003 + draw++, 100_000));
+  // The measured rounds draw their pools in a fixed order whatever the warm-up took (it lasts as long as
+  // the host makes it), so one seed offers the same measured traffic in every run.
+  let measured = 0;
+  let warming = 0;
+  const run = async (t: Server, seconds: number, warmUp = false) => {
+    const draw = warmUp ? WARM_UP_SEEDS + warming++ : measured++;
+    writePoolFile(poolFile, buildPool(scenario, src, settings.seed * 1_000_003 + draw, 100_000));
     const pid = t.child.pid ?? 0;
     const heap0 = await heapAllocated(t);
     const cpu0 = cpuSeconds(pid);
@@ -177,7 +184,7 @@ export async function closedLoop(
   if (warmupS > 0) {
     for (const t of targets) {
       const trail: number[] = [];
-      while (keepWarming(trail, trail.length * warmupS, warmupMaxS)) trail.push((await run(t, warmupS)).faults_per_req);
+      while (keepWarming(trail, trail.length * warmupS, warmupMaxS)) trail.push((await run(t, warmupS, true)).faults_per_req);
       log(`warm-up ${t.label}: ${trail.length} × ${warmupS} s, page faults a request ${trail.join(' → ')}`);
     }
   }

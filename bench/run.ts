@@ -21,11 +21,6 @@ async function benchBackend(backend: Backend, entry: string, settings: BenchSett
   // The run writes (update_service) to a copy, so every run starts from the same data.
   const dataset = await ensureDataset(backend, settings.users);
   const ds = await workingCopy(dataset, 'run');
-  // A SQLite connection that sees another process's commit drops its whole memory map at its next
-  // read, and faults every page back in: on one file, the service's commits (pushes, usage counts)
-  // would send the work ceiling back to a cold map, and the ceiling's pushes the service. So on
-  // SQLite the ceiling reads and writes a copy of its own.
-  const ceilingData = backend === 'sqlite' && settings.ceilings ? await workingCopy(dataset, 'ceiling') : ds;
   // Signed widget URLs stay valid for the whole run (at most 24 h ahead is accepted).
   const src = requestSource(ds, Math.floor(Date.now() / 1000) + 6 * 3600);
   const servers: Server[] = [];
@@ -33,6 +28,12 @@ async function benchBackend(backend: Backend, entry: string, settings: BenchSett
     const service = await startService(entry, ds, BENCH_PORT, settings, where);
     servers.push(service);
     const sample = await samples(service.url, src);
+    // A SQLite connection that sees another process's commit drops its whole memory map at its next
+    // read, and faults every page back in: on one file, the service's commits (pushes, usage counts)
+    // would send the work ceiling back to a cold map, and the ceiling's pushes the service. So on
+    // SQLite the ceiling reads and writes a copy of its own, taken after the sample push above so
+    // that both start from the same rows.
+    const ceilingData = backend === 'sqlite' && settings.ceilings ? await workingCopy(ds, 'ceiling') : ds;
     const bytes = settings.ceilings ? await startCeiling({ mode: 'bytes', port: BENCH_PORT + 1, samples: sample }, where) : null;
     if (bytes) servers.push(bytes);
     const work = settings.ceilings

@@ -90,8 +90,9 @@ function superviseWorkers(workers: number): void {
  * Which database, and for SQLite where reads outside a write run (db/prepared.ts, readConnection):
  * an operator whose server reads on the second connection can see why (docs/operations.md).
  */
-function databaseInWords(db: Db): string {
+export function databaseInWords(db: Db): string {
   if (db.dialect === 'postgres') return 'PostgreSQL';
+  if (db.reader === db.sqlite) return 'SQLite in memory, one connection';
   return db.readsOnWriter ? "SQLite, reads through the writer's map" : 'SQLite, reads on a second connection: other processes commit to this file';
 }
 
