@@ -19,8 +19,7 @@ import { requestSource, type RequestSource } from './requests.js';
 
 async function benchBackend(backend: Backend, entry: string, settings: BenchSettings, where: Placement): Promise<Run[]> {
   // The run writes (update_service) to a copy, so every run starts from the same data.
-  const dataset = await ensureDataset(backend, settings.users);
-  const ds = await workingCopy(dataset, 'run');
+  const ds = await workingCopy(await ensureDataset(backend, settings.users), 'run');
   // Signed widget URLs stay valid for the whole run (at most 24 h ahead is accepted).
   const src = requestSource(ds, Math.floor(Date.now() / 1000) + 6 * 3600);
   const servers: Server[] = [];
