@@ -8,6 +8,7 @@ import type { Sample } from './ceiling-server.js';
 import { DATA_DIR, type Dataset } from './dataset.js';
 import type { OpenLoopJob, OpenLoopResult, OpenLoopSettings } from './open-loop.js';
 import {
+  answerCacheLookups,
   asLoad,
   cpuSeconds,
   heapAllocated,
@@ -109,6 +110,8 @@ export interface ClosedLoopFigures {
   heap_kb_per_req: number | null;
   /** Pages the server mapped for the first time per request (minor page faults): near 0 once its map and heap are warm. */
   faults_per_req: number;
+  /** The share of the service's answer cache lookups answered from memory in the round; null for a reference server, or with no lookups. */
+  cache_hit_share: number | null;
 }
 
 /** Where warm-up rounds' pool seeds start (after the seed's own): apart from the measured rounds', which number from 0. */
@@ -161,6 +164,7 @@ export async function closedLoop(
     writePoolFile(poolFile, buildPool(scenario, src, settings.seed * 1_000_003 + draw, 100_000));
     const pid = t.child.pid ?? 0;
     const heap0 = await heapAllocated(t);
+    const lookups0 = await answerCacheLookups(t);
     const cpu0 = cpuSeconds(pid);
     const pg0 = postgresCpu();
     const written0 = writeBytes(pid);
@@ -171,6 +175,7 @@ export async function closedLoop(
     const pgCpu = postgresCpuSecondsSince(pg0);
     const written = writeBytes(pid) - written0;
     const heap1 = await heapAllocated(t);
+    const lookups1 = await answerCacheLookups(t);
     return {
       rps: Math.round(r.requests / (r.duration_us / 1e6)),
       rps_per_cpu: cpu > 0 ? Math.round(r.requests / cpu) : 0,
@@ -179,6 +184,7 @@ export async function closedLoop(
       disk_kb_per_req: r.requests > 0 ? Math.round((written / 1024 / r.requests) * 100) / 100 : 0,
       heap_kb_per_req: heap0 !== null && heap1 !== null && r.requests > 0 ? Math.round(((heap1 - heap0) / 1024 / r.requests) * 10) / 10 : null,
       faults_per_req: r.requests > 0 ? Math.round((faults / r.requests) * 100) / 100 : 0,
+      cache_hit_share: hitShare(lookups0, lookups1),
     };
   };
   if (warmupS > 0) {
@@ -193,7 +199,7 @@ export async function closedLoop(
     for (const [i, t] of targets.entries()) {
       const m = await run(t, durationS);
       log(
-        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s ${String(m.postgres_cpu_ms_per_req).padStart(6)} PostgreSQL CPU ms/req ${String(m.faults_per_req).padStart(5)} faults/req${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
+        `closed ${t.label.padEnd(15)} ${scenario.padEnd(24)} ${String(m.rps).padStart(7)} req/s ${String(m.rps_per_cpu).padStart(7)} req/CPU-s ${String(m.postgres_cpu_ms_per_req).padStart(6)} PostgreSQL CPU ms/req ${String(m.faults_per_req).padStart(5)} faults/req${m.cache_hit_share === null ? '' : `  answer cache hits ${(m.cache_hit_share * 100).toFixed(1)} %`}${m.non_2xx ? `  ${m.non_2xx} ERRORS` : ''}`,
       );
       all[i]!.push(m);
     }
@@ -206,7 +212,18 @@ export async function closedLoop(
     disk_kb_per_req: median(ms.map((m) => m.disk_kb_per_req)),
     heap_kb_per_req: ms.every((m) => m.heap_kb_per_req !== null) ? median(ms.map((m) => m.heap_kb_per_req!)) : null,
     faults_per_req: median(ms.map((m) => m.faults_per_req)),
+    cache_hit_share: ms.every((m) => m.cache_hit_share !== null) ? median(ms.map((m) => m.cache_hit_share!)) : null,
   }));
+}
+
+type Lookups = { hits: number; misses: number } | null;
+
+/** The share of the lookups between two readings answered from memory; null without both readings or without lookups. */
+export function hitShare(before: Lookups, after: Lookups): number | null {
+  if (!before || !after) return null;
+  const hits = after.hits - before.hits;
+  const total = hits + after.misses - before.misses;
+  return total > 0 ? Math.round((hits / total) * 1000) / 1000 : null;
 }
 
 /**

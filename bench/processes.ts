@@ -1,6 +1,7 @@
 // The processes of a benchmark run: the service, the ceiling servers and the host reference,
 // where each one runs (CPU pinning), when it is up, and what it costs (/proc).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -68,6 +69,8 @@ export interface Server {
   url: string;
   /** Where its heap probe writes (bench/heap-probe.mjs); null when its heap is not measured. */
   heapFile: string | null;
+  /** The service's METRICS_TOKEN, for its answer cache's counts on /metrics; null for the reference servers. */
+  metricsToken?: string | null;
 }
 
 /** Loaded into each measured server with `--import`: counts what its heap allocates. */
@@ -96,6 +99,25 @@ export async function heapAllocated(server: Server): Promise<number | null> {
     await new Promise((r) => setTimeout(r, 20));
   }
   return null;
+}
+
+/** The service's answer cache lookups so far (`idsvc_answer_cache_lookups` on /metrics); null for a server without them. */
+export async function answerCacheLookups(server: Server): Promise<{ hits: number; misses: number } | null> {
+  if (!server.metricsToken) return null;
+  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.metricsToken}` } });
+  if (!res.ok) return null;
+  return parseAnswerCacheLookups(await res.text());
+}
+
+/** The hit and miss counts from a /metrics text; null when it has none. */
+export function parseAnswerCacheLookups(text: string): { hits: number; misses: number } | null {
+  const count = (outcome: string) => {
+    const m = new RegExp(`^idsvc_answer_cache_lookups\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const hits = count('hit');
+  const misses = count('miss');
+  return hits === null || misses === null ? null : { hits, misses };
 }
 
 export async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
@@ -261,6 +283,8 @@ export async function startService(entry: string, ds: Dataset, port: number, set
     CONNECTIONS_PER_ADDRESS: '0',
     // The re-verification job would fetch 8 M profile pages from the internet.
     BACKGROUND_JOBS: '0',
+    // Its answer cache's hits and misses are read from /metrics around each round (bench/measure.ts).
+    METRICS_TOKEN: randomBytes(24).toString('hex'),
     ...settings.serviceEnv,
   };
   // The primary of --workers N serves nothing: its heap says nothing about the requests.
@@ -281,7 +305,8 @@ export async function startService(entry: string, ds: Dataset, port: number, set
   if (typeof out === 'number') fs.closeSync(out);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/readyz`, child);
-  return { label: `idsvc/${ds.backend}`, child, url, heapFile };
+  // Under --workers each worker counts its own lookups: one worker's /metrics says nothing of the rest.
+  return { label: `idsvc/${ds.backend}`, child, url, heapFile, metricsToken: settings.workers === 1 ? env.METRICS_TOKEN! : null };
 }
 
 export async function startCeiling(settings: CeilingSettings, where: Placement): Promise<Server> {

@@ -53,6 +53,12 @@ export interface Run {
    */
   faults_per_req?: number;
   work_ceiling_faults_per_req?: number | null;
+  /**
+   * The share of the service's answer cache lookups answered from memory in the closed loop (median
+   * of the rounds; read from its /metrics); null when not measured (--workers > 1). Absent from
+   * results written before it was measured.
+   */
+  cache_hit_share?: number | null;
   /** Non-2xx answers and socket errors over the whole scenario, both loops. */
   non_2xx: number;
 }
@@ -101,6 +107,7 @@ export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] 
       'work ceiling heap KB/req',
       'faults/req',
       'work ceiling faults/req',
+      'answer cache hits',
     ],
     rows: runs.map((r) => [
       r.backend,
@@ -118,6 +125,7 @@ export function throughputRows(runs: Run[]): { head: string[]; rows: string[][] 
       num(r.work_ceiling_heap_kb_per_req, 1),
       num(r.faults_per_req, 2),
       num(r.work_ceiling_faults_per_req, 2),
+      pc(r.cache_hit_share ?? null),
     ]),
   };
 }

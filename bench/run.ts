@@ -95,6 +95,7 @@ async function benchScenario(
     work_ceiling_heap_kb_per_req: w?.heap_kb_per_req ?? null,
     faults_per_req: m.faults_per_req,
     work_ceiling_faults_per_req: w?.faults_per_req ?? null,
+    cache_hit_share: m.cache_hit_share,
     non_2xx: m.non_2xx + rows.reduce((n, r) => n + r.service.non_2xx + r.service.errors + r.service.unfinished, 0),
   };
 }

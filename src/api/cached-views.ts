@@ -25,7 +25,8 @@ export type View = { view: 'public'; reader: Reader } | { view: 'private'; acces
 /**
  * `make` turns the view's entries into what is kept (an answer's body, the widget's data); `what`
  * names that form in the key, and so also whether it shows the evidence of verified marks (JSON
- * answers do). Errors (not_found) are answered, never kept. An answer from memory comes at once,
+ * answers do); its `kept` says whether the cache may keep what it makes (a body sent once need not
+ * be shaped for keeping). Errors (not_found) are answered, never kept. An answer from memory comes at once,
  * not as a promise; an error may be thrown at once too.
  */
 export function cachedView<T>(
@@ -34,7 +35,7 @@ export function cachedView<T>(
   id: ParsedIdentifier,
   view: View,
   evidence: Evidence,
-  make: (entries: ViewEntry[]) => T,
+  make: (entries: ViewEntry[], kept: boolean) => T,
 ): T | Promise<T> {
   const partner = view.view === 'private' ? view.access.partner : view.reader === 'anyone' ? null : view.reader.partner;
   const key = `${what}|${view.view}|${partner?.id ?? '-'}|${identifierKey(id)}`;
@@ -48,7 +49,7 @@ export function cachedView<T>(
       view.view === 'private'
         ? await privateView(ctx, view.access, id, evidence, tags)
         : await publicView(ctx, view.reader, id, evidence, tags, kept ? ctx.db : ctx.db.behind());
-    return make(entries);
+    return make(entries, kept);
   };
   const options = { readBefore, mayLag: view.view === 'public' };
   // Answered at once when the catalogue and the answer are both in memory.

@@ -30,7 +30,7 @@ export const returnServices = apiOperation({
       view,
       // Only JSON answers show how a mark was earned (docs/spec.md, "Evidence of verification").
       format === 'json' ? 'with-evidence' : 'without-evidence',
-      (entries) => new TaggedBody(render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format)),
+      (entries, kept) => new TaggedBody(render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format), kept),
     );
     // An answer from memory is sent at once, without a promise (http/api-route.ts).
     return rendered instanceof Promise ? rendered.then((body) => ({ root: 'services', rendered: body })) : { root: 'services', rendered };

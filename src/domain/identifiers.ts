@@ -1,5 +1,5 @@
 // SPEC §2: the four shapes of a user_identifier, all naming one person.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { errors } from './errors.js';
 
 export type ParsedIdentifier =
@@ -14,12 +14,13 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+// One-shot digests: no Hash object per call.
 export function md5Hex(s: string): string {
-  return createHash('md5').update(s).digest('hex');
+  return hash('md5', s, 'hex');
 }
 
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  return hash('sha256', s, 'hex');
 }
 
 export function emailHashes(email: string): { email: string; md5: string; sha256: string } {

@@ -47,30 +47,40 @@ export function etagOf(body: string | Buffer): string {
 const BUFFER_OVERHEAD = 100;
 
 /**
- * A rendered body, encoded once, and its ETag, worked out the first time it is asked for: an answer
- * that no shared cache may keep is sent without one, so it never pays for it, and a body the answer
- * cache keeps is encoded and hashed once, not once per request (sent as bytes, it is neither
- * measured nor encoded again on the way to the socket). The bytes have memory of their own: a slice
- * of Node's shared Buffer pool would hold the pool's whole 8 KiB block for as long as it is kept.
+ * A rendered body and its ETag, worked out the first time it is asked for: an answer that no shared
+ * cache may keep is sent without one, so it never pays for it. A body the answer cache may keep
+ * (`kept`) is encoded once, not once per request (sent as bytes, it is neither measured nor encoded
+ * again on the way to the socket), and the bytes have memory of their own: a slice of Node's shared
+ * Buffer pool would hold the pool's whole 8 KiB block for as long as it is kept. A body sent once
+ * stays the string it was rendered as: Node writes it after the headers in one write, where bytes
+ * of their own would cost a backing store made, measured and filled for one request.
  */
 export class TaggedBody {
-  readonly bytes: Buffer;
+  /** What is sent: the bytes of a body that may be kept, the text of one that will not be. */
+  readonly payload: Buffer | string;
   #etag: string | undefined;
-  /** What it holds in memory, for the answer cache's budget. */
+  /** What it holds in memory, for the answer cache's budget (a body not kept is never counted). */
   readonly size: number;
 
-  constructor(text: string) {
-    this.bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-    this.bytes.write(text);
-    this.size = this.bytes.length + BUFFER_OVERHEAD;
+  constructor(text: string, kept = true) {
+    if (kept) {
+      const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+      bytes.write(text);
+      this.payload = bytes;
+      this.size = bytes.length + BUFFER_OVERHEAD;
+    } else {
+      this.payload = text;
+      this.size = text.length + BUFFER_OVERHEAD;
+    }
   }
 
   get body(): string {
-    return this.bytes.toString();
+    return typeof this.payload === 'string' ? this.payload : this.payload.toString();
   }
 
+  /** The same for a body's bytes and its text: the text is hashed as its UTF-8 bytes. */
   get etag(): string {
-    this.#etag ??= etagOf(this.bytes);
+    this.#etag ??= etagOf(this.payload);
     return this.#etag;
   }
 }

@@ -177,10 +177,11 @@ describe('TaggedBody: the ETag of a rendered body, made when first asked for', (
   test('its bytes are the UTF-8 of the text, encoded once, in memory of their own; the text reads the same', () => {
     const body = '<services><service><svcName>Zoë 🦊</svcName></service></services>';
     const tagged = new TaggedBody(body);
-    const bytes = tagged.bytes;
+    const bytes = tagged.payload;
+    assert.ok(Buffer.isBuffer(bytes));
     assert.deepEqual(bytes, Buffer.from(body, 'utf8'));
     // The same Buffer every time: a kept answer is encoded once, not once per request.
-    assert.equal(tagged.bytes, bytes);
+    assert.equal(tagged.payload, bytes);
     // Not a slice of Node's shared pool, which a kept answer would hold whole.
     assert.equal(bytes.byteOffset, 0);
     assert.equal(bytes.buffer.byteLength, bytes.length);
@@ -189,7 +190,17 @@ describe('TaggedBody: the ETag of a rendered body, made when first asked for', (
     assert.ok(tagged.size >= Buffer.byteLength(body));
     assert.equal(tagged.body, body);
     assert.equal(tagged.etag, etagOf(body));
-    assert.equal(new TaggedBody('').bytes.length, 0);
+    assert.equal((new TaggedBody('').payload as Buffer).length, 0);
+  });
+
+  test('a body the answer cache will not keep is sent as its text, under the same ETag as its bytes', () => {
+    const body = '<services><service><svcName>Zoë 🦊</svcName></service></services>';
+    const once = new TaggedBody(body, false);
+    // No bytes of its own made for one request: Node writes the text after the headers.
+    assert.equal(once.payload, body);
+    assert.equal(once.body, body);
+    assert.equal(once.etag, new TaggedBody(body).etag);
+    assert.equal(once.etag, etagOf(Buffer.from(body, 'utf8')));
   });
 });
 
