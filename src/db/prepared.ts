@@ -56,24 +56,25 @@ export function statement<Row>(text: string, options: StatementOptions = {}): St
   texts.push(text);
   const pgText = toPg(text);
   const arrays = options.rowMode === 'array';
-  const prepared = new WeakMap<SQLite.Database, Prepared>();
+  const prepared = new WeakMap<SQLite.Database, SQLite.Statement>();
   const prep = (conn: SQLite.Database) => {
     let s = prepared.get(conn);
     if (!s) {
-      s = prepareOn(conn, text, arrays);
+      s = conn.prepare(text);
+      if (arrays) s.raw(true);
       prepared.set(conn, s);
     }
     return s;
   };
   // Outside a write, only a statement that changes nothing may run: on the writer, which the
   // reader's query_only would not guard, a write would commit on its own, outside any group commit.
-  const readable = new WeakMap<SQLite.Database, Prepared>();
+  const readable = new WeakMap<SQLite.Database, SQLite.Statement>();
   const read = (db: Connections) => {
     const conn = readConnection(db);
     let s = readable.get(conn);
     if (!s) {
       s = prep(conn);
-      if (!s.statement.readonly) throw new Error(`a statement that writes was run outside a write: ${text}`);
+      if (!s.readonly) throw new Error(`a statement that writes was run outside a write: ${text}`);
       readable.set(conn, s);
     }
     return s;
@@ -88,81 +89,28 @@ export function statement<Row>(text: string, options: StatementOptions = {}): St
 
   return {
     async all(db, ...params) {
-      if (db.reader) return allRows(read(db), params) as Row[];
+      if (db.reader) return read(db).all(...params) as Row[];
       return pgRows(db, params);
     },
     async get(db, ...params) {
-      if (db.reader) return firstRow(read(db), params) as Row | undefined;
+      if (db.reader) return read(db).get(...params) as Row | undefined;
       return (await pgRows(db, params))[0];
     },
     // On SQLite the transaction holds Kysely's only connection (the writer), so the raw statement on
     // that connection runs inside it.
     async allIn(db, tx, ...params) {
-      if (db.sqlite) return allRows(prep(db.sqlite), params) as Row[];
+      if (db.sqlite) return prep(db.sqlite).all(...params) as Row[];
       return txRows(tx, params);
     },
     async getIn(db, tx, ...params) {
-      if (db.sqlite) return firstRow(prep(db.sqlite), params) as Row | undefined;
+      if (db.sqlite) return prep(db.sqlite).get(...params) as Row | undefined;
       return (await txRows(tx, params))[0];
     },
     async runIn(db, tx, ...params) {
-      if (db.sqlite) return prep(db.sqlite).statement.run(...params).changes;
+      if (db.sqlite) return prep(db.sqlite).run(...params).changes;
       return Number((await tx.executeQuery(CompiledQuery.raw(pgText, params as unknown[]))).numAffectedRows ?? 0);
     },
   };
-}
-
-/**
- * A statement prepared on one SQLite connection, and its rows' JSON forms where it has them.
- *
- * Under Node 20 better-sqlite3 builds every row through V8's embedder API, one property set per
- * column, each a slow-path store (callgrind, the public view's 8 rows of 8 columns: about 80,000
- * instructions a lookup, a sixth of the whole request). A SELECT is therefore also prepared
- * wrapped, so that SQLite writes its rows as one JSON text (`json_group_array` over
- * `json_array`/`json_object` of the columns, in the statement's own order) and V8's JSON parser
- * builds them: the same rows, for a fraction of the work (docs/performance.md). A statement whose
- * columns could not round-trip through JSON keeps the driver's rows: a BLOB (JSON has none), a
- * REAL (SQLite writes 15 significant digits), or two columns of one name (the wrapper names them).
- */
-interface Prepared {
-  readonly statement: SQLite.Statement;
-  /** All rows as one JSON array text (one row, one value), or null where the driver's rows are used. */
-  readonly allJson: SQLite.Statement | null;
-  /** The first row as JSON text, or null. */
-  readonly firstJson: SQLite.Statement | null;
-}
-
-function prepareOn(conn: SQLite.Database, text: string, arrays: boolean): Prepared {
-  const statement = conn.prepare(text);
-  if (arrays) statement.raw(true);
-  const wrapped = jsonWrappers(statement, text, arrays);
-  return {
-    statement,
-    allJson: wrapped && conn.prepare(wrapped.all).pluck(),
-    firstJson: wrapped && conn.prepare(wrapped.first).pluck(),
-  };
-}
-
-/** The JSON forms of a SELECT's SQL (see Prepared), or null when its rows must come from the driver. */
-export function jsonWrappers(statement: SQLite.Statement, text: string, arrays: boolean): { all: string; first: string } | null {
-  if (!statement.reader || !/^\s*SELECT\b/i.test(text)) return null;
-  const columns = statement.columns();
-  const names = columns.map((c) => c.name);
-  if (new Set(names).size !== names.length) return null;
-  if (columns.some((c) => c.type !== null && /BLOB|REAL|FLOA|DOUB|NUMERIC|DECIMAL/i.test(c.type))) return null;
-  const quoted = names.map((n) => `"${n.replaceAll('"', '""')}"`);
-  const row = arrays ? `json_array(${quoted.join(', ')})` : `json_object(${names.map((n, i) => `'${n.replaceAll("'", "''")}', ${quoted[i]}`).join(', ')})`;
-  return { all: `SELECT json_group_array(${row}) FROM (${text})`, first: `SELECT ${row} FROM (${text}) LIMIT 1` };
-}
-
-function allRows(s: Prepared, params: Params): unknown[] {
-  return s.allJson ? (JSON.parse(s.allJson.get(...params) as string) as unknown[]) : s.statement.all(...params);
-}
-
-function firstRow(s: Prepared, params: Params): unknown {
-  if (!s.firstJson) return s.statement.get(...params);
-  const json = s.firstJson.get(...params) as string | undefined;
-  return json === undefined ? undefined : JSON.parse(json);
 }
 
 /** The handle a write's work gets: statements and the query builder on its transaction's connection. */
