@@ -48,3 +48,45 @@ test('profile_type as path segment or query; old clients POST a token everywhere
   }
   await expectError(await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/gina/sideways`), 400, 'invalid_request', /profile_type/);
 });
+
+test('an answer the answer cache may keep is rendered to bytes of its own; one sent once stays its text', async () => {
+  const P = await t.partner();
+  await t.user({ email: 'kept@example.org', userId: 'keptbody', optedIn: true });
+  // Every render the cache asks for, with what it was told and what it got back.
+  const renders: { kept: boolean; payload: unknown }[] = [];
+  const real = t.ctx.answers;
+  const spy = Object.create(real) as typeof real;
+  spy.get = (key, version, render, options) =>
+    real.get(
+      key,
+      version,
+      async (tags, kept) => {
+        const value = await render(tags, kept);
+        renders.push({ kept, payload: (value as { payload?: unknown }).payload });
+        return value;
+      },
+      options,
+    );
+  Object.defineProperty(t.ctx, 'answers', { value: spy, configurable: true });
+  try {
+    const res = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/keptbody/public`);
+    assert.equal(res.status, 200);
+    // The cache has room: the first render is kept, as bytes.
+    assert.equal(renders.length, 1);
+    assert.equal(renders[0]!.kept, true);
+    assert.ok(Buffer.isBuffer(renders[0]!.payload));
+    // A render the cache will not keep (as every render with ANSWER_CACHE_MB=0) is sent as the string it was rendered as, with its ETag.
+    spy.get = (_key, _version, render) =>
+      render(new Set(), false).then((value) => {
+        renders.push({ kept: false, payload: (value as { payload?: unknown }).payload });
+        return value;
+      });
+    const once = await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/keptbody/public`);
+    assert.equal(once.status, 200);
+    assert.equal(typeof renders[1]!.payload, 'string');
+    assert.equal(await once.text(), await (await fetch(`${t.baseUrl}/api/return_services/${P.apiKey}/keptbody/public`)).text());
+    assert.equal(once.headers.get('etag'), res.headers.get('etag'), 'the same ETag for the same answer, bytes or text');
+  } finally {
+    Object.defineProperty(t.ctx, 'answers', { value: real, configurable: true });
+  }
+});
