@@ -4,7 +4,7 @@ import { listAnswer } from '../http/api-schemas.js';
 import { list, render } from '../http/document.js';
 import { TaggedBody } from '../http/cache-headers.js';
 import { cachedView } from './cached-views.js';
-import { asksForPublicView, profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor } from './shared.js';
+import { asksForPublicView, profileTypeOf, profileTypeQuery, requirePrivateAccess, userIdentifierOf, userServiceFieldsFor, userServicesXml } from './shared.js';
 
 export const returnServices = apiOperation({
   operationId: 'return_services',
@@ -30,7 +30,13 @@ export const returnServices = apiOperation({
       view,
       // Only JSON answers show how a mark was earned (docs/spec.md, "Evidence of verification").
       format === 'json' ? 'with-evidence' : 'without-evidence',
-      (entries, kept) => new TaggedBody(render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format), kept),
+      (entries, kept) =>
+        new TaggedBody(
+          format === 'xml'
+            ? userServicesXml('services', 'service', entries)
+            : render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format),
+          kept,
+        ),
     );
     // An answer from memory is sent at once, without a promise (http/api-route.ts).
     return rendered instanceof Promise ? rendered.then((body) => ({ root: 'services', rendered: body })) : { root: 'services', rendered };

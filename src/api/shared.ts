@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { errors } from '../domain/errors.js';
 import { parseUserIdentifier, type ParsedIdentifier } from '../domain/identifiers.js';
 import type { ApiCall, NoFields } from '../http/api-route.js';
-import type { Fields } from '../http/document.js';
+import { PROLOG, xmlField, type Fields } from '../http/document.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 
 export function userIdentifierOf(call: Pick<ApiCall, 'params'>): ParsedIdentifier {
@@ -61,6 +61,27 @@ function userServiceFieldsXml(e: ViewEntry): Fields {
   return e.showUsrSvcId
     ? { svcId: e.svc.svcId, svcName: e.svc.svcName, usrSvcId: e.usrSvcId, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon }
     : { svcId: e.svc.svcId, svcName: e.svc.svcName, url: entryUrl(e), verified, svcFavicon: e.svc.svcFavicon };
+}
+
+/**
+ * A list of UserService entries as XML, written straight from the view's entries: byte for byte what
+ * render() makes of userServiceFieldsXml's fields (test/http/document.test.ts), without a Fields
+ * object per entry and the list around them, which a miss would build only to walk once.
+ */
+export function userServicesXml(root: string, item: string, entries: readonly ViewEntry[]): string {
+  if (entries.length === 0) return `${PROLOG}<${root}/>\n`;
+  let out = `${PROLOG}<${root}>`;
+  for (const e of entries) {
+    out += `<${item}>`;
+    out += xmlField('svcId', e.svc.svcId);
+    out += xmlField('svcName', e.svc.svcName);
+    if (e.showUsrSvcId) out += xmlField('usrSvcId', e.usrSvcId);
+    out += xmlField('url', entryUrl(e));
+    out += e.verified ? '<verified>TRUE</verified>' : '<verified>FALSE</verified>';
+    out += xmlField('svcFavicon', e.svc.svcFavicon);
+    out += `</${item}>`;
+  }
+  return `${out}</${root}>\n`;
 }
 
 /**

@@ -98,7 +98,17 @@ function listXml(l: ListNode): string {
   return out;
 }
 
-const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>\n';
+export const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>\n';
+
+/**
+ * One element with its text escaped, as render() writes a field (`<name/>` when empty): for an
+ * answer written straight from its rows, without building Fields first (api/shared.ts).
+ */
+export function xmlField(name: string, text: string): string {
+  const content = xmlText(text);
+  const tags = tagsOf(name);
+  return content === '' ? tags.empty : tags.open + content + tags.close;
+}
 
 export function toXml(doc: BuiltDoc): string {
   let body: string;

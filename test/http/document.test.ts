@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { XMLBuilder } from 'fast-xml-parser';
 import { list, toJson, toXml, xmlSafe, type BuiltDoc, type Fields, type ListNode } from '../../src/http/document.js';
+import { userServiceFieldsFor, userServicesXml } from '../../src/api/shared.js';
+import type { ViewEntry } from '../../src/services/partner-data.js';
 
 type Tree = { [k: string]: string | Tree | Tree[] };
 const builder = new XMLBuilder({ format: false, suppressEmptyNode: true, processEntities: true });
@@ -100,4 +102,41 @@ test('a boolean is TRUE or FALSE in XML and a boolean in JSON', () => {
     '<?xml version="1.0" encoding="UTF-8"?>\n<users><user><userId>a</userId><verified>TRUE</verified></user><user><userId>b</userId><verified>FALSE</verified></user></users>\n',
   );
   assert.equal(toJson(doc), '{"users":[{"userId":"a","verified":true},{"userId":"b","verified":false}]}');
+});
+
+test('return_services XML written straight from the entries is what render() makes of their fields', () => {
+  // Random catalogue entries and identifiers, with every piece above in names, ids and favicons;
+  // templates in path, query and host position, a builder, and none (an empty url).
+  const templates = [
+    { svcLeftURL: 'https://x.example/', svcRightURL: '', urlBuilder: null },
+    { svcLeftURL: 'https://x.example/?id=', svcRightURL: '&x=1', urlBuilder: null },
+    { svcLeftURL: 'https://', svcRightURL: '.x.example/', urlBuilder: null },
+    { svcLeftURL: '', svcRightURL: '', urlBuilder: null },
+    { svcLeftURL: '', svcRightURL: '', urlBuilder: 'website' as const },
+  ];
+  const entry = (): ViewEntry => ({
+    svc: {
+      svcId: `s${rand(100)}${text()}`,
+      svcName: text(),
+      svcURL: '',
+      svcMobileURL: '',
+      svcIphoneURL: '',
+      svcFavicon: text(),
+      svcIcon: '',
+      svcIphoneIcon: '',
+      regexCheck: null,
+      disabled: false,
+      ...templates[rand(templates.length)]!,
+    },
+    usrSvcId: rand(3) === 0 ? 'neil.simon' : text(),
+    showUsrSvcId: rand(2) === 0,
+    verified: rand(2) === 0,
+    updatedAt: 0,
+    evidence: null,
+  });
+  for (let i = 0; i < 1000; i++) {
+    const entries = Array.from({ length: rand(5) }, entry);
+    const model = toXml({ root: 'services', list: list('service', entries.map(userServiceFieldsFor('xml'))) });
+    assert.equal(userServicesXml('services', 'service', entries), model, JSON.stringify(entries));
+  }
 });
