@@ -319,7 +319,7 @@ export function apiRoute(app: FastifyInstance, ctx: AppContext, op: ApiOperation
   const send = (request: FastifyRequest, reply: FastifyReply, doc: Doc, shared: boolean): FastifyReply => {
     if (op.raw) return reply;
     const format = formatOf(request);
-    // A body rendered once goes out as the bytes kept with it; anything else is rendered now.
+    // A body rendered by the handler goes out as it was made (bytes when the answer cache keeps it); anything else is rendered now.
     const body = 'rendered' in doc ? doc.rendered.payload : render(doc, format);
     if (!shared) return reply.type(CONTENT_TYPE[format]).send(body);
     // The format follows Accept, and the partner's allowed origins decide whether it is answered at all.
