@@ -32,9 +32,7 @@ export const returnServices = apiOperation({
       format === 'json' ? 'with-evidence' : 'without-evidence',
       (entries, kept) =>
         new TaggedBody(
-          format === 'xml'
-            ? userServicesXml('services', 'service', entries)
-            : render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format),
+          format === 'xml' ? userServicesXml(entries) : render({ root: 'services', list: list('service', entries.map(userServiceFieldsFor(format))) }, format),
           kept,
         ),
     );

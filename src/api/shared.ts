@@ -64,24 +64,24 @@ function userServiceFieldsXml(e: ViewEntry): Fields {
 }
 
 /**
- * A list of UserService entries as XML, written straight from the view's entries: byte for byte what
+ * return_services' list of UserService entries as XML, written straight from the view's entries: byte for byte what
  * render() makes of userServiceFieldsXml's fields (test/http/document.test.ts), without a Fields
  * object per entry and the list around them, which a miss would build only to walk once.
  */
-export function userServicesXml(root: string, item: string, entries: readonly ViewEntry[]): string {
-  if (entries.length === 0) return `${PROLOG}<${root}/>\n`;
-  let out = `${PROLOG}<${root}>`;
+export function userServicesXml(entries: readonly ViewEntry[]): string {
+  if (entries.length === 0) return `${PROLOG}<services/>\n`;
+  let out = `${PROLOG}<services>`;
   for (const e of entries) {
-    out += `<${item}>`;
+    out += '<service>';
     out += xmlField('svcId', e.svc.svcId);
     out += xmlField('svcName', e.svc.svcName);
     if (e.showUsrSvcId) out += xmlField('usrSvcId', e.usrSvcId);
     out += xmlField('url', entryUrl(e));
     out += e.verified ? '<verified>TRUE</verified>' : '<verified>FALSE</verified>';
     out += xmlField('svcFavicon', e.svc.svcFavicon);
-    out += `</${item}>`;
+    out += '</service>';
   }
-  return `${out}</${root}>\n`;
+  return `${out}</services>\n`;
 }
 
 /**
