@@ -14,7 +14,7 @@ import { deletePushedEntry, pushedEntries, upsertPushedEntry } from '../reposito
 import type { Partner } from '../repositories/partners.js';
 import { lookupOrCreatePerson, lookupPerson } from '../repositories/people.js';
 import { accountRefById, findUserByRef, type AccountRef } from '../repositories/users.js';
-import { subjectTag, userTag, type AnswerTags } from './answer-cache.js';
+import { pushTag, subjectTag, userTag, type AnswerTags } from './answer-cache.js';
 import type { CatalogueSnapshot } from './catalogue-cache.js';
 import { pushesInOneStatement, pushInOneStatement } from '../repositories/partner-pushes.js';
 import { normaliseUsrSvcId, removeCentralIdentity, setCentralIdentity } from './central.js';
@@ -159,7 +159,10 @@ export async function privateView(ctx: AppContext, access: PrivateAccess, id: Pa
   const q = ctx.db;
   const person = await lookupPerson(q, id);
   if (person.user) tags?.add(userTag(person.user.id));
-  if (person.subjectId !== undefined) tags?.add(subjectTag(person.subjectId));
+  if (person.subjectId !== undefined) {
+    tags?.add(subjectTag(person.subjectId));
+    tags?.add(pushTag(partner.id, person.subjectId));
+  }
   // The partner's own entries and its link are read side by side: on PostgreSQL two round trips
   // on two pooled connections, waited for once.
   const [snap, pushed, link] = await Promise.all([

@@ -38,6 +38,39 @@ const TAGS: Record<string, string[]> = Object.fromEntries(
   Object.entries(TAG_COLUMNS).map(([table, tags]) => [table, tags.map(([prefix, column]) => `'${prefix}' || R.${column}`)]),
 );
 
+/** What a partner_identities row names in this migration: its subject (migration 024 narrows it to the partner's view of it). */
+export const PARTNER_IDENTITY_TAGS_012 = "'s' || (r->>'subject_id')";
+
+/**
+ * PostgreSQL: one function for every table: the tags are read from the row as JSON, so that a
+ * column missing from one table (NULL) simply adds no tag. `partnerIdentityTags` is the SQL of
+ * what a partner_identities row `r` names.
+ */
+export function pgAnswerChangedFunction(partnerIdentityTags: string): string {
+  return `CREATE OR REPLACE FUNCTION idsvc_answer_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      tags text[] := '{}';
+      r jsonb;
+    BEGIN
+      IF TG_OP = 'TRUNCATE' THEN
+        INSERT INTO answer_changes (tag) VALUES ('*');
+        RETURN NULL;
+      END IF;
+      FOREACH r IN ARRAY CASE TG_OP WHEN 'INSERT' THEN ARRAY[to_jsonb(NEW)] WHEN 'DELETE' THEN ARRAY[to_jsonb(OLD)] ELSE ARRAY[to_jsonb(OLD), to_jsonb(NEW)] END LOOP
+        CASE TG_TABLE_NAME
+          WHEN 'users' THEN tags := tags || ('u' || (r->>'id'));
+          WHEN 'central_identities' THEN tags := tags || ('u' || (r->>'user_ref'));
+          WHEN 'subjects' THEN tags := tags || ARRAY['s' || (r->>'id'), 'u' || (r->>'user_ref')];
+          WHEN 'partner_identities' THEN tags := tags || (${partnerIdentityTags});
+          WHEN 'links' THEN tags := tags || ARRAY['s' || (r->>'subject_id'), 'u' || (r->>'user_ref')];
+          WHEN 'partners' THEN tags := tags || ('p' || (r->>'id'));
+        END CASE;
+      END LOOP;
+      INSERT INTO answer_changes (tag) SELECT DISTINCT t FROM unnest(tags) AS t WHERE t IS NOT NULL;
+      RETURN NULL;
+    END $$`;
+}
+
 export const EVENTS = { insert: ['NEW'], update: ['OLD', 'NEW'], delete: ['OLD'] } as const;
 
 /** SQLite: the trigger as this migration made it (migration 013 replaces it, and puts it back on the way down). */
@@ -76,30 +109,7 @@ export function answerCacheFeedMigration(dialect: DialectName) {
         END $$`.execute(db);
       await sql`CREATE TRIGGER answer_changes_pruned AFTER INSERT ON answer_changes FOR EACH ROW WHEN (NEW.id % 1000 = 0)
         EXECUTE FUNCTION idsvc_answer_changes_pruned()`.execute(db);
-      // One function for every table: the tags are read from the row as JSON, so that a column
-      // missing from one table (NULL) simply adds no tag.
-      await sql`CREATE OR REPLACE FUNCTION idsvc_answer_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-        DECLARE
-          tags text[] := '{}';
-          r jsonb;
-        BEGIN
-          IF TG_OP = 'TRUNCATE' THEN
-            INSERT INTO answer_changes (tag) VALUES ('*');
-            RETURN NULL;
-          END IF;
-          FOREACH r IN ARRAY CASE TG_OP WHEN 'INSERT' THEN ARRAY[to_jsonb(NEW)] WHEN 'DELETE' THEN ARRAY[to_jsonb(OLD)] ELSE ARRAY[to_jsonb(OLD), to_jsonb(NEW)] END LOOP
-            CASE TG_TABLE_NAME
-              WHEN 'users' THEN tags := tags || ('u' || (r->>'id'));
-              WHEN 'central_identities' THEN tags := tags || ('u' || (r->>'user_ref'));
-              WHEN 'subjects' THEN tags := tags || ARRAY['s' || (r->>'id'), 'u' || (r->>'user_ref')];
-              WHEN 'partner_identities' THEN tags := tags || ('s' || (r->>'subject_id'));
-              WHEN 'links' THEN tags := tags || ARRAY['s' || (r->>'subject_id'), 'u' || (r->>'user_ref')];
-              WHEN 'partners' THEN tags := tags || ('p' || (r->>'id'));
-            END CASE;
-          END LOOP;
-          INSERT INTO answer_changes (tag) SELECT DISTINCT t FROM unnest(tags) AS t WHERE t IS NOT NULL;
-          RETURN NULL;
-        END $$`.execute(db);
+      await sql.raw(pgAnswerChangedFunction(PARTNER_IDENTITY_TAGS_012)).execute(db);
       for (const table of Object.keys(TAGS)) {
         await sql
           .raw(`CREATE TRIGGER ${table}_answer_feed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION idsvc_answer_changed()`)

@@ -24,6 +24,7 @@ import { partnerApplicationsMigration } from './020-partner-applications.js';
 import { partnerUsageMigration } from './021-partner-usage.js';
 import { mastodonAppsMigration } from './022-mastodon-apps.js';
 import { foreignKeyIndexesMigration } from './023-foreign-key-indexes.js';
+import { partnerPushTagsMigration } from './024-partner-push-tags.js';
 
 /** Every migration by name, in the order they run. */
 export function migrationsFor(dialect: DialectName): Record<string, Migration> {
@@ -51,5 +52,6 @@ export function migrationsFor(dialect: DialectName): Record<string, Migration> {
     '021-partner-usage': partnerUsageMigration(),
     '022-mastodon-apps': mastodonAppsMigration(),
     '023-foreign-key-indexes': foreignKeyIndexesMigration(),
+    '024-partner-push-tags': partnerPushTagsMigration(dialect),
   };
 }
