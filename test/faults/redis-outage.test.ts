@@ -7,13 +7,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { Redis } from 'ioredis';
 import { updatePartner } from '../../src/repositories/partners.js';
+import type { RedisLink } from '../../src/services/redis-link.js';
 import type { TestApp } from '../helpers/app.js';
 import { SiteClient, startSiteApp } from '../site/helpers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { testRedisUrl } from '../helpers/redis.js';
 
-// Keys are made unique per run too.
+// The database is flushed first: some keys are the same in every run (the first partner's id and
+// the client address name a credential throttle), and what an earlier run counted in them, kept for
+// the throttle's window, would refuse this one. Names and addresses differ per run too.
 const REDIS_URL = testRedisUrl('redis-outage');
 const run = Math.random().toString(36).slice(2, 8);
 let proxy: TcpProxy;
@@ -23,6 +27,10 @@ const stderr: string[] = [];
 const writeStderr = process.stderr.write.bind(process.stderr);
 
 before(async () => {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await probe.connect();
+  await probe.flushdb();
+  probe.disconnect();
   const target = new URL(REDIS_URL);
   proxy = await TcpProxy.start(target.hostname, Number(target.port || 6379));
   t = await startSiteApp({ REDIS_URL: proxy.via(REDIS_URL) });
@@ -51,6 +59,29 @@ async function timedSync(apiKey: string, apiToken: string, userId: string, email
   });
   await res.text();
   return { status: res.status, ms: performance.now() - started };
+}
+
+/** Commands ioredis sends on its own when it (re)connects; any other is a caller's. */
+const HANDSHAKE = new Set(['select', 'client', 'info', 'auth', 'hello', 'readonly']);
+
+/**
+ * The commands callers send to Redis from now until stop(): whether a call went to Redis, told
+ * without timing it (a request's time also holds whatever else this process was doing).
+ */
+function recordCommands(redis: RedisLink): { sent: string[]; stop(): void } {
+  const client = redis.client;
+  const send = client.sendCommand;
+  const sent: string[] = [];
+  client.sendCommand = (command, stream) => {
+    if (!HANDSHAKE.has(command.name)) sent.push(command.name);
+    return send.call(client, command, stream);
+  };
+  return {
+    sent,
+    stop: () => {
+      client.sendCommand = send;
+    },
+  };
 }
 
 async function ready(): Promise<{ status: number; body: unknown }> {
@@ -137,11 +168,24 @@ test('Redis stalled: a call waits at most the command timeout, later ones not at
   assert.equal(first.status, 200);
   assert.ok(first.ms < redis.commandTimeoutMs + 1000, `the first call waited for one command timeout at most (${Math.round(first.ms)} ms)`);
   assert.equal(redis.state, 'down');
+  const commands = recordCommands(redis);
   const second = await details();
   assert.equal(second.status, 200);
+  assert.deepEqual(commands.sent, [], 'the next call does not go to Redis');
   assert.ok(second.ms < redis.commandTimeoutMs / 2, `the next call does not wait (${Math.round(second.ms)} ms)`);
   assert.equal((await timedSync(P.apiKey, P.apiToken, uma.userId, uma.email, umaUser.password)).status, 200, 'the right password works');
   assert.deepEqual(await ready(), { status: 200, body: { status: 'ready', database: 'up', redis: 'down' } });
+  // ioredis reconnects through the stalled network: the proxy accepts the connection, so it opens,
+  // but nothing answers its ready check, which fails and drops it. Opening is not answering: Redis
+  // stays down, and calls meanwhile still go nowhere near it. (Listeners, not once(): that rejects
+  // on the 'error' the failed check emits.)
+  await new Promise((resolve) => redis.client.once('connect', resolve));
+  const opened = details();
+  await new Promise((resolve) => redis.client.once('close', resolve));
+  assert.equal((await opened).status, 200);
+  assert.equal(redis.state, 'down', 'a connection that opened but did not answer is not Redis back');
+  assert.deepEqual(commands.sent, [], 'no call went to Redis while it was stalled');
+  commands.stop();
 
   const up = once(redis, 'up');
   await proxy.restore();
