@@ -12,6 +12,10 @@
 # (the event loop, V8's collector and compiler, libuv's pool). Prints one line per process; a build
 # whose processes disagree has more than one steady state, and each shows.
 #
+# REV `floor-http` or `floor-fastify` counts bench/http-floor.mjs instead: one kept answer by Node's
+# own http or a bare Fastify route, the least any server on this runtime does per request.
+#
+# POOL: a pool file of its own instead of SCENARIO's (e.g. the same 200 public reads over and over: hits).
 # SERVER_ENV: more environment for the server (e.g. ANSWER_CACHE_MB=0: misses only); DATA: the dataset
 # (default sqlite-10000; bench/ab-dataset.sh builds an older revision's). Work driven by the clock
 # (checkpoints, the change feed's readings) runs more often per request under valgrind than at full
@@ -29,9 +33,12 @@ mkdir -p bench/data/ab
 OUT=bench/data/ab/instructions-$REV; mkdir -p "$OUT"
 
 . bench/revision.sh
-DIST=$(build "$REV")
+case "$REV" in
+  floor-http | floor-fastify) SERVE=(bench/http-floor.mjs "${REV#floor-}") ;;
+  *) DIST=$(build "$REV"); SERVE=("$DIST/src/cli/main.js" serve) ;;
+esac
 
-node --import tsx bench/requests.ts pool "$DATA" "$SCENARIO" 0 "$OUT/pool.tsv"
+if [ -n "${POOL:-}" ]; then cp "$POOL" "$OUT/pool.tsv"; else node --import tsx bench/requests.ts pool "$DATA" "$SCENARIO" 0 "$OUT/pool.tsv"; fi
 # vgdb names its pipes after the user and the host: both ends must agree (HOST is also the server's setting).
 export USER=${USER:-root} LOGNAME=${LOGNAME:-root}
 for run in $(seq 1 "$PROCESSES"); do
@@ -40,7 +47,7 @@ for run in $(seq 1 "$PROCESSES"); do
   # SERVER_ENV last, so that it may also change the settings set here (words split on spaces).
   env NODE_ENV=production LOG_LEVEL=warn HOST=127.0.0.1 PORT=$PORT DATABASE_URL=$URL \
     RATE_LIMIT_PER_KEY=100000000 RATE_LIMIT_PER_KEY_UNPROVEN=100000000 RATE_LIMIT_PER_ADDRESS=100000000 BACKGROUND_JOBS=0 ${SERVER_ENV:-} \
-    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT/callgrind.$run.%p" node "$DIST/src/cli/main.js" serve >/dev/null 2>"$OUT/valgrind.$run.log" &
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT/callgrind.$run.%p" node "${SERVE[@]}" >/dev/null 2>"$OUT/valgrind.$run.log" &
   PID=$!
   trap 'kill $PID 2>/dev/null || true' EXIT
   for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.5; done
