@@ -246,10 +246,17 @@ export function compiledEntry(serviceDir: string | null): string {
   const dir = path.resolve(serviceDir ?? ROOT);
   const out = dir === ROOT ? path.join(DATA_DIR, 'dist') : path.join(dir, 'bench-dist');
   log(`compiling the service in ${dir} (tsc -p tsconfig.build.json)…`);
-  const r = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', out, '--sourceMap', 'false'], {
-    cwd: dir,
-    encoding: 'utf8',
-  });
+  // Its build-info file beside its output: the one in dist/ also follows `npm run build`, and a tree
+  // emptied or compiled from another checkout would otherwise be taken for up to date.
+  const buildInfo = path.join(out, 'tsconfig.build.tsbuildinfo');
+  const r = spawnSync(
+    path.join(ROOT, 'node_modules', '.bin', 'tsc'),
+    ['-p', 'tsconfig.build.json', '--outDir', out, '--tsBuildInfoFile', buildInfo, '--sourceMap', 'false'],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+    },
+  );
   const entry = path.join(out, 'src', 'cli', 'main.js');
   // tsc emits even when another file in the tree has a type error; only a missing output is fatal.
   if (r.status !== 0) log(`tsc reported errors (output used anyway):\n${r.stdout.split('\n').slice(0, 10).join('\n')}`);

@@ -1,8 +1,8 @@
 // The one change feed of the in-memory copies (the answer cache, the partner cache): the table
-// `answer_changes`, to which triggers (migrations 012, 013) write a tag for every row changed in the
-// tables those copies are built from, whoever changes it (this server, the CLI, another instance or
-// cluster worker, an operator's SQL): `u{id}` a user, `s{id}` a subject, `p{id}` a partner, `*`
-// everything (a truncated table).
+// `answer_changes`, to which triggers (migrations 012, 013, 024) write a tag for every row changed in
+// the tables those copies are built from, whoever changes it (this server, the CLI, another instance
+// or cluster worker, an operator's SQL): `u{id}` a user, `s{id}` a subject, `i{partner}.{subject}`
+// one partner's pushes about a subject, `p{id}` a partner, `*` everything (a truncated table).
 //
 // This class holds the rule every copy follows: nothing is served from memory while the feed cannot
 // be read. It reads the feed, hands each reading's tags to every subscriber, and says whether memory

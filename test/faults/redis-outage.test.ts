@@ -171,6 +171,9 @@ test('Redis stalled: a call waits at most the command timeout, later ones not at
   assert.ok(first.ms < redis.commandTimeoutMs + 1000, `the first call waited for one command timeout at most (${Math.round(first.ms)} ms)`);
   assert.equal(redis.state, 'down');
   const commands = recordCommands(redis);
+  // Listened for before anything else is awaited: ioredis reconnects about 200 ms after the drop.
+  // (Listeners, not once(): that rejects on the 'error' the failed ready check emits.)
+  const reconnected = new Promise((resolve) => redis.client.once('connect', resolve));
   const second = await details();
   assert.equal(second.status, 200);
   assert.deepEqual(commands.sent, [], 'the next call does not go to Redis');
@@ -179,9 +182,8 @@ test('Redis stalled: a call waits at most the command timeout, later ones not at
   assert.deepEqual(await ready(), { status: 200, body: { status: 'ready', database: 'up', redis: 'down' } });
   // ioredis reconnects through the stalled network: the proxy accepts the connection, so it opens,
   // but nothing answers its ready check, which fails and drops it. Opening is not answering: Redis
-  // stays down, and calls meanwhile still go nowhere near it. (Listeners, not once(): that rejects
-  // on the 'error' the failed check emits.)
-  await new Promise((resolve) => redis.client.once('connect', resolve));
+  // stays down, and calls meanwhile still go nowhere near it.
+  await reconnected;
   const opened = details();
   await new Promise((resolve) => redis.client.once('close', resolve));
   assert.equal((await opened).status, 200);

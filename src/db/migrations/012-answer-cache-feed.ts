@@ -1,7 +1,8 @@
 // The change feed of the answer cache (services/answer-cache.ts): every change to a row that feeds
 // a rendered answer, by any process or by hand, names what it touched as tags: `u{id}` a user
 // (their row, central identities, links to them, their subject), `s{id}` a subject (the partner
-// pushes and links hanging off it), `p{id}` a partner. The cache drops every answer carrying a tag.
+// pushes and links hanging off it; migration 024 gives pushes a tag per partner), `p{id}` a partner.
+// The cache drops every answer carrying a tag.
 //
 // - SQLite: triggers append the tags to `answer_changes`, whose id only grows (AUTOINCREMENT, one
 //   writer at a time, so ids follow commit order); each process reads the rows after the last id

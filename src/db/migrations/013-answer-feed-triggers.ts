@@ -4,7 +4,8 @@
 // only when it differs from the new row's, as the UNION did. The tags, the table and its readers are
 // unchanged.
 //
-// PostgreSQL's feed is one trigger function (migration 012), already de-duplicating in memory.
+// PostgreSQL's feed is one trigger function (migration 012; 024 changes what a push names), already
+// de-duplicating in memory.
 import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../handle.js';
 import { EVENTS, sqliteTrigger, TAG_COLUMNS } from './012-answer-cache-feed.js';

@@ -5,6 +5,10 @@
 // reads the partner_identities rows of its own partner alone). On the benchmark's mix that was a
 // quarter of the answers the cache lost. A push that flows into a linked account still changes
 // central_identities, which names `u{user}` and drops every view of the person, as before.
+//
+// Code from before this migration tags a private view with `s{subject}` only, so run against this
+// schema it would keep serving a partner's private view after that partner's own push: stop every
+// instance before starting this version (docs/deploy.md, "Upgrades").
 import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../handle.js';
 import { PARTNER_IDENTITY_TAGS_012, pgAnswerChangedFunction } from './012-answer-cache-feed.js';
