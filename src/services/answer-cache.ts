@@ -5,11 +5,12 @@
 // Each answer carries tags naming the rows it was built from (`u{id}` a user, `s{id}` a subject,
 // `i{partner}.{subject}` one partner's pushes about a subject, `p{id}` a partner: collected by the
 // views in services/partner-data.ts) and the catalogue version it was rendered with. Triggers
-// (migrations 012, 013, 024) name the tags of every changed row in the table `answer_changes`, the change feed this cache shares with the partner cache
-// (services/change-feed.ts). A lookup that may be answered from memory (its key is kept), or whose
-// answer will be kept, first waits for a reading of the feed that started in its own turn of the
-// event loop or later (`ChangeFeed.fresh()`), so a change committed before the request was sent is
-// always applied before it is answered. Other lookups (the first ask for a person, most reads of a
+// (migrations 012, 013, 024) name the tags of every changed row in the table `answer_changes`, the
+// change feed this cache shares with the partner cache (services/change-feed.ts). A lookup that may
+// be answered from memory (its key is kept), or whose answer will be kept, first waits for a
+// reading of the feed that started in its own turn of the event loop or later
+// (`ChangeFeed.fresh()`), so a change committed before the request was sent is always applied
+// before it is answered. Other lookups (the first ask for a person, most reads of a
 // crawl) read no feed: their render reads the database, current by itself. While the feed cannot be
 // read, nothing is served from memory nor kept; a reading that timed out (a stalled database) is
 // answered as the database's error at once, so a read is answered 503 within DATABASE_TIMEOUT_MS.
@@ -33,8 +34,8 @@
 // with answers asked for again and stays there (the least recently read make way), so the first
 // asks are not kept again until changes have dropped a quarter of it. An answer a change dropped
 // counts as asked for before: it had earned its place, and its next render is kept at once
-// rather than at the second ask after each change (on the benchmark's mix, where pushes follow
-// reads to the most read people, 4 points of hit share).
+// rather than at the second ask after each change (simulated on the benchmark's mix, where pushes
+// follow reads to the most read people: 4 points of hit share).
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import { FRESH, type ChangeFeed, type Changes, type Freshness } from './change-feed.js';
