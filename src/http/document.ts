@@ -41,8 +41,6 @@ const ENTITIES = /[&<>'"]/g;
 const ENTITY_OF: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&apos;', '"': '&quot;' };
 const escapeText = (s: string) => (ENTITY.test(s) ? s.replace(ENTITIES, (c) => ENTITY_OF[c]!) : s);
 
-const element = (name: string, content: string) => (content === '' ? `<${name}/>` : `<${name}>${content}</${name}>`);
-
 // Nearly every value is plain text: one scan for anything that may need work (an entity, a
 // character XML cannot carry, any surrogate) lets the common case skip both replacements.
 const MAY_NEED_WORK = /[&<>'"\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
@@ -63,6 +61,12 @@ function tagsOf(name: string): Tags {
     tagsByName.set(name, tags);
   }
   return tags;
+}
+
+/** `<name>content</name>`, or `<name/>` when the content is empty. */
+function element(name: string, content: string): string {
+  const tags = tagsOf(name);
+  return content === '' ? tags.empty : tags.open + content + tags.close;
 }
 
 // Each answer is appended to one string, piece by piece: every intermediate string (an element
@@ -105,9 +109,7 @@ export const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>\n';
  * answer written straight from its rows, without building Fields first (api/shared.ts).
  */
 export function xmlField(name: string, text: string): string {
-  const content = xmlText(text);
-  const tags = tagsOf(name);
-  return content === '' ? tags.empty : tags.open + content + tags.close;
+  return element(name, xmlText(text));
 }
 
 export function toXml(doc: BuiltDoc): string {
