@@ -52,11 +52,18 @@ export const partnerTag = (id: number) => `p${id}`;
 /** One partner's own entries about a subject (its partner_identities rows): what that partner's pushes change (migration 024). */
 export const pushTag = (partnerId: number, subjectId: number) => `i${partnerId}.${subjectId}`;
 
+/**
+ * A kept answer. Its tags are one string (separated by spaces), not an array of strings: a cache of
+ * tens of thousands of answers is most of what the collector traces at each mark-compact, and an
+ * array of four tags is six objects where one string is one.
+ */
 interface Entry {
   readonly value: unknown;
-  readonly tags: readonly string[];
+  readonly tags: string;
   readonly catalogue: string;
 }
+
+const TAG_SEPARATOR = ' ';
 
 /** The partner row read before the lookup: its tag (`p{id}`), and the feed's sequence when it was read (unknown: the answer is not kept). */
 export interface ReadBefore {
@@ -83,13 +90,20 @@ const RECENT_TAGS_MAX = 10_000;
 export class AnswerCache extends EventEmitter {
   private readonly entries: LRUCache<string, Entry> | null;
   /**
-   * The keys of the answers carrying each tag: a tag that one answer carries (a person read in one
-   * view and format) maps to that key itself, not to a set of one, which would cost every such
-   * answer a few hundred bytes more for the collector to trace.
+   * The keys of the answers carrying each tag, by the tag's 32-bit hash (tagHash): a small integer
+   * is no object of its own, where a string per tag was one more for the collector to trace. Two
+   * tags with one hash share an entry, so a change to one also drops the other's answers (dropped
+   * early, never kept too long). A tag that one answer carries (a person read in one view and
+   * format) maps to that key itself, not to a set of one, which would cost every such answer a few
+   * hundred bytes more.
    */
-  private readonly byTag = new Map<string, string | Set<string>>();
-  /** The feed's sequence each recently changed tag changed at (a render records the sequence when it starts). */
-  private readonly changedAt = new Map<string, number>();
+  private readonly byTag = new Map<number, string | Set<string>>();
+  /**
+   * The feed's sequence each recently changed tag changed at (a render records the sequence when it
+   * starts), by tagHash: the feed's tag strings then die young. A render that read a tag sharing a
+   * changed one's hash is not kept (kept too little, never too long).
+   */
+  private readonly changedAt = new Map<number, number>();
   /** Renders that started before this sequence are not kept (recent tags were forgotten, or all was dropped). */
   private floor = 0;
   /**
@@ -126,7 +140,7 @@ export class AnswerCache extends EventEmitter {
       maxMb > 0 && feed
         ? new LRUCache<string, Entry>({
             maxSize: maxMb * 1024 * 1024,
-            sizeCalculation: (entry, key) => key.length + ENTRY_OVERHEAD + sizeOf(entry.value) + entry.tags.length * 40,
+            sizeCalculation: (entry, key) => key.length + ENTRY_OVERHEAD + sizeOf(entry.value) + entry.tags.length + tagCount(entry.tags) * TAG_INDEX_COST,
             dispose: (entry, key) => this.unindex(key, entry),
           })
         : null;
@@ -201,10 +215,10 @@ export class AnswerCache extends EventEmitter {
     const readBefore = options.readBefore;
     const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.rowUnchangedSince(readBefore));
     if (keep && feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.admits(key) && mayKeep) {
-      const entry: Entry = { value, tags: [...tags], catalogue: catalogueVersion };
+      const entry: Entry = { value, tags: [...tags].join(TAG_SEPARATOR), catalogue: catalogueVersion };
       entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
-      if (entries.peek(key) === entry) for (const tag of entry.tags) this.index(tag, key);
+      if (entries.peek(key) === entry) for (const tag of tags) this.index(tagHash(tag), key);
     }
     return value;
   }
@@ -233,7 +247,7 @@ export class AnswerCache extends EventEmitter {
 
   private unchangedSince(started: number, tags: Iterable<string>): boolean {
     if (started < this.floor) return false;
-    for (const tag of tags) if ((this.changedAt.get(tag) ?? -1) > started) return false;
+    for (const tag of tags) if ((this.changedAt.get(tagHash(tag)) ?? -1) > started) return false;
     return true;
   }
 
@@ -249,11 +263,12 @@ export class AnswerCache extends EventEmitter {
       this.floor = now;
     }
     for (const tag of tags) {
-      this.changedAt.set(tag, now);
+      const hash = tagHash(tag);
+      this.changedAt.set(hash, now);
       if (tag.startsWith('p')) this.partnerChangedAt.set(tag, now);
-      const keys = this.byTag.get(tag);
+      const keys = this.byTag.get(hash);
       if (keys === undefined) continue;
-      this.byTag.delete(tag);
+      this.byTag.delete(hash);
       if (typeof keys === 'string') this.dropChanged(keys);
       else for (const key of keys) this.dropChanged(key);
     }
@@ -276,25 +291,35 @@ export class AnswerCache extends EventEmitter {
     this.emit('invalidated', ['*']);
   }
 
-  private index(tag: string, key: string): void {
-    const keys = this.byTag.get(tag);
-    if (keys === undefined) this.byTag.set(tag, key);
+  private index(hash: number, key: string): void {
+    const keys = this.byTag.get(hash);
+    if (keys === undefined) this.byTag.set(hash, key);
     else if (typeof keys !== 'string') keys.add(key);
-    else if (keys !== key) this.byTag.set(tag, new Set([keys, key]));
+    else if (keys !== key) this.byTag.set(hash, new Set([keys, key]));
   }
 
   private unindex(key: string, entry: Entry): void {
-    for (const tag of entry.tags) {
-      const keys = this.byTag.get(tag);
-      if (keys === undefined) continue;
-      if (typeof keys === 'string') {
-        if (keys === key) this.byTag.delete(tag);
-        continue;
-      }
-      keys.delete(key);
-      if (keys.size === 0) this.byTag.delete(tag);
-      else if (keys.size === 1) this.byTag.set(tag, keys.values().next().value as string);
+    // Without split(): the tags are hashed where they lie in the string, making no string per tag.
+    const tags = entry.tags;
+    let start = 0;
+    while (start <= tags.length) {
+      let end = tags.indexOf(TAG_SEPARATOR, start);
+      if (end === -1) end = tags.length;
+      if (end > start) this.unindexOne(hashOf(tags, start, end), key);
+      start = end + 1;
     }
+  }
+
+  private unindexOne(hash: number, key: string): void {
+    const keys = this.byTag.get(hash);
+    if (keys === undefined) return;
+    if (typeof keys === 'string') {
+      if (keys === key) this.byTag.delete(hash);
+      return;
+    }
+    keys.delete(key);
+    if (keys.size === 0) this.byTag.delete(hash);
+    else if (keys.size === 1) this.byTag.set(hash, keys.values().next().value as string);
   }
 
   close(): void {
@@ -354,6 +379,28 @@ class AskedOnce {
     this.fingerprint = print | 1;
     return (slotHash >>> 0) & (this.slots.length - 1);
   }
+}
+
+/** What indexing one tag of an answer costs (its place in the index), for the budget. */
+const TAG_INDEX_COST = 24;
+
+/** The tag's index key: FNV-1a over its characters, as a signed 32-bit integer (a small integer to V8, not an object). */
+function tagHash(tag: string): number {
+  return hashOf(tag, 0, tag.length);
+}
+
+function hashOf(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash | 0;
+}
+
+/** How many tags an entry's tag string holds. */
+function tagCount(tags: string): number {
+  if (tags.length === 0) return 0;
+  let count = 1;
+  for (let i = tags.indexOf(TAG_SEPARATOR); i !== -1; i = tags.indexOf(TAG_SEPARATOR, i + 1)) count++;
+  return count;
 }
 
 /** Roughly what a value holds in memory: a string's characters, a rendered body's bytes and room for its ETag, or its JSON's for anything else. */

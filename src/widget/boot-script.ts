@@ -60,9 +60,12 @@ export function renderWidgetBootScript(config: WidgetBootConfig): string {
   return renderWidgetBootScriptWith(rest, servicesJson(services));
 }
 
+/** No services: one string for every person without any, not one each for the answer cache to keep. */
+const NO_SERVICES = '[]';
+
 /** The services as the boot script carries them: script-safe JSON, made once for an answer the answer cache keeps. */
 export function servicesJson(services: readonly WidgetService[]): string {
-  return scriptSafeJson(services);
+  return services.length === 0 ? NO_SERVICES : scriptSafeJson(services);
 }
 
 /**
