@@ -23,7 +23,7 @@ function identifierKey(id: ParsedIdentifier): string {
 export type View = { view: 'public'; reader: Reader } | { view: 'private'; access: PrivateAccess };
 
 /**
- * `make` turns the view's entries into what is kept (an answer's body, the widget's data); `what`
+ * `make` turns the view's entries into what is kept (an answer's body, a widget's boot script); `what`
  * names that form in the key, and so also whether it shows the evidence of verified marks (JSON
  * answers do); its `kept` says whether the cache may keep what it makes (a body sent once need not
  * be shaped for keeping). Errors (not_found) are answered, never kept. An answer from memory comes at once,

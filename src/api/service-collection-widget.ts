@@ -9,7 +9,7 @@ import { requestOrigin, unvalidatedField, unvalidatedString } from '../http/requ
 import { allowedOrigins } from '../repositories/partners.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 import { widgetBundle, type WidgetManifest } from '../widget/bundle.js';
-import { renderWidgetBootScriptWith, servicesJson, type WidgetService } from '../widget/boot-script.js';
+import { KeptBootScript, renderWidgetBootScriptWith, servicesJson, type WidgetBootConfig, type WidgetService } from '../widget/boot-script.js';
 import { bundleUrl, catalogueUrl, signUpUrl } from '../widget/routes.js';
 import { checkWidgetSignature } from '../widget/signature.js';
 import { cachedView } from './cached-views.js';
@@ -41,16 +41,26 @@ function requireNamedOrigin(call: ApiCall): void {
 /** The services of nobody to show. */
 const NO_SERVICES = servicesJson([]);
 
+/** Everything in a boot script but the services. */
+type BootConfig = Omit<WidgetBootConfig, 'services'>;
+
+/** The person's services as the boot script carries them (servicesJson), or a whole script the answer cache keeps. */
+type Prefill = string | KeptBootScript;
+
 /**
- * The person's services as the boot script carries them (servicesJson). Unknown or hidden people
- * get an empty widget (a newcomer can start adding), like anyone with nothing to show. At once,
- * not as a promise, when the answer is kept in memory.
+ * The person's services (servicesJson), or the whole script when the answer cache keeps it: it is
+ * then rendered once, for this request, and later ones like it are answered with its bytes.
+ * Unknown or hidden people get an empty widget (a newcomer can start adding), like anyone with
+ * nothing to show. At once, not as a promise, when the answer is kept in memory.
  */
-function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null): string | Promise<string> {
+function prefill(call: ApiCall, id: ParsedIdentifier, access: PrivateAccess | null, boot: BootRequest): Prefill | Promise<Prefill> {
   const view = access ? { view: 'private' as const, access } : { view: 'public' as const, reader: call.reader };
-  let services: string | Promise<string>;
+  let services: Prefill | Promise<Prefill>;
   try {
-    services = cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries) => servicesJson(entries.map(widgetService)));
+    services = cachedView(call.ctx, 'widget', id, view, 'without-evidence', (entries, kept): Prefill => {
+      const json = servicesJson(entries.map(widgetService));
+      return kept && boot.renderedFor !== null ? KeptBootScript.render(boot.config, boot.renderedFor, json) : json;
+    });
   } catch (err) {
     return emptyWhenNotFound(err);
   }
@@ -69,26 +79,43 @@ interface WidgetAsked {
   lang: string;
 }
 
-/** The per-user script, sent here: the operation is `raw` (its Doc says nothing). */
-function sendBootScript(call: ApiCall, asked: WidgetAsked, services: string, manifest: WidgetManifest): Doc {
-  const { displaySync, access, lang } = asked;
+/** This request's boot script but its services, and what tells it apart from others' (null: never kept, it carries a warning). */
+interface BootRequest {
+  config: BootConfig;
+  renderedFor: string | null;
+}
+
+function bootRequest(call: ApiCall, asked: WidgetAsked, manifest: WidgetManifest): BootRequest {
+  const { displaySync, access } = asked;
   const signature = call.urlProof ?? { status: 'unsigned' };
-  const script = renderWidgetBootScriptWith(
-    {
-      apiBase: call.ctx.config.baseUrl,
-      apiKey: call.partner.api_key,
-      userIdentifier: call.params.user_identifier ?? '',
-      displaySync,
-      lang: LANG.test(lang) ? lang : 'en',
-      view: access ? 'private' : 'public',
-      warning: signature.status === 'invalid' && !access ? signature.warning : null,
-      siteName: call.ctx.config.siteName,
-      signUpUrl: signUpUrl(call.ctx),
-      catalogueUrl: catalogueUrl(call.ctx),
-      bundleUrl: bundleUrl(call.ctx, manifest.file),
-    },
-    services,
-  );
+  const config: BootConfig = {
+    apiBase: call.ctx.config.baseUrl,
+    apiKey: call.partner.api_key,
+    userIdentifier: call.params.user_identifier ?? '',
+    displaySync,
+    lang: LANG.test(asked.lang) ? asked.lang : 'en',
+    view: access ? 'private' : 'public',
+    warning: signature.status === 'invalid' && !access ? signature.warning : null,
+    siteName: call.ctx.config.siteName,
+    signUpUrl: signUpUrl(call.ctx),
+    catalogueUrl: catalogueUrl(call.ctx),
+    bundleUrl: bundleUrl(call.ctx, manifest.file),
+  };
+  // What differs between requests for one cached answer (the service's own settings are one per
+  // process); the path's spelling last, as the only part that may hold a space.
+  const renderedFor =
+    config.warning === null ? `${config.apiKey} ${config.view} ${displaySync ? 1 : 0} ${config.lang} ${manifest.file} ${config.userIdentifier}` : null;
+  return { config, renderedFor };
+}
+
+/** The per-user script, sent here: the operation is `raw` (its Doc says nothing). */
+function sendBootScript(call: ApiCall, boot: BootRequest, prefilled: Prefill): Doc {
+  const script =
+    typeof prefilled === 'string'
+      ? renderWidgetBootScriptWith(boot.config, prefilled)
+      : prefilled.renderedFor === boot.renderedFor
+        ? prefilled.bytes
+        : renderWidgetBootScriptWith(boot.config, prefilled.services);
   call.reply
     .type('text/javascript; charset=utf-8')
     .header('Cache-Control', 'private, no-store')
@@ -145,12 +172,14 @@ export const serviceCollectionWidget = apiOperation({
     // without a single usrSvcId from the central repository.
     const access = privateAccessOf(call);
     const asked: WidgetAsked = { displaySync, access, lang: call.query.lang?.trim() ?? '' };
-    const services = prefill(call, id, access);
+    // Sent at once when the bundle's manifest (read once per process) and the answer are in memory
+    // (http/api-route.ts), after them otherwise.
     const manifest = widgetBundle.current();
-    // Sent at once when both are in memory (http/api-route.ts), after them otherwise.
-    if (services instanceof Promise || manifest instanceof Promise) {
-      return Promise.all([services, manifest]).then(([s, m]) => sendBootScript(call, asked, s, m));
-    }
-    return sendBootScript(call, asked, services, manifest);
+    const answer = (m: WidgetManifest) => {
+      const boot = bootRequest(call, asked, m);
+      const prefilled = prefill(call, id, access, boot);
+      return prefilled instanceof Promise ? prefilled.then((p) => sendBootScript(call, boot, p)) : sendBootScript(call, boot, prefilled);
+    };
+    return manifest instanceof Promise ? manifest.then(answer) : answer(manifest);
   },
 });

@@ -1,4 +1,4 @@
-// Rendered answers of the most-read people (return_services bodies, the widget's data), kept in
+// Rendered answers of the most-read people (return_services bodies, the widget's boot scripts), kept in
 // memory within ANSWER_CACHE_MB and dropped the moment anything that fed them changes, whoever
 // changes it (this server, the CLI, another instance or cluster worker, an operator's SQL).
 //

@@ -73,21 +73,70 @@ export function servicesJson(services: readonly WidgetService[]): string {
  * services are rendered and escaped once while the answer cache keeps them, not at every request.
  */
 export function renderWidgetBootScriptWith(config: Omit<WidgetBootConfig, 'services'>, services: string): string {
+  const [before, after] = bootScriptAround(config);
+  return before + services + after;
+}
+
+// The first boot script on a page creates the queue and loads the bundle; later ones only push.
+// Once loaded, the bundle swaps the array for an object whose push() renders at once.
+const BOOT_SCRIPT_END =
+  '};' +
+  `var d=document,s=d.currentScript,q=window.${WIDGET_QUEUE_GLOBAL},first=!q||typeof q.push!=="function";` +
+  `if(first)q=window.${WIDGET_QUEUE_GLOBAL}=[];` +
+  'q.push({config:c,script:s});' +
+  'if(first){var b=d.createElement("script");b.src=c.bundleUrl;b.async=true;' +
+  'if(s&&s.nonce)b.nonce=s.nonce;' +
+  '(d.head||d.documentElement).appendChild(b);}' +
+  '})();\n';
+
+/**
+ * The boot script of `config` before and after its services (servicesJson()): the script is
+ * `before + services + after`, so a kept script can give its services back (KeptBootScript).
+ */
+export function bootScriptAround(config: Omit<WidgetBootConfig, 'services'>): [before: string, after: string] {
   // An object's JSON ends with its closing brace: the services go in as its last member.
-  const c = `${scriptSafeJson(config).slice(0, -1)},"services":${services}}`;
-  // The first boot script on a page creates the queue and loads the bundle; later ones only push.
-  // Once loaded, the bundle swaps the array for an object whose push() renders at once.
-  return (
-    '(function(){"use strict";' +
-    `var c=${c};` +
-    `var d=document,s=d.currentScript,q=window.${WIDGET_QUEUE_GLOBAL},first=!q||typeof q.push!=="function";` +
-    `if(first)q=window.${WIDGET_QUEUE_GLOBAL}=[];` +
-    'q.push({config:c,script:s});' +
-    'if(first){var b=d.createElement("script");b.src=c.bundleUrl;b.async=true;' +
-    'if(s&&s.nonce)b.nonce=s.nonce;' +
-    '(d.head||d.documentElement).appendChild(b);}' +
-    '})();\n'
-  );
+  return [`(function(){"use strict";var c=${scriptSafeJson(config).slice(0, -1)},"services":`, BOOT_SCRIPT_END];
+}
+
+/** What a Buffer costs beside its bytes, for the answer cache's budget (as http/cache-headers.ts counts it). */
+const BUFFER_OVERHEAD = 100;
+
+/**
+ * A boot script as the answer cache keeps it: its bytes, rendered once for the request that
+ * rendered them (`renderedFor` tells which requests get the same script), so that a request like it
+ * is answered with these bytes, not a script made and encoded again. Any other request for the
+ * same person and view (another partner's key for a public view, another lang or spelling) gets a
+ * script of its own around the same services, read back from the bytes. The bytes have memory of
+ * their own, off the JavaScript heap.
+ */
+export class KeptBootScript {
+  /** What it holds in memory, for the answer cache's budget. */
+  readonly size: number;
+
+  private constructor(
+    readonly bytes: Buffer,
+    readonly renderedFor: string,
+    private readonly servicesStart: number,
+    private readonly servicesEnd: number,
+  ) {
+    this.size = bytes.length + BUFFER_OVERHEAD;
+  }
+
+  static render(config: Omit<WidgetBootConfig, 'services'>, renderedFor: string, services: string): KeptBootScript {
+    const [before, after] = bootScriptAround(config);
+    const start = Buffer.byteLength(before);
+    const end = start + Buffer.byteLength(services);
+    const bytes = Buffer.allocUnsafeSlow(end + Buffer.byteLength(after));
+    bytes.write(before, 0);
+    bytes.write(services, start);
+    bytes.write(after, end);
+    return new KeptBootScript(bytes, renderedFor, start, end);
+  }
+
+  /** The services it carries, as servicesJson() made them. */
+  get services(): string {
+    return this.bytes.toString('utf8', this.servicesStart, this.servicesEnd);
+  }
 }
 
 export function renderWidgetErrorScript(code: string, message: string): string {

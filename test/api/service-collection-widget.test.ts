@@ -156,6 +156,42 @@ describe('the per-user boot script', () => {
     assert.deepEqual(bootConfig(await posted.text()).view, 'private');
   });
 
+  test('a script kept in memory answers only requests like the one it was rendered for', async () => {
+    const Q = await t.partner();
+    await t.user({ email: 'kim@example.com', userId: 'kim' });
+    await central('kim', 'gitlab', 'kïm-✓'); // bytes and characters differ: the services are read back by byte offsets
+    const services = [
+      {
+        svcId: 'gitlab',
+        svcName: 'GitLab',
+        usrSvcId: null,
+        url: 'https://gitlab.com/k%C3%AFm-%E2%9C%93',
+        verified: false,
+        svcFavicon: 'https://gitlab.com/favicon.ico',
+      },
+    ];
+    const first = await get(widgetPath(P.apiKey, 'kim@example.com', 'TRUE', '?lang=de'));
+    const hits = t.ctx.answers.hits;
+    const again = await get(widgetPath(P.apiKey, 'kim@example.com', 'TRUE', '?lang=de'));
+    assert.equal(t.ctx.answers.hits, hits + 1, 'the second ask is answered from memory');
+    assert.equal(again.body, first.body);
+    assert.equal(again.res.headers.get('content-length'), String(Buffer.byteLength(first.body)));
+    // The same kept answer (one person, one view), asked for differently: each gets its own script.
+    const asked = [
+      [widgetPath(Q.apiKey, 'kim@example.com', 'TRUE', '?lang=de'), { apiKey: Q.apiKey }],
+      [widgetPath(P.apiKey, 'Kim@Example.COM', 'TRUE', '?lang=de'), { userIdentifier: 'Kim@Example.COM' }],
+      [widgetPath(P.apiKey, 'kim@example.com', 'FALSE', '?lang=de'), { displaySync: false }],
+      [widgetPath(P.apiKey, 'kim@example.com', 'TRUE', '?lang=fr'), { lang: 'fr' }],
+      [widgetPath(P.apiKey, 'kim@example.com', 'TRUE', '?lang=de&exp=1&sig=00'), { warning: 'malformed exp or sig; showing the public view' }],
+    ] as const;
+    for (const [path, differs] of asked) {
+      const expected = { ...bootConfig(first.body), ...differs, services };
+      assert.deepEqual(await widgetFor(path), expected, path);
+    }
+    assert.equal(t.ctx.answers.hits, hits + 1 + asked.length, 'all from the one kept answer');
+    assert.equal((await get(widgetPath(P.apiKey, 'kim@example.com', 'TRUE', '?lang=de'))).body, first.body);
+  });
+
   test('nothing in the data can end the script or open a comment', async () => {
     const nasty = `</script><script>alert(1)</script>"'<!--`;
     const uid = `${nasty}@x.example`;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
 import {
+  KeptBootScript,
   renderWidgetBootScript,
   renderWidgetBootScriptWith,
   renderWidgetErrorScript,
@@ -109,6 +110,18 @@ describe('renderWidgetBootScript', () => {
       ['bob', services, rest.siteName],
       ['nobody', [], rest.siteName],
     ]);
+  });
+
+  test('a kept boot script is the script rendered for its request, and gives its services back byte for byte', () => {
+    const { services, ...rest } = config(); // NASTY holds characters of two, three and four bytes
+    const json = servicesJson(services);
+    const kept = KeptBootScript.render(rest, 'for this request', json);
+    assert.equal(kept.bytes.toString(), renderWidgetBootScriptWith(rest, json));
+    assert.equal(kept.services, json);
+    assert.equal(kept.renderedFor, 'for this request');
+    assert.equal(kept.size, kept.bytes.length + 100, 'counted for the answer cache as its bytes and their Buffer');
+    const other = { ...rest, userIdentifier: 'bob' };
+    assert.equal(renderWidgetBootScriptWith(other, kept.services), renderWidgetBootScriptWith(other, json));
   });
 
   test('the source can sit inside an HTML <script> element', () => {
