@@ -9,7 +9,8 @@ import { requestOrigin, unvalidatedField, unvalidatedString } from '../http/requ
 import { allowedOrigins } from '../repositories/partners.js';
 import { entryUrl, type PrivateAccess, type ViewEntry } from '../services/partner-data.js';
 import { widgetBundle, type WidgetManifest } from '../widget/bundle.js';
-import { KeptBootScript, renderWidgetBootScriptWith, servicesJson, type WidgetBootConfig, type WidgetService } from '../widget/boot-script.js';
+import { renderWidgetBootScriptWith, servicesJson, type WidgetBootConfig, type WidgetService } from '../widget/boot-script.js';
+import { KeptBootScript } from '../widget/kept-boot-script.js';
 import { bundleUrl, catalogueUrl, signUpUrl } from '../widget/routes.js';
 import { checkWidgetSignature } from '../widget/signature.js';
 import { cachedView } from './cached-views.js';

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
 import {
-  KeptBootScript,
   renderWidgetBootScript,
   renderWidgetBootScriptWith,
   renderWidgetErrorScript,
   servicesJson,
   type WidgetBootConfig,
 } from '../../src/widget/boot-script.js';
+import { KeptBootScript } from '../../src/widget/kept-boot-script.js';
 
 const NASTY = [
   '</script><script>alert(1)</script>',
