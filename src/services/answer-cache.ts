@@ -35,7 +35,12 @@
 // asks are not kept again until changes have dropped a quarter of it. An answer a change dropped
 // counts as asked for before: it had earned its place, and its next render is kept at once
 // rather than at the second ask after each change (simulated on the benchmark's mix, where pushes
-// follow reads to the most read people: 4 points of hit share).
+// follow reads to the most read people: 4 points of hit share). Once full, an answer asked for before
+// takes a place only from one asked for less often lately (class FrequencySketch, TinyLFU's
+// admission): reads going round more people than the cache holds, again and again (a partner's
+// nightly sync, the benchmark's replayed pool), would otherwise replace at each second ask answers
+// about to be read again, for nothing: simulated (bench/admission-sim.ts) on the benchmark's pool of
+// public reads, 14.5 -> 1.2 answers stored per 100 reads, on its mix 21 -> 16 (hits 48 -> 51 %).
 import { EventEmitter } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import { FRESH, type ChangeFeed, type Changes, type Freshness } from './change-feed.js';
@@ -118,6 +123,8 @@ export class AnswerCache extends EventEmitter {
   private readonly feed: ChangeFeed | null;
   private readonly detach: () => void = () => {};
   private readonly askedOnce: AskedOnce | null;
+  /** How often each key was asked for lately: who keeps a place once the cache is full. */
+  private readonly frequency: FrequencySketch | null;
   /** Below this many bytes kept, every answer rendered is kept, not only those asked for before. */
   private readonly roomBytes: number;
   /** How old the last reading may be for a lookup that may lag (0: every lookup waits for its own reading). */
@@ -140,13 +147,15 @@ export class AnswerCache extends EventEmitter {
       maxMb > 0 && feed
         ? new LRUCache<string, Entry>({
             maxSize: maxMb * 1024 * 1024,
-            sizeCalculation: (entry, key) => key.length + ENTRY_OVERHEAD + sizeOf(entry.value) + entry.tags.length + tagCount(entry.tags) * TAG_INDEX_COST,
+            sizeCalculation: (entry, key) => entrySize(key, entry),
             dispose: (entry, key) => this.unindex(key, entry),
           })
         : null;
     // About one slot per 512 bytes of cache: more slots than answers it can hold, so a key asked for
     // again while it would still be among them finds its mark.
     this.askedOnce = this.entries ? new AskedOnce(Math.min(22, Math.max(10, Math.ceil(Math.log2(maxMb * 2048))))) : null;
+    // Counters for about four times the answers the budget holds (some 2 kB each), four rows of them.
+    this.frequency = this.entries ? new FrequencySketch(Math.min(20, Math.max(10, Math.ceil(Math.log2(maxMb * 2048)))), maxMb * 5120) : null;
     this.feed = this.entries ? feed : null;
     const source = this.feed;
     if (source)
@@ -176,6 +185,7 @@ export class AnswerCache extends EventEmitter {
    */
   get<T>(key: string, catalogueVersion: string, render: Render<T>, options: LookupOptions = {}): T | Promise<T> {
     if (!this.entries || !this.feed) return render(new Set(), false);
+    this.frequency!.add(key);
     // The feed is read first only when memory may answer (the key is kept) or the answer will be
     // kept (asked for before): a render reads the database, current by itself, and an answer kept
     // after a reading is not dropped by the changes that reading applies, which it already shows.
@@ -216,6 +226,11 @@ export class AnswerCache extends EventEmitter {
     const inputsCurrent = !readBefore || (readBefore.at !== undefined && this.rowUnchangedSince(readBefore));
     if (keep && feed.live && inputsCurrent && this.unchangedSince(started, tags) && this.admits(key) && mayKeep) {
       const entry: Entry = { value, tags: [...tags].join(TAG_SEPARATOR), catalogue: catalogueVersion };
+      if (!this.hasRoom() && !this.worthItsPlace(key, entry)) {
+        // Still asked for before: its next render competes for a place again.
+        this.askedOnce!.remember(key);
+        return value;
+      }
       entries.set(key, entry);
       // A value larger than the whole cache is refused by the LRU: index only what it kept.
       if (entries.peek(key) === entry) for (const tag of tags) this.index(tagHash(tag), key);
@@ -233,9 +248,26 @@ export class AnswerCache extends EventEmitter {
     return this.hasRoom() || this.askedOnce!.wouldKeep(key);
   }
 
-  /** Whether the answer just rendered may be kept; remembers the ask either way. */
+  /** Whether the answer just rendered may be kept (past the room, only one asked for before); remembers the ask either way. */
   private admits(key: string): boolean {
     return this.askedOnce!.askedBefore(key) || this.hasRoom();
+  }
+
+  /**
+   * Past the room: whether an answer asked for before takes a place. Where there is one free, yes;
+   * where it would evict another, only if asked for more often lately than the answer it would
+   * evict first (the least recently read). So reads spread wider than the cache (a partner syncing
+   * everyone, again and again) do not replace answers as often as they ask for them, each replaced
+   * answer garbage for the collector to find, and the answers kept stay to be read again: TinyLFU's
+   * admission (as in Caffeine). A change frees the place of what it drops: its next render is kept.
+   */
+  private worthItsPlace(key: string, entry: Entry): boolean {
+    const entries = this.entries!;
+    if (entries.calculatedSize + entrySize(key, entry) <= entries.maxSize) return true;
+    const victim = entries.rkeys().next();
+    if (victim.done) return true;
+    const frequency = this.frequency!;
+    return frequency.estimate(key) > frequency.estimate(victim.value);
   }
 
   /** Whether the row read before the lookup (a partner's) has not changed since it was read. */
@@ -329,6 +361,70 @@ export class AnswerCache extends EventEmitter {
 }
 
 /**
+ * How often each key was asked for lately, estimated in a fixed table (a count-min sketch: four rows
+ * of byte counters, each key counted in one counter a row, its estimate the smallest): no
+ * allocation per key, and a key is never estimated below its count. Every `halfLife` counts all
+ * counters are halved, so that what was asked for long ago weighs less than what is asked for now.
+ */
+class FrequencySketch {
+  private readonly counters: Uint8Array;
+  private readonly rowMask: number;
+  private readonly rowBits: number;
+  private counted = 0;
+  /** The counters of the key last given to indexes(): four numbers without an array per call. */
+  private i0 = 0;
+  private i1 = 0;
+  private i2 = 0;
+  private i3 = 0;
+
+  constructor(
+    rowBits: number,
+    private readonly halfLife: number,
+  ) {
+    this.rowBits = rowBits;
+    this.rowMask = (1 << rowBits) - 1;
+    this.counters = new Uint8Array(4 << rowBits);
+  }
+
+  add(key: string): void {
+    this.indexes(key);
+    const c = this.counters;
+    if (c[this.i0]! < 255) c[this.i0]!++;
+    if (c[this.i1]! < 255) c[this.i1]!++;
+    if (c[this.i2]! < 255) c[this.i2]!++;
+    if (c[this.i3]! < 255) c[this.i3]!++;
+    if (++this.counted >= this.halfLife) {
+      this.counted = 0;
+      for (let i = 0; i < c.length; i++) c[i] = c[i]! >> 1;
+    }
+  }
+
+  estimate(key: string): number {
+    this.indexes(key);
+    const c = this.counters;
+    return Math.min(c[this.i0]!, c[this.i1]!, c[this.i2]!, c[this.i3]!);
+  }
+
+  private indexes(key: string): void {
+    // Two hashes of the key, combined into one counter a row (Kirsch and Mitzenmacher).
+    let a = 0x811c9dc5;
+    let b = 0x5bd1e995;
+    for (let i = 0; i < key.length; i++) {
+      const ch = key.charCodeAt(i);
+      a = Math.imul(a ^ ch, 0x01000193);
+      b = Math.imul(b ^ ch, 0x9e3779b1);
+    }
+    b |= 1;
+    const m = this.rowMask;
+    const n = this.rowBits;
+    this.i0 = a & m;
+    this.i1 = (1 << n) | ((a + b) & m);
+    this.i2 = (2 << n) | ((a + Math.imul(2, b)) & m);
+    this.i3 = (3 << n) | ((a + Math.imul(3, b)) & m);
+  }
+}
+
+/**
  * Which keys were asked for recently, as 32-bit fingerprints in a fixed table indexed by a hash of
  * the key: no allocation per key, and a fixed size whatever the traffic. A key whose slot another
  * key took meanwhile counts as not asked for (it is kept the next time); two keys with the same slot
@@ -379,6 +475,11 @@ class AskedOnce {
     this.fingerprint = print | 1;
     return (slotHash >>> 0) & (this.slots.length - 1);
   }
+}
+
+/** What an entry costs the budget: its key, its value, its tags and their places in the index, and the bookkeeping around them. */
+function entrySize(key: string, entry: Entry): number {
+  return key.length + ENTRY_OVERHEAD + sizeOf(entry.value) + entry.tags.length + tagCount(entry.tags) * TAG_INDEX_COST;
 }
 
 /** What indexing one tag of an answer costs (its place in the index), for the budget. */

@@ -423,16 +423,34 @@ async function withSmallCache(
   }
 }
 
-test('it stays within its size: older answers are evicted and rendered again', () =>
+test('it stays within its size: a full cache makes way, the least recently read first, only for an answer asked for more often', () =>
   withSmallCache(0, async (cache, render, renders) => {
-    for (let i = 0; i < 10; i++) for (let twice = 0; twice < 2; twice++) await cache.get(`k${i}`, 'v', render);
-    assert.equal(renders(), 20);
+    for (let i = 0; i < 5; i++) for (let twice = 0; twice < 2; twice++) await cache.get(`k${i}`, 'v', render);
+    assert.equal(cache.size, 5, 'five answers of 200 kB fill a 1 MB cache');
+    // Asked for as often as those kept (twice): evicting one for it would only trade places.
+    for (let twice = 0; twice < 2; twice++) await cache.get('k5', 'v', render);
+    assert.equal(cache.size, 5);
+    assert.equal(renders(), 12, 'k5 rendered twice, not kept');
+    await cache.get('k5', 'v', render);
+    assert.equal(renders(), 13);
+    assert.equal(cache.size, 5, 'kept at its third ask, in place of another');
     assert.ok(cache.bytes <= 1024 * 1024, `${cache.bytes} bytes kept`);
-    assert.ok(cache.size < 10 && cache.size >= 4, `${cache.size} answers kept`);
-    await cache.get('k9', 'v', render);
-    assert.equal(renders(), 20, 'the newest is still there');
+    await cache.get('k5', 'v', render);
+    assert.equal(renders(), 13, 'k5 is answered from memory');
+    for (const key of ['k1', 'k2', 'k3', 'k4']) await cache.get(key, 'v', render);
+    assert.equal(renders(), 13, 'the others are still there');
     await cache.get('k0', 'v', render);
-    assert.equal(renders(), 21, 'the oldest was evicted');
+    assert.equal(renders(), 14, 'the least recently read made way');
+  }));
+
+test('reads going round more people than it holds, again and again, leave the answers kept in place and read from memory', () =>
+  withSmallCache(0, async (cache, render, renders) => {
+    // Twenty people read in turn, five rounds: with each answer kept at its second ask in place of the
+    // least recently read, every round would render all twenty and replace the cache's answers.
+    for (let round = 0; round < 5; round++) for (let i = 0; i < 20; i++) await cache.get(`p${i}`, 'v', render);
+    const rendered = renders();
+    assert.ok(rendered <= 100 - 5 * 3, `${rendered} renders for 100 reads: from the third round on, the kept answers are hits`);
+    assert.equal(cache.size, 5);
   }));
 
 test('past its room, an answer asked for once is not kept: a sweep over everyone leaves the answers read again in place', () =>
