@@ -263,7 +263,8 @@ export class AnswerCache extends EventEmitter {
    */
   private worthItsPlace(key: string, entry: Entry): boolean {
     const entries = this.entries!;
-    if (entries.calculatedSize + entrySize(key, entry) <= entries.maxSize) return true;
+    // An answer kept under this key already (rendered with another catalogue) is replaced: its place is its own.
+    if (entries.has(key) || entries.calculatedSize + entrySize(key, entry) <= entries.maxSize) return true;
     const victim = entries.rkeys().next();
     if (victim.done) return true;
     const frequency = this.frequency!;

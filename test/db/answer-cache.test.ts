@@ -443,6 +443,17 @@ test('it stays within its size: a full cache makes way, the least recently read 
     assert.equal(renders(), 14, 'the least recently read made way');
   }));
 
+test('an answer rendered again with a new catalogue replaces its own kept answer, however often the others were asked for', () =>
+  withSmallCache(0, async (cache, render, renders) => {
+    for (let i = 0; i < 10; i++) await cache.get('k0', 'v', render); // the least recently read, and the most asked for
+    for (let i = 1; i < 5; i++) for (let twice = 0; twice < 2; twice++) await cache.get(`k${i}`, 'v', render);
+    assert.equal(cache.size, 5);
+    for (let twice = 0; twice < 2; twice++) await cache.get('k4', 'v2', render);
+    const rendered = renders();
+    await cache.get('k4', 'v2', render);
+    assert.equal(renders(), rendered, 'the answer of the new catalogue took its own place');
+  }));
+
 test('reads going round more people than it holds, again and again, leave the answers kept in place and read from memory', () =>
   withSmallCache(0, async (cache, render, renders) => {
     // Twenty people read in turn, five rounds: with each answer kept at its second ask in place of the
