@@ -407,15 +407,10 @@ class FrequencySketch {
   }
 
   private indexes(key: string): void {
-    // Two hashes of the key, combined into one counter a row (Kirsch and Mitzenmacher).
-    let a = 0x811c9dc5;
-    let b = 0x5bd1e995;
-    for (let i = 0; i < key.length; i++) {
-      const ch = key.charCodeAt(i);
-      a = Math.imul(a ^ ch, 0x01000193);
-      b = Math.imul(b ^ ch, 0x9e3779b1);
-    }
-    b |= 1;
+    // The key's two hashes, combined into one counter a row (Kirsch and Mitzenmacher).
+    hashTwice(key);
+    const a = hashA;
+    const b = hashB | 1;
     const m = this.rowMask;
     const n = this.rowBits;
     this.i0 = a & m;
@@ -465,16 +460,10 @@ class AskedOnce {
   private fingerprint = 0;
 
   private slotOf(key: string): number {
-    // FNV-1a for the slot; a second multiplicative hash for the fingerprint, never 0 (an empty slot).
-    let slotHash = 0x811c9dc5;
-    let print = 0x9747b28c;
-    for (let i = 0; i < key.length; i++) {
-      const c = key.charCodeAt(i);
-      slotHash = Math.imul(slotHash ^ c, 0x01000193);
-      print = Math.imul(print ^ c, 0x5bd1e995);
-    }
-    this.fingerprint = print | 1;
-    return (slotHash >>> 0) & (this.slots.length - 1);
+    // The key's first hash for the slot, its second for the fingerprint, never 0 (an empty slot).
+    hashTwice(key);
+    this.fingerprint = hashB | 1;
+    return (hashA >>> 0) & (this.slots.length - 1);
   }
 }
 
@@ -491,10 +480,37 @@ function tagHash(tag: string): number {
   return hashOf(tag, 0, tag.length);
 }
 
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
 function hashOf(text: string, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  let hash = FNV_OFFSET;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), FNV_PRIME);
   return hash | 0;
+}
+
+/**
+ * Two 32-bit hashes of a key, for AskedOnce and FrequencySketch: FNV-1a (hashA) and a second
+ * multiplicative hash (hashB), left in these two variables (two numbers without an object per
+ * call). One lookup asks both tables about one key several times (get, render, admits): the key
+ * last hashed is not hashed again.
+ */
+let hashedKey: string | undefined;
+let hashA = 0;
+let hashB = 0;
+
+function hashTwice(key: string): void {
+  if (key === hashedKey) return;
+  let a = FNV_OFFSET;
+  let b = 0x9747b28c;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, FNV_PRIME);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  hashA = a;
+  hashB = b;
+  hashedKey = key;
 }
 
 /** How many tags an entry's tag string holds. */
