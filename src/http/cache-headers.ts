@@ -44,7 +44,7 @@ export function etagOf(body: string | Buffer): string {
 }
 
 /** What a Buffer costs beside its bytes (the object and its backing store's bookkeeping), for the answer cache's budget. */
-const BUFFER_OVERHEAD = 100;
+export const BUFFER_OVERHEAD = 100;
 
 /**
  * A rendered body and its ETag, worked out the first time it is asked for: an answer that no shared

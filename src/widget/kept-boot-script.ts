@@ -1,9 +1,7 @@
 // A widget boot script as the answer cache keeps it (services/answer-cache.ts): bytes, on the
 // server only (src/widget/boot-script.ts is also compiled for the browser, where Buffer does not exist).
+import { BUFFER_OVERHEAD } from '../http/cache-headers.js';
 import { bootScriptAround, type WidgetBootConfig } from './boot-script.js';
-
-/** What a Buffer costs beside its bytes, for the answer cache's budget (as http/cache-headers.ts counts it). */
-const BUFFER_OVERHEAD = 100;
 
 /**
  * A boot script as the answer cache keeps it: its bytes, rendered once for the request that
